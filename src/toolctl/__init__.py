@@ -1,0 +1,45 @@
+"""toolctl: a declarative registry of LLM tools.
+
+The public API: :func:`load` a registry from ``tools.d`` files, then list, call, export or lint its
+tools. Importing this package is cheap: heavy modules load when first used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Diagnostic",
+    "Registry",
+    "Severity",
+    "ToolSpec",
+    "ToolctlError",
+    "__version__",
+    "load",
+]
+
+if TYPE_CHECKING:
+    from toolctl.diagnostics import Diagnostic, Severity
+    from toolctl.errors import ToolctlError
+    from toolctl.registry import Registry
+    from toolctl.spec import ToolSpec
+
+_LAZY = {
+    "Diagnostic": "toolctl.diagnostics",
+    "Severity": "toolctl.diagnostics",
+    "ToolctlError": "toolctl.errors",
+    "Registry": "toolctl.registry",
+    "ToolSpec": "toolctl.spec",
+    "load": "toolctl.loader",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolctl' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,122 @@
+"""Located findings: the one shape every user-facing problem takes.
+
+A :class:`Diagnostic` names the file, line and column (1-based), a stable code, a message and,
+where one exists, a hint with the fix. It is pure data: rendering lives in the CLI.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is; ordered error > warning > info."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+    @property
+    def rank(self) -> int:
+        return {"error": 3, "warning": 2, "info": 1}[self.value]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a file: ``file`` as given (usually relative), 1-based ``line`` and ``col``.
+
+    ``line == 0`` means the location is the file as a whole.
+    """
+
+    file: str
+    line: int = 0
+    col: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: ``file:line:col: severity CODE message``."""
+
+    severity: Severity
+    code: str
+    message: str
+    file: str = ""
+    line: int = 0
+    col: int = 0
+    pointer: str = ""
+    hint: str | None = None
+    tool: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def at(
+        cls,
+        loc: Location | None,
+        severity: Severity,
+        code: str,
+        message: str,
+        **kwargs: Any,
+    ) -> Diagnostic:
+        """Build a diagnostic at ``loc`` (or with no location)."""
+        if loc is None:
+            return cls(severity, code, message, **kwargs)
+        return cls(severity, code, message, loc.file, loc.line, loc.col, **kwargs)
+
+    @property
+    def location(self) -> Location:
+        return Location(self.file, self.line, self.col)
+
+    def format(self) -> str:
+        """The compiler-style one-line form (plus the hint, if any)."""
+        where = str(self.location) if self.file else "toolctl"
+        text = f"{where}: {self.severity.value} {self.code} {self.message}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict of every field."""
+        data = asdict(self)
+        data["severity"] = self.severity.value
+        if not data["extra"]:
+            del data["extra"]
+        return data
+
+
+def error(loc: Location | None, code: str, message: str, **kwargs: Any) -> Diagnostic:
+    """Shorthand for an error-severity :class:`Diagnostic`."""
+    return Diagnostic.at(loc, Severity.ERROR, code, message, **kwargs)
+
+
+def warning(loc: Location | None, code: str, message: str, **kwargs: Any) -> Diagnostic:
+    """Shorthand for a warning-severity :class:`Diagnostic`."""
+    return Diagnostic.at(loc, Severity.WARNING, code, message, **kwargs)
+
+
+def sort_key(d: Diagnostic) -> tuple[str, int, int, str, str]:
+    return (d.file, d.line, d.col, d.code, d.message)
+
+
+def sorted_unique(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Diagnostics in file/line/col order with exact duplicates removed."""
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Diagnostic] = []
+    for d in sorted(diags, key=sort_key):
+        key = (d.severity, d.code, d.message, d.file, d.line, d.col, d.pointer)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def has_errors(diags: Iterable[Diagnostic]) -> bool:
+    """True when any diagnostic is an error."""
+    return any(d.severity is Severity.ERROR for d in diags)

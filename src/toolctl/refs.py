@@ -1,0 +1,250 @@
+"""``$ref`` handling for tool schemas: bundling registry files in, and finding endless cycles.
+
+A tool schema may refer to ``#/$defs/...`` in itself or to schema files inside the registry
+(``common.yaml#/$defs/Id``, ``schemas/id.json``). :func:`bundle` copies every such target into the
+schema's own ``$defs`` and rewrites the references, so each schema is self-contained and nothing
+downstream (validators, exporters, the MCP server) ever resolves a reference outside it. Remote
+URIs, ``file:`` URIs and paths that leave the registry are refused; no file outside the registry is
+ever opened and no file contents appear in a message.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from toolctl.yamlsrc import Document, JsonPath
+
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_IN_PLACE = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_SINGLE = ("not", "if", "then", "else")
+
+
+@dataclass
+class RefProblem:
+    """A reference that cannot be used: in ``file`` at ``path`` (a JSON path inside the file)."""
+
+    file: str
+    path: JsonPath
+    message: str
+    code: str = "TC302"
+    hint: str | None = None
+
+
+def parse_pointer(fragment: str) -> list[str]:
+    """``/a/b~1c`` → ``['a', 'b/c']``."""
+    if not fragment:
+        return []
+    if not fragment.startswith("/"):
+        raise ValueError(f"fragment {fragment!r} is not a JSON pointer (use #/$defs/Name)")
+    return [unquote(p).replace("~1", "/").replace("~0", "~") for p in fragment[1:].split("/")]
+
+
+def resolve_pointer(doc: Any, tokens: list[str]) -> Any:
+    """Follow JSON pointer tokens; ``KeyError`` when the target does not exist."""
+    node = doc
+    for tok in tokens:
+        if isinstance(node, dict) and tok in node:
+            node = node[tok]
+        elif isinstance(node, list) and tok.isdigit() and int(tok) < len(node):
+            node = node[int(tok)]
+        else:
+            raise KeyError(tok)
+    return node
+
+
+def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
+    """Every ``$ref`` string in a schema, with the JSON path of the object holding it."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield path, ref
+        for key, value in node.items():
+            if key in ("const", "enum", "default", "examples"):
+                continue
+            if isinstance(value, (dict, list)):
+                yield from iter_refs(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from iter_refs(item, (*path, i))
+
+
+def _nested_ids(node: Any, path: JsonPath = ()) -> Iterator[JsonPath]:
+    if isinstance(node, dict):
+        if path and isinstance(node.get("$id"), str):
+            yield path
+        for key, value in node.items():
+            if key not in ("const", "enum", "default", "examples") and isinstance(
+                value, (dict, list)
+            ):
+                yield from _nested_ids(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _nested_ids(item, (*path, i))
+
+
+@dataclass
+class _Bundler:
+    root_dir: Path
+    load: Callable[[Path], Document]
+    problems: list[RefProblem] = field(default_factory=list)
+    defs: dict[str, Any] = field(default_factory=dict)
+    names: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def _def_name(self, file: Path, fragment: str) -> str:
+        stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
+        tail = re.sub(r"[^A-Za-z0-9_]+", "_", fragment.split("/")[-1]) if fragment else ""
+        base = f"{stem}__{tail}" if tail else stem
+        name, n = base, 2
+        while name in self.defs:
+            name, n = f"{base}_{n}", n + 1
+        return name
+
+    def external(self, ref: str, from_file: Path, display: str, at: JsonPath) -> str | None:
+        """Bundle the target of a non-local ref; return the new local ref, or None on error."""
+        if _SCHEME.match(ref):
+            self.problems.append(RefProblem(
+                display, at, f"remote and file: references are not allowed ({ref.split('#')[0]})",
+                hint="copy the schema into the registry and refer to it by relative path"))
+            return None
+        target, _, fragment = ref.partition("#")
+        path = (from_file.parent / unquote(target)).resolve()
+        root = self.root_dir.resolve()
+        if root != path and root not in path.parents:
+            self.problems.append(RefProblem(display, at, f"reference {target!r} leaves the registry",
+                                            hint="keep shared schemas inside the tools directory"))
+            return None
+        key = (str(path), fragment)
+        if key in self.names:
+            return f"#/$defs/{self.names[key]}"
+        rel = str(path.relative_to(root)) if path != root else path.name
+        try:
+            doc = self.load(path)
+            target_node = resolve_pointer(doc.data, parse_pointer(fragment))
+        except KeyError:
+            self.problems.append(RefProblem(display, at, f"{ref!r}: no such location in {rel}"))
+            return None
+        except ValueError as exc:
+            self.problems.append(RefProblem(display, at, f"{ref!r}: {exc}"))
+            return None
+        except Exception as exc:  # a YamlError or OSError from the referenced file
+            self.problems.append(RefProblem(display, at, f"{ref!r}: cannot load {rel}: {exc}"))
+            return None
+        name = self._def_name(path, fragment)
+        self.names[key] = name
+        self.defs[name] = None  # reserve the name before descending (recursion)
+        self.defs[name] = self.rewrite(copy.deepcopy(target_node), path, rel, doc.data, True)
+        return f"#/$defs/{name}"
+
+    def rewrite(self, node: Any, file: Path, display: str, file_root: Any, foreign: bool) -> Any:
+        """Rewrite refs in ``node`` (which lives in ``file``); local refs of foreign files too."""
+        for at, ref in list(iter_refs(node)):
+            holder = resolve_pointer(node, [str(p) for p in at]) if at else node
+            if ref.startswith("#"):
+                if foreign:
+                    new = self.external(file.name + ref, file, display, at)
+                    if new is not None:
+                        holder["$ref"] = new
+                continue
+            new = self.external(ref, file, display, at)
+            if new is not None:
+                holder["$ref"] = new
+        return node
+
+
+def bundle(
+    schema: Any,
+    *,
+    file: Path,
+    display: str,
+    root_dir: Path,
+    load: Callable[[Path], Document],
+) -> tuple[Any, list[RefProblem]]:
+    """Return ``schema`` made self-contained, and the reference problems found.
+
+    ``schema`` is not modified; when it has no external references it is returned as is.
+    """
+    if not isinstance(schema, dict):
+        return schema, []
+    problems = [RefProblem(display, at, "nested $id is not supported in tool schemas", "TC305",
+                           hint="use $defs and '#/$defs/Name' references instead")
+                for at in _nested_ids(schema)]
+    refs = list(iter_refs(schema))
+    external = [r for _, r in refs if not r.startswith("#")]
+    for at, ref in refs:
+        if ref.startswith("#"):
+            try:
+                resolve_pointer(schema, parse_pointer(ref[1:]))
+            except (KeyError, ValueError):
+                problems.append(RefProblem(display, (*at, "$ref"),
+                                           f"reference {ref!r} points at nothing in this schema"))
+    if not external:
+        return schema, problems
+    bundler = _Bundler(root_dir, load)
+    out = bundler.rewrite(copy.deepcopy(schema), file, display, schema, False)
+    if bundler.defs:
+        defs = out.setdefault("$defs", {})
+        for name, value in bundler.defs.items():
+            defs.setdefault(name, value if value is not None else {})
+    for p in bundler.problems:
+        if p.file == display:
+            p.path = (*p.path, "$ref")
+    return out, problems + bundler.problems
+
+
+def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
+    """``$ref`` cycles that never consume any input (``{"$ref": "#"}``, ``a → b → a``).
+
+    Recursion through ``properties`` or ``items`` is fine (a tree); a cycle through only
+    references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
+    Returns the path where each cycle starts and the chain of references.
+    """
+    if not isinstance(schema, dict):
+        return []
+    found: list[tuple[JsonPath, list[str]]] = []
+    state: dict[str, int] = {}
+
+    def edges(node: Any, ptr: str) -> Iterator[tuple[str, Any]]:
+        if not isinstance(node, dict):
+            return
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            try:
+                yield ref[1:], resolve_pointer(schema, parse_pointer(ref[1:]))
+            except (KeyError, ValueError):
+                pass
+        for key in _IN_PLACE:
+            for i, sub in enumerate(node.get(key, []) if isinstance(node.get(key), list) else []):
+                yield f"{ptr}/{key}/{i}", sub
+        for key in _IN_PLACE_SINGLE:
+            if isinstance(node.get(key), dict):
+                yield f"{ptr}/{key}", node[key]
+
+    def visit(node: Any, ptr: str, chain: list[str]) -> None:
+        state[ptr] = 1
+        for nptr, sub in edges(node, ptr):
+            if state.get(nptr) == 1:
+                start = chain.index(nptr) if nptr in chain else 0
+                found.append((tuple(parse_pointer(nptr)), [*chain[start:], nptr]))
+            elif nptr not in state:
+                visit(sub, nptr, [*chain, nptr])
+        state[ptr] = 2
+
+    def walk(node: Any, ptr: str) -> None:
+        if isinstance(node, dict):
+            if ptr not in state:
+                visit(node, ptr, [ptr])
+            for key, value in node.items():
+                if key not in ("const", "enum", "default", "examples"):
+                    walk(value, f"{ptr}/{key}")
+        elif isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, f"{ptr}/{i}")
+
+    walk(schema, "")
+    return found

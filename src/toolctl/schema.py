@@ -1,0 +1,288 @@
+"""The one JSON Schema validator factory, and meta-validation of user schemas.
+
+Every path that validates data against a user schema (validate, lint, test, run, serve) builds its
+validator here, so the safety rules hold everywhere:
+
+* no ``$ref`` is ever retrieved: the registry refuses every URI (external files are bundled into the
+  schema by :mod:`toolctl.refs` before it gets here);
+* ``pattern`` and ``patternProperties`` use ECMA-262-like semantics (``$`` only at the very end,
+  ``\\d``/``\\w`` ASCII) evaluated by ``regex`` with a time limit, so a hostile pattern cannot hang;
+* error lists are capped, and runaway recursion becomes an error instead of a crash.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+JsonPath = tuple[str | int, ...]
+
+DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+PATTERN_TIMEOUT = 0.25
+MAX_ERRORS = 20
+
+
+@dataclass(frozen=True)
+class SchemaProblem:
+    """A problem with a value or schema: where (a JSON path into it) and what."""
+
+    path: JsonPath
+    message: str
+    keyword: str = ""
+
+    @property
+    def pointer(self) -> str:
+        return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path) \
+            if self.path else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.pointer or "/", "message": self.message, "keyword": self.keyword}
+
+
+def _refuse(uri: str) -> Any:
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)
+
+
+@functools.cache
+def _registry() -> Any:
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]
+
+
+# ---------------------------------------------------------------- ECMA-like patterns
+
+
+def _translate(pattern: str) -> str:
+    """Rewrite the Python-only meanings of an ECMA-262 pattern (``$``, ``\\d``, ``\\w``)."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            table = ({"d": "0-9", "w": "A-Za-z0-9_"} if in_class else
+                     {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"})
+            out.append(table.get(nxt, ch + nxt))
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        elif ch == "$" and not in_class:
+            ch = r"\Z"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_pattern(pattern: str) -> Any:
+    """Compile an ECMA-262-style pattern; raises ``ValueError`` if it is not a valid regex."""
+    import regex
+
+    try:
+        return regex.compile(_translate(pattern))
+    except regex.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+
+
+def pattern_search(pattern: str, text: str, timeout: float = PATTERN_TIMEOUT) -> bool:
+    """True when ``pattern`` matches somewhere in ``text``; ``TimeoutError`` if it takes too long."""
+    return compile_pattern(pattern).search(text, timeout=timeout) is not None
+
+
+def _kw_pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not pattern_search(patrn, instance):
+            yield ValidationError(f"{instance!r} does not match {patrn!r}")
+    except TimeoutError:
+        yield ValidationError(f"pattern {patrn!r} took too long to evaluate on this value")
+    except ValueError as exc:
+        yield ValidationError(str(exc))
+
+
+def _kw_pattern_properties(
+    validator: Any, pattern_props: dict[str, Any], instance: Any, schema: Any
+) -> Iterator[Any]:
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    for patrn, subschema in pattern_props.items():
+        for key, value in instance.items():
+            try:
+                hit = pattern_search(patrn, key)
+            except (TimeoutError, ValueError) as exc:
+                yield ValidationError(f"pattern {patrn!r} could not be evaluated: {exc}")
+                continue
+            if hit:
+                yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+
+# ---------------------------------------------------------------- dialects
+
+
+@functools.cache
+def _dialect_classes() -> dict[str, Any]:
+    from jsonschema import validators
+
+    classes: dict[str, Any] = {}
+    for cls in (validators.Draft202012Validator, validators.Draft201909Validator,
+                validators.Draft7Validator, validators.Draft6Validator,
+                validators.Draft4Validator):
+        uri = cls.META_SCHEMA["$schema"].rstrip("#")
+        classes[uri] = cls
+        classes[uri.replace("https://", "http://")] = cls
+    return classes
+
+
+def dialect_of(schema: Any) -> str | None:
+    """The normalised ``$schema`` URI of ``schema`` (2020-12 by default); None when unknown."""
+    uri = schema.get("$schema", DEFAULT_DIALECT) if isinstance(schema, dict) else DEFAULT_DIALECT
+    if not isinstance(uri, str):
+        return None
+    uri = uri.rstrip("#")
+    return uri if uri in _dialect_classes() else None
+
+
+@functools.cache
+def _validator_class(dialect: str) -> Any:
+    from jsonschema import validators
+
+    base = _dialect_classes()[dialect]
+    return validators.extend(
+        base, {"pattern": _kw_pattern, "patternProperties": _kw_pattern_properties}
+    )
+
+
+def _problem(err: Any) -> SchemaProblem:
+    return SchemaProblem(tuple(err.absolute_path), err.message, str(err.validator))
+
+
+# ---------------------------------------------------------------- the factory
+
+
+class Validator:
+    """A compiled validator for one schema. Build it once; call it many times.
+
+    Use :func:`make_validator` (or :func:`cached_validator`) rather than this class directly.
+    """
+
+    def __init__(self, schema: Any) -> None:
+        dialect = dialect_of(schema) or DEFAULT_DIALECT
+        cls = _validator_class(dialect)
+        self.schema = schema
+        self._impl = cls(schema, registry=_registry(), format_checker=cls.FORMAT_CHECKER)
+
+    def is_valid(self, instance: Any) -> bool:
+        """True when ``instance`` is valid (an unresolvable ``$ref`` or runaway recursion: False)."""
+        return not self.errors(instance, limit=1)
+
+    def errors(self, instance: Any, limit: int = MAX_ERRORS) -> list[SchemaProblem]:
+        """At most ``limit`` problems, best first; an empty list when valid."""
+        from referencing.exceptions import Unresolvable
+
+        out: list[SchemaProblem] = []
+        try:
+            for err in self._impl.iter_errors(instance):
+                out.append(_problem(err))
+                if len(out) >= limit * 5:
+                    break
+        except RecursionError:
+            return [SchemaProblem((), "value is nested too deeply for this schema", "depth")]
+        except Unresolvable as exc:
+            return [SchemaProblem((), f"schema reference cannot be resolved: {exc}", "$ref")]
+        return out[:limit]
+
+
+def make_validator(schema: Any) -> Validator:
+    """The validator factory: every validation of user data goes through here."""
+    return Validator(schema)
+
+
+_CACHE: dict[str, Validator] = {}
+
+
+def cached_validator(schema: Any) -> Validator:
+    """A validator for ``schema``, built once per distinct schema per process."""
+    key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    found = _CACHE.get(key)
+    if found is None:
+        found = _CACHE[key] = make_validator(schema)
+    return found
+
+
+# ---------------------------------------------------------------- meta-validation
+
+
+def _rs_meta_is_valid() -> Callable[[Any], bool] | None:
+    try:
+        import jsonschema_rs
+    except ImportError:  # pragma: no cover - optional fast path
+        return None
+    fn: Callable[[Any], bool] = jsonschema_rs.meta.is_valid
+    return fn
+
+
+def _walk_patterns(node: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "pattern" and isinstance(value, str):
+                yield (*path, key), value
+            elif key == "patternProperties" and isinstance(value, dict):
+                for patrn in value:
+                    yield (*path, key, patrn), patrn
+            if isinstance(value, (dict, list)) and key not in ("const", "enum", "default",
+                                                                "examples"):
+                yield from _walk_patterns(value, (*path, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _walk_patterns(item, (*path, i))
+
+
+def check_schema(schema: Any) -> list[SchemaProblem]:
+    """Problems that make ``schema`` not a valid JSON Schema of its dialect (empty when fine).
+
+    Uses jsonschema-rs for the common valid case (hundreds of times faster) and python jsonschema
+    for located messages when something is wrong.
+    """
+    if isinstance(schema, bool):
+        return []
+    if not isinstance(schema, dict):
+        return [SchemaProblem((), "a schema must be an object or a boolean", "type")]
+    dialect = dialect_of(schema)
+    if dialect is None:
+        return [SchemaProblem(("$schema",), f"unknown $schema dialect {schema.get('$schema')!r}; "
+                              "use https://json-schema.org/draft/2020-12/schema", "$schema")]
+    problems: list[SchemaProblem] = []
+    fast = _rs_meta_is_valid()
+    valid = False
+    if fast is not None:
+        try:
+            valid = fast(schema)
+        except Exception:  # the fast path is an optimisation only
+            valid = False
+    if not valid:
+        cls = _dialect_classes()[dialect]
+        meta = cls(cls.META_SCHEMA, format_checker=None)
+        try:
+            problems = [_problem(e) for e in meta.iter_errors(schema)][:MAX_ERRORS]
+        except RecursionError:
+            problems = [SchemaProblem((), "schema is nested too deeply", "depth")]
+    for path, patrn in _walk_patterns(schema, ()):
+        try:
+            compile_pattern(patrn)
+        except ValueError as exc:
+            problems.append(SchemaProblem(path, str(exc), "pattern"))
+    return problems

@@ -1,0 +1,178 @@
+"""Frozen dataclasses for tool declarations, built only from data the format schema accepted.
+
+Attribute names are snake_case; ``raw`` keeps the declaration exactly as written (camelCase). The
+nested values (schemas, transforms, options) are plain JSON data: treat them as read-only.
+Exporters and other consumers copy before they change anything.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from toolctl.diagnostics import Location
+from toolctl.yamlsrc import Document, JsonPath
+
+PHASES = ("input", "inputDelta", "output", "error", "approval", "suspend", "resume")
+TARGETS = ("display", "transcript")
+HOOK_NAMES = ("onInputStart", "onInputDelta", "onInputAvailable", "onOutput")
+EMPTY_INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+@functools.cache
+def format_schema() -> dict[str, Any]:
+    """The JSON Schema of the tool file format v1 (the one the loader enforces)."""
+    text = resources.files("toolctl.spec").joinpath("tool.v1.schema.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a tool came from: a file (``kind='file'``) or an installed pack (``'package'``)."""
+
+    kind: str
+    name: str
+    file: str
+
+    def __str__(self) -> str:
+        return self.file if self.kind == "file" else f"{self.name} ({self.file})"
+
+
+@dataclass(frozen=True, eq=False)
+class ToolSpec:
+    """One tool declaration, validated and resolved.
+
+    ``input_schema`` and the other schemas are *bundled*: references to schema files in the
+    registry are pulled into the schema's own ``$defs``, so each is self-contained.
+    """
+
+    name: str
+    description: str
+    raw: dict[str, Any]
+    origin: Origin
+    location: Location
+    document: Document | None = field(default=None, repr=False)
+    pointer: JsonPath = ()
+    title: str | None = None
+    handler: str | None = None
+    input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_INPUT_SCHEMA))
+    output_schema: dict[str, Any] | bool | None = None
+    output_validation: str = "strict"
+    strict: bool = False
+    require_approval: bool = False
+    suspend_schema: dict[str, Any] | bool | None = None
+    resume_schema: dict[str, Any] | bool | None = None
+    request_context_schema: dict[str, Any] | bool | None = None
+    to_model_output: dict[str, Any] | None = None
+    transform: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    annotations: dict[str, Any] = field(default_factory=dict)
+    meta: dict[str, Any] | None = None
+    icons: tuple[dict[str, Any], ...] = ()
+    provider_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    input_examples: tuple[dict[str, Any], ...] = ()
+    background: bool = False
+    background_timeout: float | None = None
+    hooks: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    isolation: str = "inprocess"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    enabled: bool = True
+    tests: tuple[dict[str, Any], ...] = ()
+    extensions: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_validated(
+        cls,
+        raw: dict[str, Any],
+        *,
+        origin: Origin,
+        location: Location,
+        document: Document | None = None,
+        pointer: JsonPath = (),
+        schemas: dict[str, Any] | None = None,
+    ) -> ToolSpec:
+        """Build from a declaration that passed the format schema.
+
+        ``schemas`` overrides the schema keys (inputSchema, ...) with their bundled forms.
+        """
+        get = (schemas or {}).get
+        background = raw.get("background", False)
+        bg_conf = background if isinstance(background, dict) else {}
+        mcp = raw.get("mcp", {})
+        return cls(
+            name=raw["name"],
+            description=raw["description"],
+            raw=raw,
+            origin=origin,
+            location=location,
+            document=document,
+            pointer=pointer,
+            title=raw.get("title") or mcp.get("annotations", {}).get("title"),
+            handler=raw.get("handler"),
+            input_schema=get("inputSchema", raw.get("inputSchema", dict(EMPTY_INPUT_SCHEMA))),
+            output_schema=get("outputSchema", raw.get("outputSchema")),
+            output_validation=raw.get("outputValidation", "strict"),
+            strict=raw.get("strict", False),
+            require_approval=raw.get("requireApproval", False),
+            suspend_schema=get("suspendSchema", raw.get("suspendSchema")),
+            resume_schema=get("resumeSchema", raw.get("resumeSchema")),
+            request_context_schema=get("requestContextSchema", raw.get("requestContextSchema")),
+            to_model_output=raw.get("toModelOutput"),
+            transform=raw.get("transform", {}),
+            annotations=dict(mcp.get("annotations", {})),
+            meta=mcp.get("_meta"),
+            icons=tuple(mcp.get("icons", ())),
+            provider_options=raw.get("providerOptions", {}),
+            input_examples=tuple(raw.get("inputExamples", ())),
+            background=bg_conf.get("enabled", True) if bg_conf else bool(background),
+            background_timeout=bg_conf.get("timeout"),
+            hooks=dict(raw.get("hooks", {})),
+            timeout=raw.get("timeout"),
+            isolation=raw.get("isolation", "inprocess"),
+            metadata=raw.get("metadata", {}),
+            tags=tuple(raw.get("tags", ())),
+            enabled=raw.get("enabled", True),
+            tests=tuple(raw.get("tests", ())),
+            extensions={k: v for k, v in raw.items() if k.startswith("x-")},
+        )
+
+    def locate(self, *path: str | int, key: bool = False) -> Location:
+        """Location of ``path`` inside this declaration (e.g. ``"inputSchema", "properties"``).
+
+        Falls back to the nearest written ancestor, then to the declaration itself.
+        """
+        if self.document is None:
+            return self.location
+        line, col = self.document.locate((*self.pointer, *path), key=key)
+        return Location(self.location.file, line, col)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """SHA-256 of the canonical declaration (with bundled schemas): changes when it changes."""
+        canon = {
+            "raw": self.raw,
+            "schemas": [self.input_schema, self.output_schema, self.suspend_schema,
+                        self.resume_schema, self.request_context_schema],
+        }
+        blob = json.dumps(canon, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def schema(self, key: str) -> Any:
+        """A schema by its format key (``inputSchema``, ``outputSchema``, ...)."""
+        return {
+            "inputSchema": self.input_schema,
+            "outputSchema": self.output_schema,
+            "suspendSchema": self.suspend_schema,
+            "resumeSchema": self.resume_schema,
+            "requestContextSchema": self.request_context_schema,
+        }[key]
+
+
+SCHEMA_KEYS = ("inputSchema", "outputSchema", "suspendSchema", "resumeSchema",
+               "requestContextSchema")

@@ -1,0 +1,276 @@
+"""Strict YAML: a JSON-like subset of YAML with line and column for every node.
+
+Built directly on libyaml's event stream (PyYAML ``CParser``), which is both the strictest and the
+cheapest way to load: one pass rejects anchors and aliases, tags, duplicate and non-string keys,
+merge keys, multiple documents and excessive nesting, resolves plain scalars with JSON-like rules
+(only ``true``/``false`` are booleans; ``NO``, ``on``, ``0755``, ``1:30`` and dates stay strings),
+and records where each value and key starts. Nothing in a file can run code or expand in memory.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from toolctl.errors import YamlError
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 4000
+
+JsonPath = tuple[str | int, ...]
+
+_Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)\Z")
+_NULLS = frozenset({"", "~", "null", "Null", "NULL"})
+_TRUES = frozenset({"true", "True", "TRUE"})
+_FALSES = frozenset({"false", "False", "FALSE"})
+_STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
+
+
+@dataclass
+class Document:
+    """A loaded file: the JSON-compatible ``data`` and where each part of it was written.
+
+    ``positions`` maps a JSON path (tuple of keys and indexes) to the 1-based (line, col) where
+    that value starts; ``key_positions`` maps it to where its mapping key starts.
+    """
+
+    data: Any
+    file: str = ""
+    positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+    key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
+        """The position of ``path``, or of its nearest written ancestor."""
+        path = tuple(path)
+        if key and path in self.key_positions:
+            return self.key_positions[path]
+        while path:
+            if path in self.positions:
+                return self.positions[path]
+            path = path[:-1]
+        return self.positions.get((), (1, 1))
+
+
+def _mark(event: Any) -> tuple[int, int]:
+    m = event.start_mark
+    return (m.line + 1, m.column + 1)
+
+
+def _fail(event: Any, message: str, code: str, hint: str | None = None) -> YamlError:
+    line, col = _mark(event)
+    return YamlError(message, line=line, col=col, code=code, hint=hint)
+
+
+def _scalar(event: Any) -> Any:
+    """Resolve a scalar event to a JSON value with JSON-like (YAML 1.2 core, stricter) rules."""
+    tag = event.tag
+    value: str = event.value
+    if tag is not None:
+        if tag in _STR_TAGS:
+            return value
+        raise _fail(
+            event, f"tag {tag!r} is not allowed", "TC103",
+            hint="remove the tag; toolctl files are plain JSON-like YAML",
+        )
+    if not event.implicit[0]:
+        return value  # quoted, literal or folded: always a string
+    if value in _NULLS:
+        return None
+    if value in _TRUES:
+        return True
+    if value in _FALSES:
+        return False
+    if _INT.match(value):
+        if len(value) > MAX_INT_DIGITS:
+            raise _fail(event, f"integer with {len(value)} digits is too long", "TC109")
+        return int(value)
+    if _FLOAT.match(value):
+        number = float(value)
+        if not math.isfinite(number):
+            raise _fail(event, f"number {value} is out of range", "TC109",
+                        hint="quote it if you meant a string")
+        return number
+    return value
+
+
+class _Builder:
+    """Turns a libyaml event stream into data plus positions, enforcing the strict rules."""
+
+    def __init__(self) -> None:
+        self.positions: dict[JsonPath, tuple[int, int]] = {}
+        self.key_positions: dict[JsonPath, tuple[int, int]] = {}
+        # frame: [container, path, is_mapping, pending_key]
+        self.stack: list[list[Any]] = []
+        self.root: Any = None
+        self.documents = 0
+
+    def _check_node(self, event: Any) -> None:
+        if event.anchor is not None:
+            raise _fail(event, f"anchors and aliases are not allowed (anchor &{event.anchor})",
+                        "TC102", hint="write the value out in full")
+
+    def _child_path(self, event: Any) -> JsonPath | None:
+        """Where a new node goes; ``None`` when it is a mapping key."""
+        if not self.stack:
+            return ()
+        container, path, is_map, pending = self.stack[-1]
+        if not is_map:
+            return (*path, len(container))
+        if pending is None:
+            return None
+        return (*path, pending)
+
+    def _attach(self, value: Any, child: JsonPath) -> None:
+        if not self.stack:
+            self.root = value
+            return
+        frame = self.stack[-1]
+        if frame[2]:
+            frame[0][frame[3]] = value
+            frame[3] = None
+        else:
+            frame[0].append(value)
+
+    def _key(self, event: Any) -> None:
+        frame = self.stack[-1]
+        if not isinstance(event, yaml.ScalarEvent):
+            raise _fail(event, "mapping keys must be strings (complex key found)", "TC105")
+        key = _scalar(event)
+        if not isinstance(key, str):
+            raise _fail(event, f"mapping keys must be strings, got {event.value!r}", "TC105",
+                        hint=f"quote it: \"{event.value}\"")
+        if key == "<<" and event.implicit[0]:
+            raise _fail(event, "merge keys (<<) are not allowed", "TC102",
+                        hint="write the merged keys out in full")
+        path = (*frame[1], key)
+        if key in frame[0]:
+            first = self.key_positions.get(path, (0, 0))
+            raise _fail(event, f"duplicate key {key!r} (first defined at line {first[0]})",
+                        "TC104", hint="remove one of the two entries")
+        self.key_positions[path] = _mark(event)
+        frame[3] = key
+
+    def feed(self, event: Any) -> None:
+        if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
+            return
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise _fail(event, "multiple YAML documents in one file", "TC106",
+                            hint="put each document in its own file, or use a `tools:` list")
+            return
+        if isinstance(event, yaml.AliasEvent):
+            raise _fail(event, f"anchors and aliases are not allowed (alias *{event.anchor})",
+                        "TC102", hint="write the value out in full")
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            self.stack.pop()
+            return
+        child = self._child_path(event)
+        if child is None:
+            self._key(event)
+            return
+        self._check_node(event)
+        if isinstance(event, yaml.ScalarEvent):
+            value = _scalar(event)
+            self.positions[child] = _mark(event)
+            self._attach(value, child)
+            return
+        if event.tag is not None and event.tag not in (
+            "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+        ):
+            raise _fail(event, f"tag {event.tag!r} is not allowed", "TC103",
+                        hint="remove the tag; toolctl files are plain JSON-like YAML")
+        if len(self.stack) >= MAX_DEPTH:
+            raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
+        container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
+        self.positions[child] = _mark(event)
+        self._attach(container, child)
+        self.stack.append([container, child, isinstance(event, yaml.MappingStartEvent), None])
+
+
+def _events(text: str) -> Iterator[Any]:
+    loader = _Parser(text)
+    try:
+        while loader.check_event():
+            yield loader.get_event()
+    finally:
+        loader.dispose()
+
+
+def loads(text: str, file: str = "<string>") -> Document:
+    """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
+    builder = _Builder()
+    was_enabled = gc.isenabled()
+    gc.disable()  # GC is most of the load time for large trees and frees nothing here
+    try:
+        for event in _events(text):
+            builder.feed(event)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        if "maximum nesting depth" in problem:
+            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", line=line, col=col,
+                            code="TC107") from None
+        raise YamlError(f"YAML syntax error: {problem}", line=line, col=col,
+                        code="TC101") from None
+    except yaml.YAMLError as exc:
+        raise YamlError(f"YAML error: {exc}", code="TC101") from None
+    finally:
+        if was_enabled:
+            gc.enable()
+    return Document(builder.root, file, builder.positions, builder.key_positions)
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a regular UTF-8 file of at most ``max_bytes`` without ever reading more than that.
+
+    FIFOs, devices and directories are refused before opening; a BOM is accepted.
+    """
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise YamlError(f"cannot read file: {exc.strerror}", code="TC110") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise YamlError("not a regular file (FIFOs, devices and directories are refused)",
+                        code="TC110")
+    if st.st_size > max_bytes:
+        raise YamlError(f"file larger than {max_bytes} bytes ({st.st_size} bytes)", code="TC108",
+                        hint="split it into several files")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as fh:
+        raw = fh.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise YamlError(f"file larger than {max_bytes} bytes", code="TC108",
+                        hint="split it into several files")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlError(f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})", line=line,
+                        col=col, code="TC109", hint="save the file as UTF-8") from None
+
+
+def load_file(path: Path, display: str | None = None, *, max_bytes: int = MAX_FILE_BYTES
+              ) -> Document:
+    """Read and parse one file; errors carry ``display`` (default: the path) as the file name."""
+    name = display or str(path)
+    text = read_text(path, max_bytes=max_bytes)
+    doc = loads(text, name)
+    doc.file = name
+    return doc
