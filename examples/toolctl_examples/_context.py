@@ -45,7 +45,9 @@ class Context(Protocol):
         """Suspend the run with ``payload`` (validated against ``suspendSchema``); never returns."""
         ...
 
-    def progress(self, value: float, total: float | None = None, message: str | None = None) -> None:
+    def progress(
+        self, value: float, total: float | None = None, message: str | None = None
+    ) -> None:
         """Report progress of a long run."""
         ...
 

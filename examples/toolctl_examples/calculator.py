@@ -29,7 +29,10 @@ _BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Mod: operator.mod,
     ast.Pow: operator.pow,
 }
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.UAdd: operator.pos,
+    ast.USub: operator.neg,
+}
 _FUNCTIONS: dict[str, Callable[..., Number]] = {
     "abs": abs,
     "round": round,
@@ -65,6 +68,8 @@ def calculate(data: dict[str, Any]) -> dict[str, Any]:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as exc:
         raise CalculationError(f"not an arithmetic expression: {exc.msg}") from None
+    except (RecursionError, MemoryError):  # the parser's own nesting limits
+        raise CalculationError(f"expression is nested deeper than {MAX_DEPTH} levels") from None
     result = _evaluate(tree.body, 0)
     if isinstance(result, float) and not math.isfinite(result):
         raise CalculationError("the result is not a finite number")
@@ -77,8 +82,9 @@ def calculate(data: dict[str, Any]) -> dict[str, Any]:
 def _evaluate(node: ast.expr, depth: int) -> Number:
     if depth > MAX_DEPTH:
         raise CalculationError(f"expression is nested deeper than {MAX_DEPTH} levels")
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value  # type: ignore[no-any-return]
+    value = node.value if isinstance(node, ast.Constant) else None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
     if isinstance(node, ast.Name) and node.id in _CONSTANTS:
         return _CONSTANTS[node.id]
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
@@ -94,20 +100,17 @@ def _evaluate(node: ast.expr, depth: int) -> Number:
                 f"unknown function {node.func.id!r}; known: {', '.join(sorted(_FUNCTIONS))}"
             )
         return _call(node.func.id, function, [_evaluate(arg, depth + 1) for arg in node.args])
-    raise CalculationError(f"{_describe(node)} is not allowed; use numbers, + - * / // % ** and "
-                           f"the functions {', '.join(sorted(_FUNCTIONS))}")
+    raise CalculationError(
+        f"{_describe(node)} is not allowed; use numbers, + - * / // % ** and "
+        f"the functions {', '.join(sorted(_FUNCTIONS))}"
+    )
 
 
 def _apply(op: ast.operator, left: Number, right: Number) -> Number:
     if isinstance(op, ast.Pow) and abs(right) > MAX_EXPONENT:
         raise CalculationError(f"exponent {right} is too large (the limit is {MAX_EXPONENT})")
-    if isinstance(op, ast.Pow) and isinstance(left, int) and isinstance(right, int) and right > 0:
-        # Estimate before computing: 10**1000 is fine, 999999**1000 is not.
-        if left.bit_length() * right > MAX_INT_BITS:
-            raise CalculationError(f"the result would exceed {MAX_INT_BITS} bits")
-    if isinstance(op, ast.Mult) and isinstance(left, int) and isinstance(right, int):
-        if left.bit_length() + right.bit_length() > MAX_INT_BITS:
-            raise CalculationError(f"the result would exceed {MAX_INT_BITS} bits")
+    if _int_bits(op, left, right) > MAX_INT_BITS:
+        raise CalculationError(f"the result would exceed {MAX_INT_BITS} bits")
     try:
         result: Number = _BINARY[type(op)](left, right)
     except ZeroDivisionError:
@@ -117,6 +120,20 @@ def _apply(op: ast.operator, left: Number, right: Number) -> Number:
     if isinstance(result, complex):
         raise CalculationError("the result is a complex number")
     return result
+
+
+def _int_bits(op: ast.operator, left: Number, right: Number) -> int:
+    """Upper bound of the bits of an integer product or power, estimated before computing it.
+
+    ``10 ** 1000`` is fine, ``999999 ** 1000`` is not; floats overflow on their own.
+    """
+    if not (isinstance(left, int) and isinstance(right, int)):
+        return 0
+    if isinstance(op, ast.Pow) and right > 0:
+        return left.bit_length() * right
+    if isinstance(op, ast.Mult):
+        return left.bit_length() + right.bit_length()
+    return 0
 
 
 def _call(name: str, function: Callable[..., Number], args: list[Number]) -> Number:

@@ -39,7 +39,7 @@ def lookup_customer(data: dict[str, Any]) -> dict[str, str]:
         ).fetchone()
     if row is None:
         raise CustomerNotFound(f"no customer with id {customer_id!r}")
-    record = dict(zip(_COLUMNS, row))
+    record = dict(zip(_COLUMNS, row, strict=True))
     return {
         "id": record["id"],
         "name": record["name"],
@@ -76,4 +76,3 @@ def database_path() -> Path:
 def _default_state_dir() -> Path:
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     return Path(tempfile.gettempdir()) / f"toolctl-examples-{uid}"
-

@@ -60,7 +60,7 @@ def sandbox_root(ctx: Context | None) -> Path:
     configured = context_value(ctx, "sandbox") or os.environ.get(SANDBOX_ENV)
     if not configured:
         raise SandboxError(
-            f"no sandbox directory: pass request context {{\"sandbox\": DIR}} or set {SANDBOX_ENV}"
+            f'no sandbox directory: pass request context {{"sandbox": DIR}} or set {SANDBOX_ENV}'
         )
     root = Path(configured).expanduser()
     root.mkdir(parents=True, exist_ok=True)

@@ -32,8 +32,7 @@ def on_input_delta(event: Mapping[str, Any] | None = None, *_: Any, **extra: Any
 
 def on_input_available(event: Mapping[str, Any] | None = None, *_: Any, **extra: Any) -> None:
     """The whole input is parsed and valid."""
-    logger.info("input available: %s %s", _who(event, extra),
-                _short(_field(event, extra, "input")))
+    logger.info("input available: %s %s", _who(event, extra), _short(_field(event, extra, "input")))
 
 
 def on_output(event: Mapping[str, Any] | None = None, *_: Any, **extra: Any) -> None:

@@ -90,7 +90,8 @@ def count_file(path: Path) -> tuple[int, int, int] | None:
 def summary(output: dict[str, Any]) -> dict[str, Any]:
     """``toModelOutput`` callable: one line of totals plus the largest files, as text."""
     largest = ", ".join(f"{item['path']} ({item['lines']})" for item in output["largest"])
-    counts = ", ".join(_plural(output[key], key[:-1]) for key in ("files", "lines", "words", "bytes"))
+    keys = ("files", "lines", "words", "bytes")
+    counts = ", ".join(_plural(output[key], key[:-1]) for key in keys)
     text = f"{counts} under {output['root']}"
     if output["skipped"]:
         text += f"; {_plural(output['skipped'], 'binary or unreadable file')} skipped"

@@ -27,19 +27,28 @@ def book_meeting(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
         int(data["durationMinutes"]),
     )
     timezone = context_value(ctx, "timezone") or "UTC"
-    slot = {"start": start.isoformat(timespec="minutes"), "end": end.isoformat(timespec="minutes"),
-            "timezone": timezone}
+    slot = {
+        "start": start.isoformat(timespec="minutes"),
+        "end": end.isoformat(timespec="minutes"),
+        "timezone": timezone,
+    }
     decision = ctx.resume_data
     if decision is None:
-        ctx.suspend({
+        ctx.suspend(
+            {
+                "title": data["title"],
+                "slot": slot,
+                "attendees": list(data["attendees"]),
+                "question": f"Book {data['title']!r} on {slot['start']}–{end:%H:%M} ({timezone})?",
+            }
+        )
+    if not decision.get("confirm"):
+        return {
+            "status": "cancelled",
             "title": data["title"],
             "slot": slot,
-            "attendees": list(data["attendees"]),
-            "question": f"Book {data['title']!r} on {slot['start']}–{end:%H:%M} ({timezone})?",
-        })
-    if not decision.get("confirm"):
-        return {"status": "cancelled", "title": data["title"], "slot": slot,
-                "note": decision.get("note", "declined by the user")}
+            "note": decision.get("note", "declined by the user"),
+        }
     organizer = context_value(ctx, "organizer")
     return {
         "status": "booked",
@@ -62,8 +71,14 @@ def propose_slot(day: dt.date, preferred: dt.time, minutes: int) -> tuple[dt.dat
     return start, start + length
 
 
-def to_ics(title: str, start: dt.datetime, end: dt.datetime, timezone: str,
-           attendees: list[str], organizer: str | None) -> str:
+def to_ics(
+    title: str,
+    start: dt.datetime,
+    end: dt.datetime,
+    timezone: str,
+    attendees: list[str],
+    organizer: str | None,
+) -> str:
     """A minimal RFC 5545 calendar with one event (CRLF line ends, escaped text)."""
     uid = hashlib.sha256(f"{title}|{start.isoformat()}".encode()).hexdigest()[:16]
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -73,9 +88,17 @@ def to_ics(title: str, start: dt.datetime, end: dt.datetime, timezone: str,
             return f":{moment:%Y%m%dT%H%M%S}Z"
         return f";TZID={timezone}:{moment:%Y%m%dT%H%M%S}"
 
-    lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//toolctl//examples//EN", "BEGIN:VEVENT",
-             f"UID:{uid}@toolctl.example", f"DTSTAMP:{stamp}", f"DTSTART{when(start)}",
-             f"DTEND{when(end)}", f"SUMMARY:{_escape(title)}"]
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//toolctl//examples//EN",
+        "BEGIN:VEVENT",
+        f"UID:{uid}@toolctl.example",
+        f"DTSTAMP:{stamp}",
+        f"DTSTART{when(start)}",
+        f"DTEND{when(end)}",
+        f"SUMMARY:{_escape(title)}",
+    ]
     if organizer:
         lines.append(f"ORGANIZER:mailto:{organizer}")
     lines += [f"ATTENDEE:mailto:{address}" for address in attendees]
@@ -84,5 +107,10 @@ def to_ics(title: str, start: dt.datetime, end: dt.datetime, timezone: str,
 
 
 def _escape(text: str) -> str:
-    return (text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,")
-            .replace("\r\n", "\\n").replace("\n", "\\n"))
+    return (
+        text.replace("\\", "\\\\")
+        .replace(";", "\\;")
+        .replace(",", "\\,")
+        .replace("\r\n", "\\n")
+        .replace("\n", "\\n")
+    )

@@ -25,7 +25,10 @@ def reverse(data: dict[str, Any]) -> dict[str, str]:
 
 
 def word_count(data: dict[str, Any]) -> dict[str, int]:
-    """Count words, lines and characters of ``data["text"]`` like ``wc`` (words are ``\\w+`` runs)."""
+    """Count words, lines and characters of ``data["text"]``, like ``wc``.
+
+    Words are runs of letters and digits; "it's" and "well-known" count as one word each.
+    """
     text: str = data["text"]
     return {
         "words": len(_WORD.findall(text)),
@@ -35,7 +38,7 @@ def word_count(data: dict[str, Any]) -> dict[str, int]:
 
 
 def slugify(data: dict[str, Any]) -> dict[str, str]:
-    """Turn ``data["text"]`` into a lowercase ASCII URL slug (``"Hello, World!"`` → ``hello-world``)."""
+    """Turn ``data["text"]`` into a lowercase ASCII slug (``"Hello, World!"`` → ``hello-world``)."""
     ascii_text = (
         unicodedata.normalize("NFKD", data["text"]).encode("ascii", "ignore").decode("ascii")
     )

@@ -31,16 +31,34 @@ _CURRENT = "temperature_2m,apparent_temperature,relative_humidity_2m,weather_cod
 
 # WMO weather interpretation codes, as documented by Open-Meteo.
 WMO_CODES = {
-    0: "clear sky", 1: "mainly clear", 2: "partly cloudy", 3: "overcast",
-    45: "fog", 48: "depositing rime fog",
-    51: "light drizzle", 53: "moderate drizzle", 55: "dense drizzle",
-    56: "light freezing drizzle", 57: "dense freezing drizzle",
-    61: "slight rain", 63: "moderate rain", 65: "heavy rain",
-    66: "light freezing rain", 67: "heavy freezing rain",
-    71: "slight snow fall", 73: "moderate snow fall", 75: "heavy snow fall", 77: "snow grains",
-    80: "slight rain showers", 81: "moderate rain showers", 82: "violent rain showers",
-    85: "slight snow showers", 86: "heavy snow showers",
-    95: "thunderstorm", 96: "thunderstorm with slight hail", 99: "thunderstorm with heavy hail",
+    0: "clear sky",
+    1: "mainly clear",
+    2: "partly cloudy",
+    3: "overcast",
+    45: "fog",
+    48: "depositing rime fog",
+    51: "light drizzle",
+    53: "moderate drizzle",
+    55: "dense drizzle",
+    56: "light freezing drizzle",
+    57: "dense freezing drizzle",
+    61: "slight rain",
+    63: "moderate rain",
+    65: "heavy rain",
+    66: "light freezing rain",
+    67: "heavy freezing rain",
+    71: "slight snow fall",
+    73: "moderate snow fall",
+    75: "heavy snow fall",
+    77: "snow grains",
+    80: "slight rain showers",
+    81: "moderate rain showers",
+    82: "violent rain showers",
+    85: "slight snow showers",
+    86: "heavy snow showers",
+    95: "thunderstorm",
+    96: "thunderstorm with slight hail",
+    99: "thunderstorm with heavy hail",
 }
 
 
@@ -55,13 +73,16 @@ def current_weather(data: dict[str, Any]) -> dict[str, Any]:
     """
     units = data.get("units", "metric")
     place = _geocode(data["city"], data.get("countryCode"))
-    forecast = _get_json(_base(FORECAST_ENV, FORECAST_URL), {
-        "latitude": place["latitude"],
-        "longitude": place["longitude"],
-        "current": _CURRENT,
-        "timezone": "auto",
-        **_UNITS[units],
-    })
+    forecast = _get_json(
+        _base(FORECAST_ENV, FORECAST_URL),
+        {
+            "latitude": place["latitude"],
+            "longitude": place["longitude"],
+            "current": _CURRENT,
+            "timezone": "auto",
+            **_UNITS[units],
+        },
+    )
     try:
         current, labels = forecast["current"], forecast["current_units"]
         code = int(current["weather_code"])
@@ -125,9 +146,9 @@ def _get_json(base: str, query: dict[str, Any]) -> dict[str, Any]:
         reason = _api_reason(exc)
         raise WeatherError(f"{host} answered HTTP {exc.code}{reason}") from None
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
+        cause = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         raise WeatherError(
-            f"cannot reach {host} ({reason}); check the network, or set "
+            f"cannot reach {host} ({cause}); check the network, or set "
             f"{FORECAST_ENV} / {GEOCODING_ENV} to a reachable server"
         ) from None
     try:
