@@ -17,9 +17,11 @@ from toolctl_examples import (
     hooks,
     indexing,
     meetings,
-    text,
+    reverse,
+    slugify,
     transforms,
     weather,
+    word_count,
 )
 
 from .fakes import Aborted, FakeContext, Suspended
@@ -32,15 +34,15 @@ SAMPLE = ROOT / "examples" / "data" / "sample"
 
 
 def test_reverse_matches_the_seed_example() -> None:
-    assert text.reverse({"input": "hello"}) == {"output": "olleh"}
+    assert reverse.reverse({"input": "hello"}) == {"output": "olleh"}
 
 
 def test_reverse_keeps_combining_marks_on_their_letter() -> None:
-    assert text.reverse({"input": "cafe\u0301!"}) == {"output": "!e\u0301fac"}
+    assert reverse.reverse({"input": "cafe\u0301!"}) == {"output": "!e\u0301fac"}
 
 
 def test_word_count_counts_like_wc() -> None:
-    assert text.word_count({"text": "It's a test.\nSecond line"}) == {
+    assert word_count.word_count({"text": "It's a test.\nSecond line"}) == {
         "words": 5,
         "lines": 2,
         "characters": 24,
@@ -48,8 +50,8 @@ def test_word_count_counts_like_wc() -> None:
 
 
 def test_slugify_makes_ascii_slugs() -> None:
-    assert text.slugify({"text": "Hello, Wörld!"}) == {"slug": "hello-world"}
-    assert text.slugify({"text": "  A  B ", "separator": "_"}) == {"slug": "a_b"}
+    assert slugify.slugify({"text": "Hello, Wörld!"}) == {"slug": "hello-world"}
+    assert slugify.slugify({"text": "  A  B ", "separator": "_"}) == {"slug": "a_b"}
 
 
 # --- calculator -------------------------------------------------------------------------------
