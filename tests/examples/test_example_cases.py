@@ -12,26 +12,25 @@ from typing import Any
 
 import pytest
 
+from toolctl import ToolSpec
 from toolctl.schema import make_validator
 
 from .fakes import FakeContext, Suspended
-from .test_example_registry import ROOT, bundled, declarations
+from .test_example_registry import ROOT, specs
 
 RUNTIME_ONLY = {"awaiting_approval", "declined"}
 
 
 def _cases() -> list[Any]:
     params = []
-    for path, tool in declarations():
-        for case in tool["tests"]:
+    for spec in specs():
+        for case in spec.tests:
             marks = []
             if case.get("skip"):
                 marks.append(pytest.mark.skip(reason=str(case["skip"])))
             elif case.get("status") in RUNTIME_ONLY:
                 marks.append(pytest.mark.skip(reason="approval is decided by the runtime"))
-            params.append(
-                pytest.param(path, tool, case, id=f"{tool['name']}-{case['name']}", marks=marks)
-            )
+            params.append(pytest.param(spec, case, id=f"{spec.name}-{case['name']}", marks=marks))
     return params
 
 
@@ -48,18 +47,18 @@ def contains(actual: Any, expected: Any) -> bool:
     return bool(actual == expected)
 
 
-def _call(tool: dict[str, Any], case: dict[str, Any], ctx: Any) -> Any:
-    module, _, attr = tool["handler"].partition(":")
+def _call(spec: ToolSpec, case: dict[str, Any], ctx: Any) -> Any:
+    assert spec.handler is not None
+    module, _, attr = spec.handler.partition(":")
     handler = getattr(importlib.import_module(module), attr)
     if handler.__code__.co_argcount == 1:
         return handler(dict(case.get("input", {})))
     return handler(dict(case.get("input", {})), ctx)
 
 
-@pytest.mark.parametrize(("path", "tool", "case"), _cases())
+@pytest.mark.parametrize(("spec", "case"), _cases())
 def test_case_against_handler(
-    path: Path,
-    tool: dict[str, Any],
+    spec: ToolSpec,
     case: dict[str, Any],
     fake_weather: Any,
     tmp_path: Path,
@@ -73,19 +72,16 @@ def test_case_against_handler(
     status = case.get("status", "succeeded")
     if status == "suspended":
         with pytest.raises(Suspended) as suspended:
-            _call(tool, case, ctx)
-        assert (
-            make_validator(bundled(path, tool["suspendSchema"])).errors(suspended.value.payload)
-            == []
-        )
+            _call(spec, case, ctx)
+        assert make_validator(spec.suspend_schema).errors(suspended.value.payload) == []
         return
     if status == "failed":
         with pytest.raises(Exception) as failure:
-            _call(tool, case, ctx)
+            _call(spec, case, ctx)
         assert case["error"]["message"] in str(failure.value)
         return
-    output = _call(tool, case, ctx)
-    assert make_validator(bundled(path, tool["outputSchema"])).errors(output) == []
+    output = _call(spec, case, ctx)
+    assert make_validator(spec.output_schema).errors(output) == []
     if "output" in case:
         assert output == case["output"]
     if "outputContains" in case:

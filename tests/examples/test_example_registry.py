@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ast
 import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolctl import refs, yamlsrc
-from toolctl.schema import Validator, check_schema, make_validator
+from toolctl import ToolSpec, yamlsrc
+from toolctl.loader import load_registry
 from toolctl.spec import HOOK_NAMES, PHASES, TARGETS, format_schema
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,26 +24,21 @@ def tool_files() -> list[Path]:
 
 
 @functools.cache
-def declarations() -> list[tuple[Path, dict[str, Any]]]:
-    """Every tool declaration with the file it is in."""
-    found = []
-    for path in tool_files():
-        data = yamlsrc.load_file(path).data
-        found += [(path, tool) for tool in data.get("tools", [data])]
-    return found
-
-
-def bundled(path: Path, schema: Any) -> Any:
-    """``schema`` (from ``path``) with its registry ``$ref``s pulled in."""
-    out, problems = refs.bundle(
-        schema, file=path, display=str(path), root_dir=TOOLS, load=yamlsrc.load_file
-    )
-    assert problems == []
-    return out
+def specs() -> list[ToolSpec]:
+    """Every tool of the example registry, disabled ones included, loaded as toolctl does."""
+    return list(load_registry(TOOLS, packs=False).tools.values())
 
 
 def ids() -> list[str]:
-    return [tool["name"] for _, tool in declarations()]
+    return [spec.name for spec in specs()]
+
+
+def test_registry_validates_clean() -> None:
+    """What `toolctl validate` checks: format, schemas, $refs, examples, test data, handlers."""
+    registry = load_registry(TOOLS, packs=False)
+    assert [d.format() for d in registry.diagnostics] == []
+    assert registry.project is not None
+    assert registry.project.python_path == [ROOT / "examples"]
 
 
 def test_registry_has_the_tools_the_issue_asks_for() -> None:
@@ -75,65 +69,9 @@ def test_tool_file_starts_with_modeline_and_version(path: Path) -> None:
     assert "toolctl: 1" in [line for line in lines if not line.startswith("#")][:1]
 
 
-@pytest.mark.parametrize("path", tool_files(), ids=lambda p: p.name)
-def test_tool_file_matches_the_format_schema(path: Path) -> None:
-    problems = make_validator(format_schema()).errors(yamlsrc.load_file(path).data)
-    assert [f"{p.pointer}: {p.message}" for p in problems] == []
-
-
-@pytest.mark.parametrize(("path", "tool"), declarations(), ids=ids())
-def test_schemas_are_valid_and_examples_match_them(path: Path, tool: dict[str, Any]) -> None:
-    schemas = {
-        key: bundled(path, tool[key])
-        for key in (
-            "inputSchema",
-            "outputSchema",
-            "suspendSchema",
-            "resumeSchema",
-            "requestContextSchema",
-        )
-        if key in tool
-    }
-    for key, schema in schemas.items():
-        assert check_schema(schema) == [], key
-    validate: dict[str, Validator] = {}
-    for key, schema in schemas.items():
-        validate[key] = make_validator(schema)
-    for example in tool.get("inputExamples", []):
-        assert validate["inputSchema"].errors(example["input"]) == []
-    for case in tool["tests"]:
-        for case_key, schema_key in (
-            ("input", "inputSchema"),
-            ("resume", "resumeSchema"),
-            ("context", "requestContextSchema"),
-        ):
-            if case_key in case:
-                assert validate[schema_key].errors(case[case_key]) == [], case["name"]
-
-
-@pytest.mark.parametrize(("path", "tool"), declarations(), ids=ids())
-def test_every_tool_has_test_cases(path: Path, tool: dict[str, Any]) -> None:
-    assert [case for case in tool["tests"] if not case.get("skip")]
-
-
-def _references(tool: dict[str, Any]) -> list[str]:
-    found = [tool["handler"], *tool.get("hooks", {}).values()]
-    if "call" in tool.get("toModelOutput", {}):
-        found.append(tool["toModelOutput"]["call"])
-    for phases in tool.get("transform", {}).values():
-        found += [spec["call"] for spec in phases.values() if "call" in spec]
-    return found
-
-
-@pytest.mark.parametrize(("path", "tool"), declarations(), ids=ids())
-def test_references_name_module_level_functions(path: Path, tool: dict[str, Any]) -> None:
-    """Checked statically (the module is parsed, not imported), like ``toolctl validate``."""
-    for ref in _references(tool):
-        module, _, attr = ref.partition(":")
-        source = ROOT / "examples" / Path(*module.split(".")).with_suffix(".py")
-        tree = ast.parse(source.read_text("utf-8"))
-        names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-        assert attr in names, ref
+@pytest.mark.parametrize("spec", specs(), ids=ids())
+def test_every_tool_has_test_cases(spec: ToolSpec) -> None:
+    assert [case for case in spec.tests if not case.get("skip")]
 
 
 # --- together the examples use every field of the format ---------------------------------------
@@ -144,11 +82,11 @@ def _tool_properties() -> set[str]:
 
 
 def _used(key: str) -> list[Any]:
-    return [tool[key] for _, tool in declarations() if key in tool]
+    return [spec.raw[key] for spec in specs() if key in spec.raw]
 
 
 def test_every_top_level_field_is_used() -> None:
-    used = {key for _, tool in declarations() for key in tool}
+    used = {key for spec in specs() for key in spec.raw}
     used.add("toolctl")  # single-tool files carry it at the top
     assert _tool_properties() - used == set()
     assert any(key.startswith("x-") for key in used)
@@ -190,7 +128,7 @@ def test_mcp_hooks_provider_options_and_switches_are_used() -> None:
 
 def test_every_test_case_key_is_used() -> None:
     case_schema = format_schema()["$defs"]["tool"]["properties"]["tests"]["items"]
-    used = {key for _, tool in declarations() for case in tool["tests"] for key in case}
+    used = {key for spec in specs() for case in spec.tests for key in case}
     assert set(case_schema["properties"]) - used == set()
     assert any(key.startswith("x-") for key in used)
 
