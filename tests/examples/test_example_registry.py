@@ -138,3 +138,14 @@ def test_multi_tool_file_and_shared_schema_file_exist() -> None:
     assert (TOOLS / "schemas" / "common.schema.yaml").is_file()
     text = "\n".join(p.read_text("utf-8") for p in tool_files())
     assert "schemas/common.schema.yaml#/$defs/" in text
+
+
+def test_format_reference_documents_every_key() -> None:
+    """docs/format.md has a section for every tool key and a row for every test-case key."""
+    doc = (ROOT / "docs" / "format.md").read_text("utf-8")
+    tool = format_schema()["$defs"]["tool"]["properties"]
+    missing = [key for key in tool if f"### `{key}`" not in doc]
+    case_keys = tool["tests"]["items"]["properties"]
+    missing += [key for key in case_keys if f"`{key}`" not in doc]
+    missing += [phase for phase in PHASES if f"| `{phase}` |" not in doc]
+    assert missing == []
