@@ -1,8 +1,9 @@
-"""Callable transforms used by the example registry (the declarative forms need no code).
+"""Callable transforms of the example registry (the declarative forms need no code).
 
-A transform callable receives the phase's payload and returns what the display stream or the
-transcript shows instead. Like Mastra's ``({output}) => ...`` it may receive the payload wrapped
-as ``{"output": payload}``; both shapes are accepted.
+toolctl calls a transform with one mapping: ``phase``, ``target``, ``toolName``, ``runId`` and the
+phase's payload under its own key (``input``, ``output``, ``error``, ``suspendPayload``,
+``resumeData``). It returns what the display stream or the transcript shows instead; ``None``
+shows nothing.
 """
 
 from __future__ import annotations
@@ -10,23 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SECRET_KEYS = frozenset({"apiKey", "api_key", "token", "password", "secret"})
 VISIBLE_TAIL = 4
 
 
-def mask_secrets(payload: Any, *_: Any, **__: Any) -> Any:
-    """Replace secret fields with a hint that keeps only their last characters.
+def customer_card(event: Mapping[str, Any]) -> dict[str, str]:
+    """``display.output`` of ``customer_lookup``: a compact card for a UI.
 
-    ``{"apiKey": "sk_live_acme_4f9a2c7e1b"}`` → ``{"apiKey": "…7e1b"}``, enough for a person to
-    tell keys apart, useless to anyone who reads the screen.
+    Name and id on one line, plan, contact, and a hint of the API key made of its last four
+    characters — enough for a person to tell keys apart, useless to anyone reading the screen.
     """
-    if isinstance(payload, Mapping) and set(payload) == {"output"}:
-        payload = payload["output"]
-    if not isinstance(payload, Mapping):
-        return payload
-    return {key: _mask(value) if key in SECRET_KEYS else value for key, value in payload.items()}
-
-
-def _mask(value: Any) -> str:
-    text = str(value)
-    return "…" + text[-VISIBLE_TAIL:] if len(text) > 2 * VISIBLE_TAIL else "…"
+    record = event.get("output", event)
+    key = str(record.get("apiKey", ""))
+    return {
+        "customer": f"{record.get('name', '?')} ({record.get('id', '?')})",
+        "plan": str(record.get("plan", "")),
+        "contact": str(record.get("email", "")),
+        "keyHint": "…" + key[-VISIBLE_TAIL:] if len(key) > 2 * VISIBLE_TAIL else "…",
+    }

@@ -155,16 +155,22 @@ def test_customer_queries_cannot_write() -> None:
         conn.close()
 
 
-def test_mask_secrets_keeps_only_the_key_tail() -> None:
+def test_customer_card_shows_only_a_hint_of_the_key() -> None:
     record = customers.lookup_customer({"customerId": "C1005"})
-    masked = transforms.mask_secrets(record)
-    assert masked["apiKey"] == "…8f3c"
-    assert {k: v for k, v in masked.items() if k != "apiKey"} == {
-        k: v for k, v in record.items() if k != "apiKey"
+    event = {
+        "phase": "output",
+        "target": "display",
+        "toolName": "customer_lookup",
+        "runId": "r1",
+        "output": record,
     }
-    assert transforms.mask_secrets({"output": record}) == masked  # Mastra's wrapped shape
-    assert transforms.mask_secrets({"token": "short"}) == {"token": "…"}
-    assert transforms.mask_secrets("plain text") == "plain text"
+    assert transforms.customer_card(event) == {
+        "customer": "Stark Industries (C1005)",
+        "plan": "team",
+        "contact": "tony@stark.example",
+        "keyHint": "…8f3c",
+    }
+    assert transforms.customer_card({"output": {**record, "apiKey": "short"}})["keyHint"] == "…"
 
 
 # --- write_file -------------------------------------------------------------------------------
@@ -450,11 +456,11 @@ def test_map_tile_covers_the_point() -> None:
 
 def test_hooks_log_each_phase(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="toolctl_examples.hooks")
-    event = {"toolName": "weather", "runId": "r1"}
+    event = {"toolName": "weather", "toolCallId": "r1", "abortSignal": None}
     hooks.on_input_start(event)
     hooks.on_input_delta({**event, "inputTextDelta": '{"city": "Ber'})
     hooks.on_input_available({**event, "input": {"city": "Berlin"}})
-    hooks.on_output(None, output={"city": "Berlin"}, tool_name="weather", run_id="r1")
+    hooks.on_output({**event, "output": {"city": "Berlin"}})
     assert [r.getMessage() for r in caplog.records] == [
         "input started: weather#r1",
         "input delta: weather#r1 +13 chars",
@@ -465,7 +471,7 @@ def test_hooks_log_each_phase(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_hooks_shorten_big_payloads(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="toolctl_examples.hooks")
-    hooks.on_output({"output": "x" * 10_000})
+    hooks.on_output({"toolName": "weather", "output": "x" * 10_000})
     (record,) = caplog.records
     assert len(record.getMessage()) < 300
     assert record.getMessage().endswith("…")
