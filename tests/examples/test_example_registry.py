@@ -66,7 +66,7 @@ def test_config_file_points_at_the_registry() -> None:
 def test_tool_file_starts_with_modeline_and_version(path: Path) -> None:
     lines = path.read_text("utf-8").splitlines()
     assert lines[0] == MODELINE
-    assert "toolctl: 1" in [line for line in lines if not line.startswith("#")][:1]
+    assert lines[1] == "toolctl: 1"
 
 
 @pytest.mark.parametrize("spec", specs(), ids=ids())
