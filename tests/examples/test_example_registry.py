@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from toolctl import ToolSpec, yamlsrc
 from toolctl.loader import load_registry
@@ -149,3 +150,37 @@ def test_format_reference_documents_every_key() -> None:
     missing += [key for key in case_keys if f"`{key}`" not in doc]
     missing += [phase for phase in PHASES if f"| `{phase}` |" not in doc]
     assert missing == []
+
+
+# Validation keywords of 2020-12, plus the core and annotation keywords that validate nothing.
+KEYWORDS = frozenset(Draft202012Validator.VALIDATORS) | {
+    "$schema", "$id", "$defs", "$comment", "$anchor", "$dynamicAnchor",
+    "title", "description", "default", "examples", "readOnly", "writeOnly", "deprecated",
+}  # fmt: skip
+_MAPS = ("properties", "$defs", "patternProperties")
+_DATA = ("enum", "const", "default", "examples")
+
+
+def _unknown_keywords(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
+    """Keys that are not JSON Schema keywords (e.g. a flow mapping split by a comma)."""
+    found: list[str] = []
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            found += _unknown_keywords(item, (*path, i))
+    if not isinstance(node, dict):
+        return found
+    for key, value in node.items():
+        if key not in KEYWORDS and not key.startswith("x-"):
+            found.append("/".join(map(str, (*path, key))))
+        if key in _MAPS and isinstance(value, dict):
+            for name, sub in value.items():
+                found += _unknown_keywords(sub, (*path, key, name))
+        elif key not in _DATA:
+            found += _unknown_keywords(value, (*path, key))
+    return found
+
+
+@pytest.mark.parametrize("spec", specs(), ids=ids())
+def test_schemas_use_only_json_schema_keywords(spec: ToolSpec) -> None:
+    keys = ("inputSchema", "outputSchema", "suspendSchema", "resumeSchema", "requestContextSchema")
+    assert [p for key in keys if key in spec.raw for p in _unknown_keywords(spec.schema(key))] == []
