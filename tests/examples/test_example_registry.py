@@ -121,7 +121,7 @@ def test_mcp_hooks_provider_options_and_switches_are_used() -> None:
     assert hints == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
     assert {key for spec in _used("hooks") for key in spec} == set(HOOK_NAMES)
     providers = {key for spec in _used("providerOptions") for key in spec}
-    assert {"anthropic", "bedrock", "openai"} <= providers
+    assert {"anthropic", "bedrock", "openai-responses"} <= providers
     assert False in _used("enabled")
     assert {"inprocess", "subprocess"} <= set(_used("isolation"))
     assert any(isinstance(spec, dict) for spec in _used("background"))
