@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import os
+import re
 import socket
 import sqlite3
 from pathlib import Path
@@ -106,14 +108,8 @@ def test_calculator_rounds_to_the_requested_precision() -> None:
     ],
 )
 def test_calculator_refuses_with_a_clear_reason(expression: str, message: str) -> None:
-    with pytest.raises(calculator.CalculationError, match=_literal(message)):
+    with pytest.raises(calculator.CalculationError, match=re.escape(message)):
         calculator.calculate({"expression": expression})
-
-
-def _literal(text: str) -> str:
-    import re
-
-    return re.escape(text)
 
 
 # --- customer_lookup --------------------------------------------------------------------------
@@ -301,8 +297,6 @@ def test_book_meeting_cancels_when_refused() -> None:
 def test_proposed_slots_stay_in_working_hours(
     day: str, time: str, minutes: int, start: str, end: str
 ) -> None:
-    import datetime as dt
-
     begin, finish = meetings.propose_slot(
         dt.date.fromisoformat(day), dt.time.fromisoformat(time), minutes
     )
