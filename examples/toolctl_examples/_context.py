@@ -7,6 +7,7 @@ called from tests with a small fake context and never import the toolctl runtime
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any, NoReturn, Protocol
 
 
@@ -20,6 +21,18 @@ class AbortSignal(Protocol):
 
     def raise_if_aborted(self) -> None:
         """Raise the runtime's cancellation error when the run was aborted."""
+        ...
+
+
+class Observe(Protocol):
+    """Tracing and structured logs (no-ops unless OpenTelemetry or logging is set up)."""
+
+    def span(self, name: str, **attributes: Any) -> AbstractContextManager[Any]:
+        """A tracing span around a block of work."""
+        ...
+
+    def log(self, msg: str, /, **fields: Any) -> None:
+        """A structured log record (secrets in ``fields`` are redacted)."""
         ...
 
 
@@ -39,6 +52,11 @@ class Context(Protocol):
     @property
     def abort(self) -> AbortSignal:
         """The run's abort signal."""
+        ...
+
+    @property
+    def observe(self) -> Observe:
+        """Tracing and logging helpers."""
         ...
 
     def suspend(self, payload: Mapping[str, Any]) -> NoReturn:

@@ -26,7 +26,9 @@ def index_files(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
     root = Path(data["path"]).expanduser()
     if not root.is_dir():
         raise NotADirectoryError(f"{data['path']!r} is not a directory")
-    files, truncated = list_files(root, data.get("include", ["*"]), data.get("maxFiles", 10_000))
+    include, limit = data.get("include", ["*"]), data.get("maxFiles", 10_000)
+    with ctx.observe.span("list_files", root=str(root)):
+        files, truncated = list_files(root, include, limit)
     totals = {"files": 0, "lines": 0, "words": 0, "bytes": 0, "skipped": 0}
     by_extension: dict[str, dict[str, int]] = {}
     sizes: list[tuple[int, str]] = []
@@ -48,6 +50,7 @@ def index_files(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
             sizes.append((lines, relative))
         ctx.progress(done, len(files), relative)
     sizes.sort(key=lambda item: (-item[0], item[1]))
+    ctx.observe.log("indexed", root=str(root), **totals)
     return {
         "root": str(root),
         **totals,

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -31,12 +32,29 @@ class FakeAbort:
 
 
 @dataclass
+class FakeObserve:
+    """Records spans opened and records logged."""
+
+    spans: list[str] = field(default_factory=list)
+    logs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @contextmanager
+    def span(self, name: str, **attributes: Any) -> Iterator[None]:
+        self.spans.append(name)
+        yield None
+
+    def log(self, msg: str, /, **fields: Any) -> None:
+        self.logs.append((msg, fields))
+
+
+@dataclass
 class FakeContext:
     """Just enough of ``ToolContext`` for the example handlers."""
 
     request_context: dict[str, Any] | None = None
     resume_data: dict[str, Any] | None = None
     abort: FakeAbort = field(default_factory=FakeAbort)
+    observe: FakeObserve = field(default_factory=FakeObserve)
     abort_after: int | None = None
     progress_calls: list[tuple[float, float | None, str | None]] = field(default_factory=list)
 

@@ -322,6 +322,13 @@ def test_index_files_counts_and_reports_progress() -> None:
     }
     assert out["byExtension"] == {".md": {"files": 1, "lines": 4}, ".py": {"files": 2, "lines": 16}}
     assert out["largest"][0] == {"path": "src/app.py", "lines": 11}
+    assert ctx.observe.spans == ["list_files"]
+    assert ctx.observe.logs == [
+        (
+            "indexed",
+            {"root": str(SAMPLE), "files": 3, "lines": 20, "words": 55, "bytes": 386, "skipped": 1},
+        ),
+    ]
     assert ctx.progress_calls == [
         (1, 4, "README.md"),
         (2, 4, "assets/pixel.png"),
