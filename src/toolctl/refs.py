@@ -58,34 +58,42 @@ def resolve_pointer(doc: Any, tokens: list[str]) -> Any:
     return node
 
 
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], list[JsonPath]]:
+    """One pass over a schema: its ``$ref`` strings and the paths of nested ``$id``s.
+
+    Iterative (no generator recursion): this runs on every schema of every tool.
+    """
+    found: list[tuple[JsonPath, str]] = []
+    ids: list[JsonPath] = []
+    stack: list[tuple[Any, JsonPath]] = [(root, base)]
+    while stack:
+        node, path = stack.pop()
+        children: list[tuple[Any, JsonPath]]
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                found.append((path, ref))
+            if path != base and isinstance(node.get("$id"), str):
+                ids.append(path)
+            children = [
+                (value, (*path, key))
+                for key, value in node.items()
+                if key not in _NOT_SCHEMAS and isinstance(value, (dict, list))
+            ]
+        else:
+            children = [
+                (item, (*path, i)) for i, item in enumerate(node) if isinstance(item, (dict, list))
+            ]
+        stack.extend(reversed(children))  # reversed: pop in document order (pre-order)
+    return found, ids
+
+
 def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     """Every ``$ref`` string in a schema, with the JSON path of the object holding it."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            yield path, ref
-        for key, value in node.items():
-            if key in ("const", "enum", "default", "examples"):
-                continue
-            if isinstance(value, (dict, list)):
-                yield from iter_refs(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from iter_refs(item, (*path, i))
-
-
-def _nested_ids(node: Any, path: JsonPath = ()) -> Iterator[JsonPath]:
-    if isinstance(node, dict):
-        if path and isinstance(node.get("$id"), str):
-            yield path
-        for key, value in node.items():
-            if key not in ("const", "enum", "default", "examples") and isinstance(
-                value, (dict, list)
-            ):
-                yield from _nested_ids(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _nested_ids(item, (*path, i))
+    return iter(_scan(node, path)[0])
 
 
 @dataclass
@@ -182,6 +190,7 @@ def bundle(
     """
     if not isinstance(schema, dict):
         return schema, []
+    refs, nested_ids = _scan(schema)
     problems = [
         RefProblem(
             display,
@@ -190,9 +199,8 @@ def bundle(
             "TC305",
             hint="use $defs and '#/$defs/Name' references instead",
         )
-        for at in _nested_ids(schema)
+        for at in nested_ids
     ]
-    refs = list(iter_refs(schema))
     external = [r for _, r in refs if not r.startswith("#")]
     for at, ref in refs:
         if ref.startswith("#"):
@@ -227,8 +235,8 @@ def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
     references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
     Returns the path where each cycle starts and the chain of references.
     """
-    if not isinstance(schema, dict):
-        return []
+    if not isinstance(schema, dict) or not _scan(schema)[0]:
+        return []  # no $ref at all: no cycle (the common case, so checked cheaply first)
     found: list[tuple[JsonPath, list[str]]] = []
     state: dict[str, int] = {}
 
