@@ -64,31 +64,39 @@ _NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
 def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], list[JsonPath]]:
     """One pass over a schema: its ``$ref`` strings and the paths of nested ``$id``s.
 
-    Iterative (no generator recursion): this runs on every schema of every tool.
+    This runs on every schema of every tool, so it is iterative and builds a node's path (as a
+    linked ``(parent, key)`` pair, turned into a tuple only for hits) instead of a tuple per node.
     """
-    found: list[tuple[JsonPath, str]] = []
-    ids: list[JsonPath] = []
-    stack: list[tuple[Any, JsonPath]] = [(root, base)]
+    found: list[tuple[Any, str]] = []
+    ids: list[Any] = []
+    stack: list[tuple[Any, Any]] = [(root, None)]
+    push, pop = stack.append, stack.pop
     while stack:
-        node, path = stack.pop()
-        children: list[tuple[Any, JsonPath]]
-        if isinstance(node, dict):
+        node, link = pop()
+        if type(node) is dict:
             ref = node.get("$ref")
-            if isinstance(ref, str):
-                found.append((path, ref))
-            if path != base and isinstance(node.get("$id"), str):
-                ids.append(path)
-            children = [
-                (value, (*path, key))
-                for key, value in node.items()
-                if key not in _NOT_SCHEMAS and isinstance(value, (dict, list))
-            ]
+            if type(ref) is str:
+                found.append((link, ref))
+            if link is not None and type(node.get("$id")) is str:
+                ids.append(link)
+            for key, value in reversed(list(node.items())):  # reversed: pop in document order
+                if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                    push((value, (link, key)))
         else:
-            children = [
-                (item, (*path, i)) for i, item in enumerate(node) if isinstance(item, (dict, list))
-            ]
-        stack.extend(reversed(children))  # reversed: pop in document order (pre-order)
-    return found, ids
+            for i in range(len(node) - 1, -1, -1):
+                if type(node[i]) is dict or type(node[i]) is list:
+                    push((node[i], (link, i)))
+    return [((*base, *_unlink(at)), ref) for at, ref in found], [
+        (*base, *_unlink(at)) for at in ids
+    ]
+
+
+def _unlink(link: Any) -> JsonPath:
+    parts: list[str | int] = []
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    return tuple(reversed(parts))
 
 
 def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:

@@ -197,7 +197,19 @@ class _Builder:
             frame = self.stack[-1]
             if frame[2]:
                 if frame[3] is None:
-                    self._key(event)
+                    key = event.value
+                    if (
+                        event.tag is None
+                        and key
+                        and key[0] not in _SPECIAL_START
+                        and key not in frame[0]
+                        and key != "<<"
+                    ):  # fast path of _key: a plain, new, ordinary string key
+                        mark = event.start_mark
+                        self.key_positions[(*frame[1], key)] = (mark.line + 1, mark.column + 1)
+                        frame[3] = key
+                    else:
+                        self._key(event)
                     return
                 child: JsonPath = (*frame[1], frame[3])
                 frame[0][frame[3]] = _scalar(event)
