@@ -168,9 +168,7 @@ def test_non_finite_numbers_never_load_as_floats(text: str) -> None:
 
 
 def test_unquoted_version_like_number_is_a_format_error(registry_of: Any) -> None:
-    registry = registry_of(
-        {"tools.d/t.yaml": "toolctl: 1\nname: t\ndescription: d\ntitle: 1.10\n"}
-    )
+    registry = registry_of({"tools.d/t.yaml": "toolctl: 1\nname: t\ndescription: d\ntitle: 1.10\n"})
     [diag] = registry.diagnostics
     assert diag.code == "TC201"
     assert "1.1 is not of type 'string'" in diag.message
@@ -234,7 +232,9 @@ def test_nesting_up_to_the_limit_loads() -> None:
 # 12 -----------------------------------------------------------------------------------------
 
 
-def test_large_file_rejected_before_opening(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_large_file_rejected_before_opening(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     big = tmp_path / "big.yaml"
     with big.open("wb") as fh:
         fh.truncate(2 * 1024 * 1024)
@@ -378,7 +378,7 @@ def test_symlink_inside_the_registry_loads(registry_of: Any, tmp_path: Path) -> 
 # 15 -----------------------------------------------------------------------------------------
 
 _YAMLISH = st.text(
-    alphabet=st.sampled_from(list("ab01:-?[]{},&*!|>'\"#%@`~.<= \t\n") + ["\\", "\ufeff", "é"]),
+    alphabet=st.sampled_from([*"ab01:-?[]{},&*!|>'\"#%@`~.<= \t\n", "\\", "\ufeff", "é"]),
     max_size=80,
 )
 
