@@ -48,7 +48,10 @@ def _best(err: Any) -> Any:
     from jsonschema.exceptions import best_match
 
     while err.validator in ("oneOf", "anyOf") and err.context:
-        err = best_match(err.context)
+        # A branch whose type does not even fit the value is the least likely intent:
+        # `background: {timeout: -1}` must report the timeout, not "is not of type 'boolean'".
+        fitting = [e for e in err.context if e.validator != "type" or e.relative_path]
+        err = best_match(fitting or err.context)
     return err
 
 
