@@ -206,7 +206,8 @@ class _Builder:
                         and key != "<<"
                     ):  # fast path of _key: a plain, new, ordinary string key
                         mark = event.start_mark
-                        self.key_positions[(*frame[1], key)] = (mark.line + 1, mark.column + 1)
+                        path = (*frame[1], key)
+                        self.key_positions[path] = (mark.line + 1, mark.column + 1)
                         frame[3] = key
                     else:
                         self._key(event)
