@@ -83,6 +83,8 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         for name in sorted(filenames):
             if not name.endswith(TOOL_SUFFIXES) or name.endswith(SCHEMA_SUFFIXES):
                 continue
+            if name.startswith("."):  # hidden files and editor locks (Emacs `.#t.yaml` links)
+                continue
             path = Path(dirpath) / name
             if path.is_symlink():
                 target = path.resolve()

@@ -315,9 +315,24 @@ def loads(text: str, file: str = "<string>") -> Document:
                 f"nesting deeper than {MAX_DEPTH} levels", line=line, col=col, code="TC107"
             ) from None
         raise YamlError(f"YAML syntax error: {problem}", line=line, col=col, code="TC101") from None
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, exc.position)
+        raise YamlError(
+            f"character U+{exc.character:04X} is not allowed ({exc.reason})",
+            line=line,
+            col=col,
+            code="TC101",
+            hint=f'remove it, or write it as "\\u{exc.character:04x}" in a double-quoted string',
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", code="TC101") from None
     return Document(builder.root, file, builder.positions, builder.key_positions)
+
+
+def _line_col(text: str, byte_offset: int) -> tuple[int, int]:
+    """1-based line and column of a UTF-8 byte offset into ``text`` (libyaml counts bytes)."""
+    before = text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
 def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:

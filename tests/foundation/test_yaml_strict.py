@@ -320,6 +320,17 @@ def test_non_utf8_in_registry_names_the_file(registry_of: Any, tmp_path: Path) -
     assert (diag.file, diag.line, diag.col, diag.code) == ("tools.d/bad.yaml", 1, 1, "TC109")
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [("a: \x00\n", (1, 4)), ("é: b\nc: x\x07y\n", (2, 5)), ("- \x1b[31m\n", (1, 3))],
+)
+def test_control_characters_are_located(text: str, where: tuple[int, int]) -> None:
+    err = _error(text)
+    assert err.code == "TC101"
+    assert (err.line, err.col) == where
+    assert "is not allowed" in err.message and "<unicode string>" not in err.message
+
+
 def test_bom_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.yaml"
     path.write_bytes(b"\xef\xbb\xbftoolctl: 1\nname: x\n")
@@ -375,6 +386,15 @@ def test_symlink_inside_the_registry_loads(registry_of: Any, tmp_path: Path) -> 
     assert codes(registry) == ["TC203", "TC203"]  # the same tool reached twice is a duplicate
 
 
+def test_hidden_files_and_editor_locks_are_skipped(registry_of: Any, tmp_path: Path) -> None:
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / ".#t.yaml").symlink_to("user@host.1234:1700000000")  # Emacs lock
+    (tmp_path / "tools.d" / ".draft.yaml").write_text("not: [valid")
+    registry = registry_of({"tools.d/t.yaml": "toolctl: 1\nname: t\ndescription: d\n"})
+    assert list(registry.tools) == ["t"]
+    assert registry.diagnostics == []
+
+
 # 15 -----------------------------------------------------------------------------------------
 
 _YAMLISH = st.text(
@@ -384,11 +404,12 @@ _YAMLISH = st.text(
 
 
 @settings(max_examples=400, deadline=None)
-@given(_YAMLISH)
-def test_any_text_loads_as_json_or_raises_yamlerror(text: str) -> None:
+@given(_YAMLISH | st.text(max_size=40))
+def test_any_text_loads_as_json_or_raises_located_yamlerror(text: str) -> None:
     try:
         doc = loads(text)
     except YamlError as err:
         assert err.message and err.code.startswith("TC1")
+        assert err.line >= 1 and err.col >= 1, err.message
         return
     json.dumps(doc.data, allow_nan=False)
