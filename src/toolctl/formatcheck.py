@@ -75,6 +75,22 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
                 )
             )
         return out
+    forbidden = err.validator_value.get("required") if err.validator == "not" else None
+    if forbidden and isinstance(err.instance, dict):
+        # `not: {required: [k]}` forbids a key: say so at the key, not by quoting the schema
+        key = next((k for k in forbidden if k in err.instance), forbidden[0])
+        line, col = doc.locate((*path, key), key=True)
+        return [
+            error(
+                Location(doc.file, line, col),
+                "TC201",
+                f"key {key!r} is not allowed here",
+                hint="`toolctl:` goes once at the top of a file, not inside each tool"
+                if key == "toolctl"
+                else None,
+                pointer=_pointer((*path, key)),
+            )
+        ]
     line, col = doc.locate(path)
     where = _pointer(path) or "the file"
     message = f"{where}: {err.message}" if path else err.message
