@@ -85,11 +85,18 @@ def _prop(rng: random.Random, name: str) -> list[str]:
     if kind == "enum":
         lines += ["          type: string", "          enum: [alpha, beta, gamma, delta]"]
     elif kind == "array":
-        lines += ["          type: array", "          items: {type: string, maxLength: 40}",
-                  "          maxItems: 10"]
+        lines += [
+            "          type: array",
+            "          items: {type: string, maxLength: 40}",
+            "          maxItems: 10",
+        ]
     elif kind == "string":
-        lines += ["          type: string", "          minLength: 1", "          maxLength: 200",
-                  "          pattern: '^[A-Za-z0-9 ,.-]+$'"]
+        lines += [
+            "          type: string",
+            "          minLength: 1",
+            "          maxLength: 200",
+            "          pattern: '^[A-Za-z0-9 ,.-]+$'",
+        ]
     elif kind in ("integer", "number"):
         lines += [f"          type: {kind}", "          minimum: 0", "          maximum: 1000"]
     else:
@@ -153,8 +160,9 @@ def generate(root: Path, count: int, layout: str) -> Path:
 
 def _time(cmd: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          env=_ENV, check=False)
+    proc = subprocess.run(
+        cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_ENV, check=False
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()}")
@@ -172,7 +180,9 @@ def measure(commands: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, f
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-_ENV = {**os.environ, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+# Bytecode caching stays on (as for an installed package): the warm-up run writes toolctl's .pyc
+# files, so no run pays for compiling source (PYTHONDONTWRITEBYTECODE=1 would make every run do so).
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"NO_COLOR": "1"}
 
 
 def bench_validate(sizes: list[int], runs: int, layout: str, work: Path) -> None:
@@ -180,21 +190,32 @@ def bench_validate(sizes: list[int], runs: int, layout: str, work: Path) -> None
     floor, naive = work / "floor.py", work / "naive.py"
     floor.write_text(FLOOR, encoding="utf-8")
     naive.write_text(NAIVE, encoding="utf-8")
-    print(f"layout: {layout} ({'1' if layout == 'per-tool' else TOOLS_PER_FILE} tool(s) per file)"
-          f"; median of {runs} fresh-process runs, round-robin")
-    print(f"{'tools':>7} {'toolctl ms':>11} {'floor ms':>9} {'naive ms':>9} "
-          f"{'toolctl/floor':>14} {'naive/toolctl':>14}")
+    print(
+        f"layout: {layout} ({'1' if layout == 'per-tool' else TOOLS_PER_FILE} tool(s) per file)"
+        f"; median of {runs} fresh-process runs, round-robin"
+    )
+    print(
+        f"{'tools':>7} {'toolctl ms':>11} {'floor ms':>9} {'naive ms':>9} "
+        f"{'toolctl/floor':>14} {'naive/toolctl':>14}"
+    )
     for n in sizes:
         root = work / f"reg_{n}"
         tools_dir = generate(root, n, layout)
-        r = measure({
-            "toolctl": [py, "-m", "toolctl", "validate", str(tools_dir)],
-            "floor": [py, str(floor), str(tools_dir)],
-            "naive": [py, str(naive), str(tools_dir)],
-        }, root, runs if n < 10_000 else max(3, runs // 2))
-        print(f"{n:>7} {r['toolctl'] * 1e3:>11.0f} {r['floor'] * 1e3:>9.0f} "
-              f"{r['naive'] * 1e3:>9.0f} {r['toolctl'] / r['floor']:>14.2f} "
-              f"{r['naive'] / r['toolctl']:>14.2f}", flush=True)
+        r = measure(
+            {
+                "toolctl": [py, "-m", "toolctl", "validate", str(tools_dir)],
+                "floor": [py, str(floor), str(tools_dir)],
+                "naive": [py, str(naive), str(tools_dir)],
+            },
+            root,
+            runs if n < 10_000 else max(3, runs // 2),
+        )
+        print(
+            f"{n:>7} {r['toolctl'] * 1e3:>11.0f} {r['floor'] * 1e3:>9.0f} "
+            f"{r['naive'] * 1e3:>9.0f} {r['toolctl'] / r['floor']:>14.2f} "
+            f"{r['naive'] / r['toolctl']:>14.2f}",
+            flush=True,
+        )
     print("budget at 1,000 tools: toolctl/floor <= 1.50, naive/toolctl >= 2.00")
 
 
@@ -202,12 +223,18 @@ def bench_help(runs: int, work: Path) -> None:
     minimal = work / "minimal_typer.py"
     minimal.write_text(MINIMAL_TYPER, encoding="utf-8")
     py = sys.executable
-    r = measure({
-        "toolctl": [py, "-m", "toolctl", "--help"],
-        "typer": [py, str(minimal), "--help"],
-    }, work, runs * 2)
-    print(f"--help: toolctl {r['toolctl'] * 1e3:.0f} ms, minimal typer {r['typer'] * 1e3:.0f} ms,"
-          f" ratio {r['toolctl'] / r['typer']:.2f} (budget <= 1.30)")
+    r = measure(
+        {
+            "toolctl": [py, "-m", "toolctl", "--help"],
+            "typer": [py, str(minimal), "--help"],
+        },
+        work,
+        runs * 2,
+    )
+    print(
+        f"--help: toolctl {r['toolctl'] * 1e3:.0f} ms, minimal typer {r['typer'] * 1e3:.0f} ms,"
+        f" ratio {r['toolctl'] / r['typer']:.2f} (budget <= 1.30)"
+    )
 
 
 def main() -> None:
