@@ -111,13 +111,14 @@ class _Bundler:
     problems: list[RefProblem] = field(default_factory=list)
     defs: dict[str, Any] = field(default_factory=dict)
     names: dict[tuple[str, str], str] = field(default_factory=dict)
+    taken: frozenset[str] = frozenset()  # $defs the schema already has
 
     def _def_name(self, file: Path, fragment: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
         tail = re.sub(r"[^A-Za-z0-9_]+", "_", fragment.split("/")[-1]) if fragment else ""
         base = f"{stem}__{tail}" if tail else stem
         name, n = base, 2
-        while name in self.defs:
+        while name in self.defs or name in self.taken:
             name, n = f"{base}_{n}", n + 1
         return name
 
@@ -224,7 +225,10 @@ def bundle(
                 )
     if not external:
         return schema, problems
-    bundler = _Bundler(root_dir, load)
+    own_defs = schema.get("$defs")
+    bundler = _Bundler(
+        root_dir, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ())
+    )
     out = bundler.rewrite(copy.deepcopy(schema), file, display, schema, False)
     if bundler.defs:
         defs = out.setdefault("$defs", {})

@@ -305,3 +305,24 @@ def test_nested_id_is_refused(registry_of: Any) -> None:
     )
     assert codes(registry) == ["TC305"]
     assert registry.diagnostics[0].line == 7
+
+
+def test_bundled_name_never_shadows_an_existing_def(registry_of: Any) -> None:
+    """A schema that already has `$defs/common_schema__Id` keeps it, and the ref still works."""
+    registry = registry_of(
+        {
+            "tools.d/common.schema.yaml": COMMON,
+            "tools.d/t.yaml": _tool(
+                "  type: object\n  $defs:\n    common_schema__Id: {type: integer}\n"
+                "  properties:\n"
+                "    id: {$ref: 'common.schema.yaml#/$defs/Id'}\n"
+                "    n: {$ref: '#/$defs/common_schema__Id'}\n",
+                "inputExamples:\n  - input: {id: abc-1, n: 3}\n",
+            ),
+        }
+    )
+    assert registry.diagnostics == []
+    validator = make_validator(registry.get("t").input_schema)
+    assert validator.is_valid({"id": "abc-1", "n": 3})
+    assert not validator.is_valid({"id": 5})
+    assert not validator.is_valid({"n": "x"})
