@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolctl.errors import YamlError
 from toolctl.yamlsrc import Document, JsonPath
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -153,7 +154,14 @@ class _Bundler:
         rel = str(path.relative_to(root)) if path != root else path.name
         try:
             doc = self.load(path)
-            target_node = resolve_pointer(doc.data, parse_pointer(fragment))
+            tokens = parse_pointer(fragment)
+            target_node = resolve_pointer(doc.data, tokens)
+        except YamlError as exc:  # say where the referenced file is broken
+            where = f"{rel}:{exc.line}:{exc.col}" if exc.line else rel
+            self.problems.append(
+                RefProblem(display, at, f"{ref!r}: cannot load {where}: {exc.message}", exc.code)
+            )
+            return None
         except KeyError:
             self.problems.append(RefProblem(display, at, f"{ref!r}: no such location in {rel}"))
             return None
@@ -166,20 +174,27 @@ class _Bundler:
         name = self._def_name(path, fragment)
         self.names[key] = name
         self.defs[name] = None  # reserve the name before descending (recursion)
-        self.defs[name] = self.rewrite(copy.deepcopy(target_node), path, rel, doc.data, True)
+        node = copy.deepcopy(target_node)
+        self.defs[name] = self.rewrite(node, path, doc.file, True, base=tuple(tokens))
         return f"#/$defs/{name}"
 
-    def rewrite(self, node: Any, file: Path, display: str, file_root: Any, foreign: bool) -> Any:
-        """Rewrite refs in ``node`` (which lives in ``file``); local refs of foreign files too."""
+    def rewrite(
+        self, node: Any, file: Path, display: str, foreign: bool, base: JsonPath = ()
+    ) -> Any:
+        """Rewrite the refs in ``node`` (at ``base`` in ``file``), local ones too if foreign.
+
+        Problems are reported in ``display`` (the file as the loader names it) at their path in
+        that file, so they can be located there.
+        """
         for at, ref in list(iter_refs(node)):
             holder = resolve_pointer(node, [str(p) for p in at]) if at else node
             if ref.startswith("#"):
                 if foreign:
-                    new = self.external(file.name + ref, file, display, at)
+                    new = self.external(file.name + ref, file, display, (*base, *at))
                     if new is not None:
                         holder["$ref"] = new
                 continue
-            new = self.external(ref, file, display, at)
+            new = self.external(ref, file, display, (*base, *at))
             if new is not None:
                 holder["$ref"] = new
         return node
@@ -229,14 +244,13 @@ def bundle(
     bundler = _Bundler(
         root_dir, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ())
     )
-    out = bundler.rewrite(copy.deepcopy(schema), file, display, schema, False)
+    out = bundler.rewrite(copy.deepcopy(schema), file, display, False)
     if bundler.defs:
         defs = out.setdefault("$defs", {})
         for name, value in bundler.defs.items():
             defs.setdefault(name, value if value is not None else {})
     for p in bundler.problems:
-        if p.file == display:
-            p.path = (*p.path, "$ref")
+        p.path = (*p.path, "$ref")  # point at the reference itself, in whichever file
     return out, problems + bundler.problems
 
 
