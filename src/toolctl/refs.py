@@ -159,7 +159,7 @@ class _Bundler:
         except YamlError as exc:  # say where the referenced file is broken
             where = f"{rel}:{exc.line}:{exc.col}" if exc.line else rel
             self.problems.append(
-                RefProblem(display, at, f"{ref!r}: cannot load {where}: {exc.message}", exc.code)
+                RefProblem(display, at, f"{ref!r}: cannot load {where}: {exc.message}")
             )
             return None
         except KeyError:
