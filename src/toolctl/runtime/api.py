@@ -46,10 +46,15 @@ def resolve_store(registry: Any, store: Any = None) -> Any:
     return store
 
 
-def _root(registry: Any) -> str | None:
+def locator(registry: Any) -> dict[str, Any] | None:
+    """How a background worker finds this registry again: project root and tool paths."""
     project = getattr(registry, "project", None)
-    root = getattr(project, "root", None)
-    return str(Path(root).resolve()) if root is not None else None
+    if project is None:
+        return None
+    return {
+        "root": str(Path(project.root).resolve()),
+        "tools": [str(Path(p).resolve()) for p in project.tool_paths],
+    }
 
 
 def _spec(registry: Any, name: str) -> ToolSpec:
@@ -70,7 +75,7 @@ def _new_call(registry: Any, name: str, store: Any, sync: bool, **options: Any) 
         python_path=python_path_of(registry),
         options=Options(**options),
         sync=sync,
-        registry_root=_root(registry),
+        registry=locator(registry),
     )
 
 
@@ -190,7 +195,7 @@ def _pending_call(registry: Any, rec: RunRecord, store: Any, sync: bool, **optio
             **options,
         ),
         sync=sync,
-        registry_root=rec.registry_root or _root(registry),
+        registry=rec.registry or locator(registry),
     )
     c.input, c.context, c.recorded = rec.raw_input, rec.raw_context, True
     if rec.approval:
@@ -305,7 +310,7 @@ def _approve_background(c: Call, rec: RunRecord, st: Any) -> RunResult:
         **owner_fields(token, background.SPAWN_LEASE_S),
     ):
         raise RunStateError(f"run {rec.run_id} was already approved or declined")
-    background.spawn(st, rec.run_id, token, c.registry_root)
+    background.spawn(st, rec.run_id, token, c.registry)
     c.notes.append("running in the background: toolctl runs wait " + rec.run_id)
     return c.result(RunStatus.RUNNING, ended=False)
 

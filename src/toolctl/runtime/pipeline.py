@@ -115,14 +115,14 @@ class Call:
         python_path: tuple[str, ...] = (),
         options: Options | None = None,
         sync: bool = False,
-        registry_root: str | None = None,
+        registry: dict[str, Any] | None = None,
     ) -> None:
         self.spec = spec
         self.store = store
         self.python_path = python_path
         self.opts = options or Options()
         self.sync = sync
-        self.registry_root = registry_root
+        self.registry = registry
         self.run_id = self.opts.run_id or new_run_id()
         self.notes: list[str] = []
         self.display: dict[str, Any] = {}
@@ -250,7 +250,7 @@ class Call:
             input_hash=jsondata.digest(self.input) if self.input is not None else None,
             background=bool(self.opts.background or self.spec.background),
             timeout=self.timeout,
-            registry_root=self.registry_root,
+            registry=self.registry,
             approval=self.approval_dict(),
         )
 
@@ -512,7 +512,7 @@ class Call:
         else:
             self.store.insert(rec)
             self.recorded = True
-        background.spawn(self.store, self.run_id, token, self.registry_root)
+        background.spawn(self.store, self.run_id, token, self.registry)
         self.notes.append("running in the background: toolctl runs wait " + self.run_id)
         return self.result(RunStatus.RUNNING, ended=False)
 
