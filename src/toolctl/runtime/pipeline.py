@@ -392,8 +392,15 @@ class Call:
         }
 
     def approval_request(self) -> ApprovalRequest:
+        """What an approver sees: the ``approval`` phase, by default the input's display form."""
         self.phase("approval", self.input, self.spec.input_schema)
-        shown = self.display.get("approval", self.display.get("input"))
+        for target, out in (("display", self.display), ("transcript", self.transcript)):
+            if "approval" not in self.spec.transform.get(target, {}):
+                if "input" in out:
+                    out["approval"] = out["input"]
+                else:
+                    out.pop("approval", None)
+        shown = self.display.get("approval")
         return ApprovalRequest(
             run_id=self.run_id,
             tool=self.spec.name,
