@@ -15,8 +15,7 @@ def names(events: list) -> list[str]:
     return [e[0] for e in events]
 
 
-def test_whole_input_fires_available_then_handler_then_output(reg: Registry,
-                                                              events: list) -> None:
+def test_whole_input_fires_available_then_handler_then_output(reg: Registry, events: list) -> None:
     result = reg.call("hooked", {"msg": "x"})
     assert result.ok
     assert names(events) == ["onInputAvailable", "handler", "onOutput"]
@@ -29,8 +28,14 @@ def test_streamed_input_fires_every_hook_in_order(reg: Registry, events: list) -
     stream.feed('{"msg": ')
     stream.feed('"x"}')
     assert stream.finish().ok
-    assert names(events) == ["onInputStart", "onInputDelta", "onInputDelta",
-                             "onInputAvailable", "handler", "onOutput"]
+    assert names(events) == [
+        "onInputStart",
+        "onInputDelta",
+        "onInputDelta",
+        "onInputAvailable",
+        "handler",
+        "onOutput",
+    ]
     assert events[1][1] == {"inputTextDelta": '{"msg": '}
 
 
@@ -39,8 +44,9 @@ def test_invalid_input_stops_before_on_input_available(reg: Registry, events: li
     assert events == []
 
 
-def test_failing_hooks_are_logged_and_noted(reg: Registry, events: list,
-                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_failing_hooks_are_logged_and_noted(
+    reg: Registry, events: list, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.WARNING, logger="toolctl.runtime.hooks"):
         result = reg.call("broken_hooks", {"msg": "x"})
     assert result.status is RunStatus.SUCCEEDED and result.output == {"msg": "x"}
@@ -55,4 +61,6 @@ def test_async_hook_through_call_and_acall(reg: Registry, events: list) -> None:
     assert reg.call("async_hook", {"msg": "a"}).ok
     assert asyncio.run(reg.acall("async_hook", {"msg": "b"})).ok
     assert [e for e in events if e[0] == "asyncOnOutput"] == [
-        ("asyncOnOutput", {"msg": "a"}), ("asyncOnOutput", {"msg": "b"})]
+        ("asyncOnOutput", {"msg": "a"}),
+        ("asyncOnOutput", {"msg": "b"}),
+    ]

@@ -33,31 +33,58 @@ def test_value_patterns(secret: str) -> None:
 
 
 def test_key_names_and_schema_annotations() -> None:
-    schema = {"type": "object", "properties": {
-        "code": {"type": "string", "x-sensitive": True},
-        "pin": {"$ref": "#/$defs/pin"},
-        "nested": {"type": "array", "items": {"type": "object",
-                                              "properties": {"otp": {"writeOnly": True}}}}},
-        "$defs": {"pin": {"type": "string", "writeOnly": True}}}
-    value = {"code": "1234", "pin": "9999", "nested": [{"otp": "55"}], "max_tokens": 100,
-             "api_key": "abc", "headers": {"Authorization": "Basic dXNlcjpwYXNz"},
-             "password": "p", "author": "Ada"}
+    schema = {
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "x-sensitive": True},
+            "pin": {"$ref": "#/$defs/pin"},
+            "nested": {
+                "type": "array",
+                "items": {"type": "object", "properties": {"otp": {"writeOnly": True}}},
+            },
+        },
+        "$defs": {"pin": {"type": "string", "writeOnly": True}},
+    }
+    value = {
+        "code": "1234",
+        "pin": "9999",
+        "nested": [{"otp": "55"}],
+        "max_tokens": 100,
+        "api_key": "abc",
+        "headers": {"Authorization": "Basic dXNlcjpwYXNz"},
+        "password": "p",
+        "author": "Ada",
+    }
     out = redact(value, schema)
-    assert out == {"code": REDACTED, "pin": REDACTED, "nested": [{"otp": REDACTED}],
-                   "max_tokens": 100, "api_key": REDACTED,
-                   "headers": {"Authorization": REDACTED}, "password": REDACTED,
-                   "author": "Ada"}
+    assert out == {
+        "code": REDACTED,
+        "pin": REDACTED,
+        "nested": [{"otp": REDACTED}],
+        "max_tokens": 100,
+        "api_key": REDACTED,
+        "headers": {"Authorization": REDACTED},
+        "password": REDACTED,
+        "author": "Ada",
+    }
     assert value["code"] == "1234"  # the original is untouched
 
 
 def test_stored_row_and_result_views_are_redacted(reg: Registry) -> None:
-    inp = {"msg": "token ghp_abcdefghijklmnopqrstuvwxyz0123", "api_key": "k-123456",
-           "password": "pw", "pin": "0000", "headers": {"Authorization": "Bearer zzzzzzzzzzzz"},
-           "max_tokens": 5}
+    inp = {
+        "msg": "token ghp_abcdefghijklmnopqrstuvwxyz0123",
+        "api_key": "k-123456",
+        "password": "pw",
+        "pin": "0000",
+        "headers": {"Authorization": "Bearer zzzzzzzzzzzz"},
+        "max_tokens": 5,
+    }
     result = reg.call("echo", inp)
     assert result.output == inp  # the caller asked for it: raw
-    for view in (result.display, result.transcript,
-                 api.resolve_store(reg).get(result.run_id).public()):
+    for view in (
+        result.display,
+        result.transcript,
+        api.resolve_store(reg).get(result.run_id).public(),
+    ):
         text = json.dumps(view)
         for secret in ("ghp_abc", "k-123456", '"pw"', "zzzzzzzz"):
             assert secret not in text
@@ -67,8 +94,9 @@ def test_stored_row_and_result_views_are_redacted(reg: Registry) -> None:
 
 
 def test_logging_filter_redacts_messages_and_tracebacks() -> None:
-    record = logging.LogRecord("x", logging.ERROR, __file__, 1, "dsn=%s", ("postgres://a:b@h",),
-                               None)
+    record = logging.LogRecord(
+        "x", logging.ERROR, __file__, 1, "dsn=%s", ("postgres://a:b@h",), None
+    )
     try:
         raise RuntimeError("token sk-abcdefghijklmnopqrstuvwx")
     except RuntimeError:

@@ -76,14 +76,20 @@ def test_sync_handler_timeout_through_acall(reg: Registry) -> None:
 
 
 def test_declared_timeout_applies(make_registry) -> None:  # type: ignore[no-untyped-def]
-    reg = make_registry({"t.yaml": (
-        "toolctl: 1\nname: slowpoke\ndescription: Slow.\nhandler: rt_handlers:sleep\n"
-        "timeout: 0.1\n")})
+    reg = make_registry(
+        {
+            "t.yaml": (
+                "toolctl: 1\nname: slowpoke\ndescription: Slow.\nhandler: rt_handlers:sleep\n"
+                "timeout: 0.1\n"
+            )
+        }
+    )
     assert reg.call("slowpoke", {"s": 2}).status is RunStatus.TIMED_OUT
 
 
-def test_stuck_threads_make_new_calls_fail_fast(reg: Registry,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stuck_threads_make_new_calls_fail_fast(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(invoke, "MAX_THREADS", invoke._live + 1)
     first = reg.call("sleep", {"s": 1}, timeout=0.05)
     assert first.status is RunStatus.TIMED_OUT

@@ -22,12 +22,16 @@ DATA = {"a": {"b": 1, "c": [1, 2]}, "items": [{"n": "x", "s": 1}, {"n": "y", "s"
         ({"pick": ["items.n"]}, {"items": [{"n": "x"}, {"n": "y"}]}),
         ({"pick": ["missing"]}, {}),
         ({"omit": ["a"]}, {"items": DATA["items"], "k": "v"}),
-        ({"omit": ["items.s", "a.c"]},
-         {"a": {"b": 1}, "items": [{"n": "x"}, {"n": "y"}], "k": "v"}),
+        (
+            {"omit": ["items.s", "a.c"]},
+            {"a": {"b": 1}, "items": [{"n": "x"}, {"n": "y"}], "k": "v"},
+        ),
         ({"omit": ["items.0"]}, {"a": DATA["a"], "items": [{"n": "y", "s": 2}], "k": "v"}),
-        ({"redact": ["k", "a.b"]},
-         {"a": {"b": "[REDACTED]", "c": [1, 2]}, "items": DATA["items"], "k": "[REDACTED]"}),
-        ({"template": "{k}-{a.b}-{items.1.n}-{a.c}-{nope}-{{x}}"}, 'v-1-y-[1,2]--{x}'),
+        (
+            {"redact": ["k", "a.b"]},
+            {"a": {"b": "[REDACTED]", "c": [1, 2]}, "items": DATA["items"], "k": "[REDACTED]"},
+        ),
+        ({"template": "{k}-{a.b}-{items.1.n}-{a.c}-{nope}-{{x}}"}, "v-1-y-[1,2]--{x}"),
         ({"pick": ["k"], "template": "K={k}"}, "K=v"),
         ({"suppress": True}, SUPPRESSED),
     ],
@@ -48,17 +52,26 @@ def test_model_output_forms() -> None:
     out = {"city": "Paris", "t": 20, "img": "https://x/p.png"}
     assert to_model_output(None, "hi") == {"type": "text", "value": "hi"}
     assert to_model_output(None, out) == {"type": "json", "value": out}
-    assert to_model_output({"type": "text"}, out)["value"] == json.dumps(
-        out, separators=(",", ":"))
+    assert to_model_output({"type": "text"}, out)["value"] == json.dumps(out, separators=(",", ":"))
     assert to_model_output({"type": "json", "omit": ["img"]}, out) == {
-        "type": "json", "value": {"city": "Paris", "t": 20}}
-    parts = to_model_output({"type": "content", "parts": [
-        {"type": "text", "text": "{city} {t}"},
-        {"type": "image-data", "data": "{b64}", "mediaType": "image/png"},
-        {"type": "file-id", "fileId": "f-{t}"},
-    ]}, out)
-    assert parts == {"type": "content", "value": [{"type": "text", "text": "Paris 20"},
-                                                  {"type": "file-id", "fileId": "f-20"}]}
+        "type": "json",
+        "value": {"city": "Paris", "t": 20},
+    }
+    parts = to_model_output(
+        {
+            "type": "content",
+            "parts": [
+                {"type": "text", "text": "{city} {t}"},
+                {"type": "image-data", "data": "{b64}", "mediaType": "image/png"},
+                {"type": "file-id", "fileId": "f-{t}"},
+            ],
+        },
+        out,
+    )
+    assert parts == {
+        "type": "content",
+        "value": [{"type": "text", "text": "Paris 20"}, {"type": "file-id", "fileId": "f-20"}],
+    }
 
 
 def test_every_phase_in_the_pipeline(reg: Registry) -> None:
@@ -76,13 +89,13 @@ def test_every_phase_in_the_pipeline(reg: Registry) -> None:
 def test_callable_transforms_and_a_failing_one(reg: Registry) -> None:
     result = reg.call("customer_callable", {"customerId": "c1"})
     assert result.ok
-    assert result.display["input"] == {"customerId": "c1", "phase": "input",
-                                       "target": "display"}
+    assert result.display["input"] == {"customerId": "c1", "phase": "input", "target": "display"}
     assert "output" not in result.display  # suppress: true
     assert "input" not in result.transcript  # a callable returning None suppresses
     assert result.transcript["output"] == {
         "transformError": "transform rt_handlers:raising_transform raised RuntimeError: "
-                          "transform broke"}
+        "transform broke"
+    }
     assert any("transcript transform for output failed" in n for n in result.notes)
 
 
@@ -95,19 +108,33 @@ def test_error_phase(reg: Registry) -> None:
 
 def test_model_output_in_the_pipeline(reg: Registry) -> None:
     assert reg.call("weather_json", {"city": "Paris"}).model_output == {
-        "type": "json", "value": {"city": "Paris", "temperature": 72}}
+        "type": "json",
+        "value": {"city": "Paris", "temperature": 72},
+    }
     content = reg.call("weather_content", {"city": "Paris"}).model_output
-    assert content == {"type": "content", "value": [
-        {"type": "text", "text": "Paris: 72F and sunny"},
-        {"type": "image-url", "url": "https://example.com/radar/paris.png",
-         "mediaType": "image/png"},
-        {"type": "custom", "value": {"kind": "radar"}}]}
+    assert content == {
+        "type": "content",
+        "value": [
+            {"type": "text", "text": "Paris: 72F and sunny"},
+            {
+                "type": "image-url",
+                "url": "https://example.com/radar/paris.png",
+                "mediaType": "image/png",
+            },
+            {"type": "custom", "value": {"kind": "radar"}},
+        ],
+    }
     assert reg.call("weather_callable", {"city": "Oslo"}).model_output == {
-        "type": "content", "value": [
+        "type": "content",
+        "value": [
             {"type": "text", "text": "Oslo: 72F"},
-            {"type": "image-url", "url": "https://example.com/radar/oslo.png"}]}
+            {"type": "image-url", "url": "https://example.com/radar/oslo.png"},
+        ],
+    }
     assert reg.call("weather_plain", {"city": "Oslo"}).model_output == {
-        "type": "text", "value": "plain"}
+        "type": "text",
+        "value": "plain",
+    }
 
 
 def test_bad_model_output_callable_fails_the_run() -> None:
