@@ -21,7 +21,7 @@ def test_deltas_are_transformed_per_target(reg: Registry, events: list) -> None:
     assert result.output == {"msg": "hi"}
     assert result.display["inputDelta"] == ['…{"ms', '…g": "hi"', "…}"]
     assert "inputDelta" not in result.transcript
-    assert [e[0] for e in events][0] == "onInputStart"
+    assert events[0][0] == "onInputStart"
 
 
 def test_async_stream(reg: Registry, events: list) -> None:
