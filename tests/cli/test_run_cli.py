@@ -101,7 +101,7 @@ def test_prompt_shows_escaped_display_input(
     project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("sys.stdin", FakeTTY("y\n"))
-    code, out, err = toolctl(
+    code, _, err = toolctl(
         capsys, "run", "approve_echo", "-i", '{"msg": "ls\\u001b[2K\\rrm -rf ~ \\u202e"}'
     )
     assert code == 0
