@@ -31,6 +31,7 @@ from toolctl.runtime.store import MemoryStore, RunRecord, open_store, owner_fiel
 from toolctl.spec import ToolSpec
 
 _MEMORY = MemoryStore()
+_DEFAULT_STORES: dict[int, tuple[Any, Any]] = {}
 
 
 def resolve_store(registry: Any, store: Any = None) -> Any:
@@ -40,10 +41,27 @@ def resolve_store(registry: Any, store: Any = None) -> Any:
     if store is None or store is True:
         if getattr(registry, "project", None) is None:
             return _MEMORY
-        return open_store(None, registry)
+        found = _DEFAULT_STORES.get(id(registry))
+        if found is None or found[0] is not registry:
+            found = _DEFAULT_STORES[id(registry)] = (registry, open_store(None, registry))
+        return found[1]
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
+
+
+_INFO: dict[int, tuple[Any, tuple[str, ...], dict[str, Any] | None]] = {}
+
+
+def _info(registry: Any) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The registry's python path and locator, computed once per registry (path resolution
+    costs more than the rest of a call)."""
+    found = _INFO.get(id(registry))
+    if found is None or found[0] is not registry:
+        if len(_INFO) > 256:
+            _INFO.clear()
+        found = _INFO[id(registry)] = (registry, python_path_of(registry), locator(registry))
+    return found[1], found[2]
 
 
 def locator(registry: Any) -> dict[str, Any] | None:
@@ -69,13 +87,14 @@ def _spec(registry: Any, name: str) -> ToolSpec:
 
 def _new_call(registry: Any, name: str, store: Any, sync: bool, **options: Any) -> Call:
     spec = _spec(registry, name)
+    python_path, where = _info(registry)
     return Call(
         spec,
         resolve_store(registry, store),
-        python_path=python_path_of(registry),
+        python_path=python_path,
         options=Options(**options),
         sync=sync,
-        registry=locator(registry),
+        registry=where,
     )
 
 
