@@ -108,9 +108,8 @@ def run(
     display-transformed output, --format json the whole result. Exit codes: 0 succeeded,
     1 the tool failed, 2 usage error, 4 awaiting approval or suspended (the run id is printed).
     """
-    from toolctl.cli.runview import err, read_json_arg, registry_for
+    from toolctl.cli.runview import read_json_arg, registry_for
     from toolctl.runtime import api
-    from toolctl.runtime.pipeline import RunCancelled
 
     show = _show(raw, display, fmt)
     if approve and decline:
@@ -123,8 +122,8 @@ def run(
     approver = None
     if not approve and not decline and input != "-" and sys.stdin.isatty():
         approver = prompt_approval
-    try:
-        result = api.call(
+    result = _cancellable(
+        lambda: api.call(
             registry,
             name,
             "{}" if text is None else text,
@@ -136,9 +135,7 @@ def run(
             store=state,
             approver=approver,
         )
-    except RunCancelled as exc:
-        err(f"toolctl: run {exc.result.run_id} cancelled")
-        raise typer.Exit(130) from None
+    )
     _finish(result, show)
 
 
@@ -223,11 +220,16 @@ def _pending(registry_path: Path | None, state: Path | None, run_id: str) -> tup
 
 
 def _cancellable(fn: Any) -> RunResult:
+    """Run ``fn`` with handler prints sent to stderr (stdout is the result) and Ctrl-C
+    reported as a cancelled run (exit 130)."""
+    import contextlib
+
     from toolctl.cli.runview import err
     from toolctl.runtime.pipeline import RunCancelled
 
     try:
-        result: RunResult = fn()
+        with contextlib.redirect_stdout(sys.stderr):
+            result: RunResult = fn()
     except RunCancelled as exc:
         err(f"toolctl: run {exc.result.run_id} cancelled")
         raise typer.Exit(130) from None

@@ -275,27 +275,37 @@ class Call:
             approval=self.approval_dict(),
         )
 
-    def finish(self, result: RunResult, **extra: Any) -> None:
-        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
-        if not self.history and result.status.final and not self.recorded:
-            return
-        fields = self._record(result, **extra)
+    def _write(self, fields: dict[str, Any], *, cas: bool = True) -> str | None:
+        """Insert the run's row, or update it — with ``cas``, only if it is still in
+        ``expect_status`` and owned by this call. None on success, else the state found."""
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
             self.store.insert(rec)
             self.recorded = True
-            return
-        if not self.store.update(
-            self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
-        ):
-            current = self.store.get(self.run_id)
-            result.notes.append(
-                f"the run was already {current.status} when it finished "
-                "(e.g. cancelled); that state was kept"
+            return None
+        if cas:
+            done = self.store.update(
+                self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
             )
-            result.status = RunStatus(current.status)
+        else:
+            done = self.store.update(self.run_id, **fields)
+        return None if done else str(self.store.get(self.run_id).status)
+
+    def _kept(self, result: RunResult, found: str | None) -> None:
+        """Another writer (``runs cancel``) ended the run first: its state stands."""
+        if found is not None:
+            result.notes.append(
+                f"the run was already {found} when it finished; that state was kept"
+            )
+            result.status = RunStatus(found)
+
+    def finish(self, result: RunResult, **extra: Any) -> None:
+        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
+        if not self.history and result.status.final and not self.recorded:
+            return
+        self._kept(result, self._write(self._record(result, **extra)))
 
     def mark_running(self) -> None:
         """Write the ``running`` row before any side effect can happen.
@@ -309,16 +319,9 @@ class Call:
             return
         self.owner = secrets.token_hex(8)
         claim = owner_fields(self.owner, self.timeout + 60.0 if self.timeout else None)
-        if not self.recorded:
-            rec = self._new_record()
-            rec.input = self.transcript.get("input")
-            rec.started_at = time.time()
-            for key, value in claim.items():
-                setattr(rec, key, value)
-            self.store.insert(rec)
-            self.recorded = True
-        else:
-            self.store.update(self.run_id, **claim)
+        self._write(
+            {"input": self.transcript.get("input"), "started_at": time.time(), **claim}, cas=False
+        )
 
     @property
     def timeout(self) -> float | None:
@@ -494,18 +497,7 @@ class Call:
             result, raw_input=self.input, raw_context=self.context, owner=None, **extra
         )
         fields["error"] = None
-        if not self.recorded:
-            rec = self._new_record()
-            for key, value in fields.items():
-                setattr(rec, key, value)
-            self.store.insert(rec)
-            self.recorded = True
-        elif not self.store.update(
-            self.run_id, expect_status=RunStatus.RUNNING.value, expect_owner=self.owner, **fields
-        ):
-            current = self.store.get(self.run_id)
-            result.status = RunStatus(current.status)
-            result.notes.append(f"the run was already {current.status}; that state was kept")
+        self._kept(result, self._write(fields))
 
     def start_background(self) -> RunResult:
         """Store the run as ``running`` and hand it to a detached worker process."""
@@ -519,33 +511,16 @@ class Call:
                 )
             )
         token = secrets.token_hex(8)
-        rec = self._new_record()
-        rec.input = self.transcript.get("input")
-        rec.raw_input, rec.raw_context = self.input, self.context
-        for key, value in owner_fields(token, background.SPAWN_LEASE_S).items():
-            setattr(rec, key, value)
-        if self.recorded:
-            self.store.update(
-                self.run_id,
-                **{
-                    k: getattr(rec, k)
-                    for k in (
-                        "raw_input",
-                        "raw_context",
-                        "owner",
-                        "owner_pid",
-                        "owner_host",
-                        "owner_start",
-                        "lease_expires",
-                        "approval",
-                        "background",
-                    )
-                },
-                status=RunStatus.RUNNING.value,
-            )
-        else:
-            self.store.insert(rec)
-            self.recorded = True
+        self._write(
+            {
+                "input": self.transcript.get("input"),
+                "raw_input": self.input,
+                "raw_context": self.context,
+                "status": RunStatus.RUNNING.value,
+                **owner_fields(token, background.SPAWN_LEASE_S),
+            },
+            cas=False,
+        )
         background.spawn(self.store, self.run_id, token, self.registry)
         self.notes.append("running in the background: toolctl runs wait " + self.run_id)
         return self.result(RunStatus.RUNNING, ended=False)
