@@ -104,6 +104,12 @@ def registry_for(registry_path: Path | None, tool: str | None = None) -> Registr
         except UnknownToolError as exc:
             print_error(exc)
             raise typer.Exit(EXIT_USAGE) from None
+    if tool is not None and not registry.get(tool).enabled:
+        err(
+            f"toolctl: error: tool {tool!r} is disabled (enabled: false in "
+            f"{registry.get(tool).location})"
+        )
+        raise typer.Exit(EXIT_USAGE)
     return registry
 
 
@@ -152,8 +158,10 @@ def render(result: RunResult, show: Show) -> int:
     status = result.status
     if status is RunStatus.AWAITING_APPROVAL:
         out(result.run_id)
+        err(f"{result.tool}: approval required; run {result.run_id} is waiting.")
+        if "approval" in result.display:
+            err("  " + dump(result.display["approval"]).replace("\n", "\n  "))
         err(
-            f"{result.tool}: approval required; run {result.run_id} is waiting.\n"
             f"  approve: toolctl approve {result.run_id}\n"
             f"  decline: toolctl decline {result.run_id} [--reason TEXT]"
         )
@@ -161,12 +169,11 @@ def render(result: RunResult, show: Show) -> int:
     if status is RunStatus.SUSPENDED:
         if result.error is not None:  # resume data rejected; the run stays suspended
             err(f"toolctl: error: {result.error.text()}")
-        shown = result.display.get("suspend", result.suspend_payload)
-        out(dump(shown))
-        err(
-            f"{result.tool}: suspended; run {result.run_id} is waiting.\n"
-            f"  resume: toolctl resume {result.run_id} --data JSON"
-        )
+        out(result.run_id)
+        err(f"{result.tool}: suspended; run {result.run_id} is waiting.")
+        if "suspend" in result.display:
+            err("  " + dump(result.display["suspend"]).replace("\n", "\n  "))
+        err(f"  resume: toolctl resume {result.run_id} --data JSON")
         return code
     if status is RunStatus.RUNNING:
         out(result.run_id)

@@ -330,7 +330,6 @@ def _approve_background(c: Call, rec: RunRecord, st: Any) -> RunResult:
     ):
         raise RunStateError(f"run {rec.run_id} was already approved or declined")
     background.spawn(st, rec.run_id, token, c.registry)
-    c.notes.append("running in the background: toolctl runs wait " + rec.run_id)
     return c.result(RunStatus.RUNNING, ended=False)
 
 

@@ -522,7 +522,6 @@ class Call:
             cas=False,
         )
         background.spawn(self.store, self.run_id, token, self.registry)
-        self.notes.append("running in the background: toolctl runs wait " + self.run_id)
         return self.result(RunStatus.RUNNING, ended=False)
 
     # ------------------------------------------------------------ execution
