@@ -124,7 +124,7 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     code, out, _ = toolctl(capsys, "runs", "list", "--tool", "bg", "--format", "json")
     assert [r["run_id"] for r in json.loads(out)] == [bg_id]
     code, out, _ = toolctl(capsys, "runs", "show", bg_id)
-    assert code == 0 and "status    succeeded" in out
+    assert code == 0 and "status     succeeded" in out
     code, out, _ = toolctl(capsys, "runs", "show", bg_id, "--format", "json")
     assert json.loads(out)["output"] == {"slept": 0.1}
     code, out, _ = toolctl(capsys, "run", "bg", "-i", '{"s": 30}')

@@ -96,11 +96,16 @@ def show_cmd(
     if fmt == "json":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
-    out(
-        f"run       {rec.run_id}\ntool      {rec.tool}\nstatus    {rec.status}\n"
-        f"started   {_when(rec.started_at or rec.created_at)}\nended     {_when(rec.ended_at)}\n"
-        f"duration  {_ms(rec.duration_ms)}\ndefinition {rec.tool_digest[:16]}"
-    )
+    rows = [
+        ("run", rec.run_id),
+        ("tool", rec.tool),
+        ("status", rec.status),
+        ("started", _when(rec.started_at or rec.created_at)),
+        ("ended", _when(rec.ended_at)),
+        ("duration", _ms(rec.duration_ms)),
+        ("definition", rec.tool_digest[:16]),
+    ]
+    out("\n".join(f"{label:<11}{value}" for label, value in rows))
     for key in ("input", "output", "suspend", "resume", "error", "approval"):
         if data.get(key) is not None:
             out(f"{key}:\n  " + dump(data[key]).replace("\n", "\n  "))

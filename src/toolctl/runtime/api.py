@@ -245,10 +245,9 @@ async def _resume(
     st = resolve_store(registry, store)
     rec = st.get(run_id)
     if rec.status != RunStatus.SUSPENDED.value:
-        extra = (
-            " (it was already resumed)" if rec.resume_count and rec.status != "suspended" else ""
-        )
-        raise RunStateError(f"run {rec.run_id} is not suspended (status: {rec.status}){extra}")
+        if rec.resume_count:
+            raise RunStateError(f"run {rec.run_id} was already resumed (status: {rec.status})")
+        raise RunStateError(f"run {rec.run_id} is not suspended (status: {rec.status})")
     spec = registry.get(rec.tool)
     _check_binding(rec, spec, for_resume=True)
     c = _pending_call(registry, rec, st, sync, **options)

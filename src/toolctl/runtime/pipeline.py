@@ -584,7 +584,7 @@ class Call:
             return self.error_result(
                 ToolErrorInfo(
                     ErrorCode.HANDLER_ERROR.value,
-                    redact_text(f"{spec.name} failed: {type(exc).__name__}: {exc}"),
+                    redact_text(f"{type(exc).__name__}: {exc}"),
                     [{"type": type(exc).__name__}],
                 )
             )
@@ -629,7 +629,7 @@ class Call:
             raise KeyboardInterrupt
         raise _Failed(
             ErrorCode.HANDLER_ERROR.value,
-            redact_text(f"{self.spec.name} failed: {outcome.message}"),
+            redact_text(outcome.message),
         )
 
     def _check_output(self, output: Any) -> None:
