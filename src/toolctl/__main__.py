@@ -1,0 +1,3 @@
+from toolctl.cli import main
+
+main()

@@ -1,0 +1,110 @@
+"""The Typer application, its one error boundary, and the list of command modules."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from toolctl import __version__
+
+# Each module exposes ``register(app)``; keep imports in them light (no yaml/jsonschema/mcp at
+# module level) so ``toolctl --help`` stays fast.
+COMMAND_MODULES = [
+    "toolctl.cli.validate",
+    "toolctl.cli.inspect",
+]
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # findings, or a tool that failed
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_PENDING = 4  # awaiting approval or suspended
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="toolctl",
+    help="A declarative registry of LLM tools: validate, lint, test, run, export and serve.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"toolctl {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """A declarative registry of LLM tools: validate, lint, test, run, export and serve."""
+
+
+_registered = False
+
+
+def _register_all() -> None:
+    global _registered
+    if _registered:
+        return
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(app)
+    _registered = True
+
+
+_register_all()
+
+
+def main() -> None:
+    """Console-script entry point: run the app behind one error boundary."""
+    sys.exit(run(sys.argv[1:]))
+
+
+def run(argv: list[str]) -> int:
+    """Run the CLI on ``argv`` and return the exit code (the one error boundary)."""
+    from toolctl.errors import ToolctlError
+
+    try:
+        result = app(args=argv, prog_name="toolctl", standalone_mode=False)
+    except ToolctlError as exc:
+        from toolctl.cli.render import print_error
+
+        print_error(exc)
+        return EXIT_FINDINGS
+    except KeyboardInterrupt:
+        sys.stderr.write("toolctl: interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        return _other_error(exc)
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _other_error(exc: Exception) -> int:
+    # typer >= 0.29 vendors click, so click's exception classes are matched by shape.
+    if type(exc).__name__ == "Abort":
+        sys.stderr.write("toolctl: aborted\n")
+        return EXIT_INTERRUPTED
+    show = getattr(exc, "show", None)
+    if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
+        show()
+        return int(exc.exit_code)  # type: ignore[attr-defined]
+    if os.environ.get("TOOLCTL_TRACEBACK"):
+        raise exc
+    sys.stderr.write(
+        f"toolctl: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in toolctl; rerun with TOOLCTL_TRACEBACK=1 and report it.\n"
+    )
+    return EXIT_INTERNAL

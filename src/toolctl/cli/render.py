@@ -1,0 +1,100 @@
+"""Rendering for the CLI: diagnostics, tables and JSON. Colour only on a terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolctl.diagnostics import Diagnostic
+    from toolctl.errors import ToolctlError
+
+_STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _use_color(stream: Any) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def console(stderr: bool = False) -> Console:
+    """A rich console on stdout (or stderr): colour and markup only on a terminal."""
+    from rich.console import Console
+
+    stream = sys.stderr if stderr else sys.stdout
+    color = _use_color(stream)
+    return Console(
+        file=stream,
+        no_color=not color,
+        color_system="auto" if color else None,
+        highlight=False,
+        soft_wrap=not color,
+        width=None if color else 200,
+    )
+
+
+def err_console() -> Console:
+    """The stderr console (diagnostics, progress)."""
+    return console(stderr=True)
+
+
+def print_json(data: Any, indent: int | None = 2) -> None:
+    """Machine output on stdout: deterministic, strict JSON."""
+    sys.stdout.write(json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def print_diagnostics(diags: Iterable[Diagnostic]) -> None:
+    """``file:line:col: severity CODE message`` lines on stderr (coloured on a terminal)."""
+    diags = list(diags)
+    if not diags:
+        return
+    if not _use_color(sys.stderr):
+        sys.stderr.write("".join(d.format() + "\n" for d in diags))
+        return
+    from rich.markup import escape
+
+    con = err_console()
+    for d in diags:
+        where = str(d.location) if d.file else "toolctl"
+        style = _STYLES.get(d.severity.value, "")
+        line = f"[bold]{escape(where)}[/]: [{style}]{d.severity.value}[/] [dim]{d.code}[/] "
+        line += escape(d.message)
+        if d.hint:
+            line += f" [dim](hint: {escape(d.hint)})[/]"
+        con.print(line)
+
+
+def summary_line(diags: Iterable[Diagnostic], checked: str) -> str:
+    """``N error(s), M warning(s) in ...`` or ``ok: ...``."""
+    diags = list(diags)
+    errors = sum(d.severity.value == "error" for d in diags)
+    warnings = sum(d.severity.value == "warning" for d in diags)
+    if not errors and not warnings:
+        return f"ok: {checked}"
+    return f"{errors} error(s), {warnings} warning(s) in {checked}"
+
+
+def print_error(exc: ToolctlError) -> None:
+    """A user error: its diagnostics, then the one-line message and hint, on stderr."""
+    if exc.diagnostics:
+        print_diagnostics(exc.diagnostics)
+    text = f"toolctl: error: {exc.message}"
+    if exc.hint:
+        text += f"\n  hint: {exc.hint}"
+    sys.stderr.write(text + "\n")
+
+
+def diagnostics_json(diags: Iterable[Diagnostic], **extra: Any) -> dict[str, Any]:
+    """The ``--format json`` document for a list of diagnostics."""
+    items = [d.to_dict() for d in diags]
+    status = "fail" if any(d["severity"] == "error" for d in items) else "ok"
+    return {"status": status, **extra, "diagnostics": items}

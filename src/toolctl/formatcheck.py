@@ -1,0 +1,125 @@
+"""Checking a loaded tool file against the format's JSON Schema, with located diagnostics."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from typing import Any
+
+from toolctl.diagnostics import Diagnostic, Location, error
+from toolctl.spec.model import format_schema
+from toolctl.yamlsrc import Document, JsonPath
+
+FORMAT_VERSION = 1
+
+
+@functools.cache
+def _fast_validator() -> Any:
+    try:
+        import jsonschema_rs
+
+        return jsonschema_rs.validator_for(format_schema())
+    except Exception:  # pragma: no cover - optional fast path
+        return None
+
+
+@functools.cache
+def _slow_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(format_schema())
+
+
+def _allowed_keys(schema_node: Any) -> list[str]:
+    if isinstance(schema_node, dict):
+        return [k for k in schema_node.get("properties", {}) if k != "toolctl"]
+    return []
+
+
+def _extra_keys(err: Any) -> list[str]:
+    """Keys of the offending mapping that neither ``properties`` nor an ``x-`` pattern allow."""
+    props = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+    patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
+    return [k for k in err.instance if k not in props and not (patterns and k.startswith("x-"))]
+
+
+def _best(err: Any) -> Any:
+    """Descend into oneOf/anyOf to the most relevant branch error."""
+    from jsonschema.exceptions import best_match
+
+    while err.validator in ("oneOf", "anyOf") and err.context:
+        err = best_match(err.context)
+    return err
+
+
+def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
+    err = _best(err)
+    path: JsonPath = tuple(err.absolute_path)
+    if err.validator == "additionalProperties":
+        out = []
+        allowed = _allowed_keys(err.schema)
+        for key in _extra_keys(err):
+            line, col = doc.locate((*path, key), key=True)
+            near = difflib.get_close_matches(key, allowed, n=1)
+            hint = f"did you mean {near[0]!r}?" if near else "extension keys must start with x-"
+            out.append(
+                error(
+                    Location(doc.file, line, col),
+                    "TC201",
+                    f"unknown key {key!r}",
+                    hint=hint,
+                    pointer=_pointer((*path, key)),
+                )
+            )
+        return out
+    line, col = doc.locate(path)
+    where = _pointer(path) or "the file"
+    message = f"{where}: {err.message}" if path else err.message
+    return [error(Location(doc.file, line, col), "TC201", message, pointer=_pointer(path))]
+
+
+def _pointer(path: JsonPath) -> str:
+    return "".join(f"/{p}" for p in path)
+
+
+def check_format(doc: Document) -> list[Diagnostic]:
+    """Diagnostics for everything in ``doc`` that the format v1 schema rejects."""
+    data = doc.data
+    top = Location(doc.file, 1, 1)
+    if not isinstance(data, dict):
+        return [
+            error(
+                top,
+                "TC202",
+                "a tool file must be a mapping with `toolctl: 1`",
+                hint="start the file with `toolctl: 1` and a tool's keys",
+            )
+        ]
+    if "toolctl" not in data:
+        return [
+            error(
+                top,
+                "TC202",
+                "missing format version",
+                hint="add `toolctl: 1` at the top of the file",
+            )
+        ]
+    if data["toolctl"] != FORMAT_VERSION or isinstance(data["toolctl"], bool):
+        line, col = doc.locate(("toolctl",))
+        return [
+            error(
+                Location(doc.file, line, col),
+                "TC202",
+                f"unsupported format version {data['toolctl']!r}",
+                hint="this toolctl reads `toolctl: 1`",
+            )
+        ]
+    fast = _fast_validator()
+    if fast is not None and fast.is_valid(data):
+        return []
+    out: list[Diagnostic] = []
+    for err in _slow_validator().iter_errors(data):
+        out.extend(_diagnostics_for(err, doc))
+        if len(out) >= 50:
+            break
+    return out

@@ -1,0 +1,416 @@
+"""tools.d → Registry. Collects every diagnostic in every file; never stops at the first.
+
+Loading is pure data work: files are read with the strict YAML loader, checked against the format
+schema, their schemas bundled and meta-validated, examples and test inputs validated, and handler
+references located *without importing them*.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from toolctl import references, refs
+from toolctl.config import Project, project_for
+from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
+from toolctl.errors import DeclarationError, YamlError
+from toolctl.formatcheck import check_format
+from toolctl.registry import Registry
+from toolctl.schema import cached_validator, check_schema
+from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
+from toolctl.yamlsrc import Document, JsonPath, load_file
+
+TOOL_SUFFIXES = (".yaml", ".yml")
+SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
+REGISTRY_GROUP = "toolctl.registries"
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return str(path)
+
+
+def _short(path: Path) -> str:
+    rel = display_path(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+@dataclass
+class _Context:
+    """State shared while loading one registry."""
+
+    python_path: list[Path]
+    docs: dict[Path, Document] = field(default_factory=dict)
+    invalid: set[int] = field(default_factory=set)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def load_doc(self, path: Path) -> Document:
+        path = path.resolve()
+        if path not in self.docs:
+            self.docs[path] = load_file(path, _short(path))
+        return self.docs[path]
+
+
+# ---------------------------------------------------------------- discovery
+
+
+def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
+    """Tool files under ``tool_path`` (sorted), or a diagnostic for each refused entry."""
+    if tool_path.is_file():
+        yield tool_path, None
+        return
+    if not tool_path.is_dir():
+        yield (
+            tool_path,
+            error(
+                Location(_short(tool_path)),
+                "TC110",
+                "tools path not found",
+                hint="create tools.d/ or set `tools:` in toolctl.yaml",
+            ),
+        )
+        return
+    root = tool_path.resolve()
+    for dirpath, dirnames, filenames in os.walk(tool_path, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for name in sorted(filenames):
+            if not name.endswith(TOOL_SUFFIXES) or name.endswith(SCHEMA_SUFFIXES):
+                continue
+            path = Path(dirpath) / name
+            if path.is_symlink():
+                target = path.resolve()
+                if root not in target.parents:
+                    yield (
+                        path,
+                        error(
+                            Location(_short(path)),
+                            "TC110",
+                            "symlink points outside the tools directory",
+                            hint="copy the file into the registry instead",
+                        ),
+                    )
+                    continue
+            yield path, None
+
+
+# ---------------------------------------------------------------- one tool
+
+
+def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
+    """Every callable reference in a declaration, with its path."""
+    if isinstance(raw.get("handler"), str):
+        yield ("handler",), raw["handler"]
+    for hook, ref in raw.get("hooks", {}).items():
+        yield ("hooks", hook), ref
+    tmo = raw.get("toModelOutput")
+    if isinstance(tmo, dict) and "call" in tmo:
+        yield ("toModelOutput", "call"), tmo["call"]
+    for target, phases in raw.get("transform", {}).items():
+        for phase, spec in phases.items():
+            if "call" in spec:
+                yield ("transform", target, phase, "call"), spec["call"]
+
+
+def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
+    checks: list[tuple[str, JsonPath, Any, str, str]] = []
+    for i, example in enumerate(spec.input_examples):
+        checks.append(
+            (
+                "inputSchema",
+                ("inputExamples", i, "input"),
+                example["input"],
+                "TC304",
+                "input example",
+            )
+        )
+    for i, case in enumerate(spec.tests):
+        label = f"test {case.get('name', i)!r}"
+        if "input" in case:
+            checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
+        if "resume" in case and spec.resume_schema is not None:
+            checks.append(
+                (
+                    "resumeSchema",
+                    ("tests", i, "resume"),
+                    case["resume"],
+                    "TC306",
+                    f"{label} resume data",
+                )
+            )
+        if "context" in case and spec.request_context_schema is not None:
+            checks.append(
+                (
+                    "requestContextSchema",
+                    ("tests", i, "context"),
+                    case["context"],
+                    "TC306",
+                    f"{label} context",
+                )
+            )
+    for key, path, instance, code, label in checks:
+        if key in bad_schemas:
+            continue
+        for problem in cached_validator(spec.schema(key)).errors(instance, limit=5):
+            where = problem.pointer or "/"
+            out.append(
+                error(
+                    spec.locate(*path, *problem.path),
+                    code,
+                    f"{label} does not match {key} at {where}: {problem.message}",
+                    tool=spec.name,
+                )
+            )
+
+
+def _check_schemas(
+    raw: dict[str, Any],
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    root: Path,
+    ctx: _Context,
+    out: list[Diagnostic],
+) -> tuple[dict[str, Any], set[str]]:
+    bundled: dict[str, Any] = {}
+    bad: set[str] = set()
+    name = raw.get("name")
+
+    def loc(path: JsonPath, in_file: str | None = None) -> Location:
+        if in_file and in_file != doc.file:
+            other = next((d for d in ctx.docs.values() if d.file == in_file), None)
+            if other is not None:
+                line, col = other.locate(path)
+                return Location(in_file, line, col)
+            return Location(in_file)
+        line, col = doc.locate((*pointer, *path))
+        return Location(doc.file, line, col)
+
+    for key in SCHEMA_KEYS:
+        if key not in raw:
+            continue
+        schema, problems = refs.bundle(
+            raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+        )
+        for p in problems:
+            own = p.file == doc.file
+            out.append(
+                error(
+                    loc((key, *p.path) if own else p.path, p.file),
+                    p.code,
+                    p.message,
+                    hint=p.hint,
+                    tool=name,
+                )
+            )
+            bad.add(key)
+        for sp in check_schema(schema):
+            out.append(
+                error(
+                    loc((key, *sp.path)),
+                    "TC301",
+                    f"{key} is not a valid JSON Schema: {sp.message}",
+                    tool=name,
+                    hint="see https://json-schema.org/understanding-json-schema/",
+                )
+            )
+            bad.add(key)
+        for at, chain in refs.endless_cycles(schema):
+            out.append(
+                error(
+                    loc((key, *at)),
+                    "TC303",
+                    f"{key} has a $ref cycle that never ends: {' -> '.join(chain)}",
+                    tool=name,
+                    hint="break the cycle with properties/items",
+                )
+            )
+            bad.add(key)
+        bundled[key] = schema
+    return bundled, bad
+
+
+def _build_tool(
+    raw: dict[str, Any],
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    root: Path,
+    origin: Origin,
+    ctx: _Context,
+) -> tuple[ToolSpec, list[Diagnostic]]:
+    out: list[Diagnostic] = []
+    bundled, bad = _check_schemas(raw, doc, pointer, file, root, ctx, out)
+    line, col = doc.locate((*pointer, "name"))
+    spec = ToolSpec.from_validated(
+        raw,
+        origin=origin,
+        location=Location(doc.file, line, col),
+        document=doc,
+        pointer=pointer,
+        schemas=bundled,
+    )
+    _check_instances(spec, out, bad)
+    python_path = ctx.python_path if origin.kind == "file" else []
+    for path, ref in _refs_in(raw):
+        problem = references.check_static(ref, python_path)
+        if problem:
+            out.append(
+                error(
+                    spec.locate(*path),
+                    "TC402",
+                    f"{ref!r} does not resolve: {problem}",
+                    tool=spec.name,
+                    hint="check the module path and `pythonPath` in toolctl.yaml",
+                )
+            )
+    return spec, out
+
+
+# ---------------------------------------------------------------- one file
+
+
+def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
+    if "tools" in data:
+        return [(("tools", i), t) for i, t in enumerate(data["tools"])]
+    return [((), data)]
+
+
+def load_file_tools(
+    path: Path, root: Path, origin_kind: str, origin_name: str, ctx: _Context
+) -> list[ToolSpec]:
+    """Load one tool file; diagnostics go to ``ctx``; tools with errors are marked invalid."""
+    display = _short(path)
+    try:
+        doc = load_file(path, display)
+    except YamlError as exc:
+        ctx.diagnostics.append(
+            error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
+        )
+        return []
+    ctx.docs[path.resolve()] = doc
+    format_diags = check_format(doc)
+    ctx.diagnostics.extend(format_diags)
+    if not isinstance(doc.data, dict) or any(
+        not d.pointer.startswith("/tools/") for d in format_diags
+    ):
+        return []
+    broken = {d.pointer.split("/")[2] for d in format_diags}
+    origin = Origin(origin_kind, origin_name, display)
+    specs = []
+    for pointer, raw in _tools_of(doc.data):
+        if pointer and str(pointer[1]) in broken:
+            continue
+        spec, diags = _build_tool(raw, doc, pointer, path, root, origin, ctx)
+        ctx.diagnostics.extend(diags)
+        if has_errors(diags):
+            ctx.invalid.add(id(spec))
+        specs.append(spec)
+    return specs
+
+
+# ---------------------------------------------------------------- packs
+
+
+@functools.cache
+def _pack_entry_points() -> tuple[Any, ...]:
+    from importlib_metadata import entry_points
+
+    return tuple(entry_points(group=REGISTRY_GROUP))
+
+
+def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
+    """(pack name, directory) for each installed registry pack, located without importing."""
+    for ep in _pack_entry_points():
+        dist = getattr(ep.dist, "name", None) or ep.name
+        target = ep.value.replace(":", ".")
+        directory = references.package_dir(target)
+        if directory is None or not directory.is_dir():
+            ctx.diagnostics.append(error(Location(f"<pack {dist}>"), "TC205",
+                                         f"registry pack {ep.name!r}: {target!r} is not a "
+                                         "package directory that can be found",
+                                         hint="point the entry point at a package with YAML"))
+            continue
+        yield f"{dist}", directory
+
+
+# ---------------------------------------------------------------- registry
+
+
+def _dedupe(specs: list[ToolSpec], ctx: _Context) -> dict[str, ToolSpec]:
+    by_name: dict[str, list[ToolSpec]] = {}
+    for spec in specs:
+        by_name.setdefault(spec.name, []).append(spec)
+    tools: dict[str, ToolSpec] = {}
+    for name in sorted(by_name):
+        group = by_name[name]
+        valid = [s for s in group if id(s) not in ctx.invalid]
+        if valid:
+            tools[name] = valid[0]
+        if len(group) > 1:
+            where = ", ".join(
+                str(s.location)
+                if s.origin.kind == "file"
+                else f"{s.origin.name} pack ({s.location})"
+                for s in group
+            )
+            for spec in group:
+                code = "TC204" if any(s.origin.kind == "package" for s in group) else "TC203"
+                ctx.diagnostics.append(
+                    error(
+                        spec.location,
+                        code,
+                        f"duplicate tool name {name!r}: defined in {where}",
+                        tool=name,
+                        hint="rename all but one",
+                    )
+                )
+    return tools
+
+
+def load_registry(
+    path: str | Path | None = None, *, packs: bool = True, project: Project | None = None
+) -> Registry:
+    """Load a registry and return it with every diagnostic. Raises only for a bad config."""
+    project = project or project_for(Path(path) if path is not None else None)
+    ctx = _Context(project.python_path)
+    specs: list[ToolSpec] = []
+    for tool_path in project.tool_paths:
+        root = tool_path if tool_path.is_dir() else tool_path.parent
+        for file, problem in _discover(tool_path):
+            if problem is not None:
+                ctx.diagnostics.append(problem)
+                continue
+            specs.extend(load_file_tools(file, root, "file", "", ctx))
+    if packs:
+        for name, directory in _pack_dirs(ctx):
+            for file, problem in _discover(directory):
+                if problem is None:
+                    specs.extend(load_file_tools(file, directory, "package", name, ctx))
+                else:
+                    ctx.diagnostics.append(problem)
+    tools = _dedupe(specs, ctx)
+    return Registry(tools, sorted_unique(ctx.diagnostics), project)
+
+
+def load(path: str | Path | None = None, *, strict: bool = True, packs: bool = True) -> Registry:
+    """Load the registry at ``path`` (default: found from the working directory).
+
+    With ``strict`` (the default) any error raises :class:`DeclarationError` listing every
+    diagnostic; with ``strict=False`` the valid tools load and ``registry.diagnostics`` tells
+    what was left out.
+    """
+    registry = load_registry(path, packs=packs)
+    if strict and not registry.ok:
+        errors = [d for d in registry.diagnostics if d.severity.value == "error"]
+        raise DeclarationError(
+            f"{len(errors)} error(s) in the registry; first: {errors[0].format()}",
+            diagnostics=registry.diagnostics,
+        )
+    return registry

@@ -1,0 +1,166 @@
+"""Python object references in entry-point syntax: ``package.module:attr[.attr]``.
+
+Parsing goes through importlib-metadata's :class:`EntryPoint` (no home-made parser). Static
+checking finds the module file and reads its syntax tree to see that the attribute is defined,
+without executing anything; only :func:`load_object` imports, and only the runtime calls it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib.machinery import PathFinder
+from pathlib import Path
+from typing import Any
+
+from importlib_metadata import EntryPoint
+
+from toolctl.errors import HandlerReferenceError
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A parsed ``module:attr`` reference."""
+
+    module: str
+    attr: str
+
+    def __str__(self) -> str:
+        return f"{self.module}:{self.attr}"
+
+
+def parse(ref: str) -> Reference:
+    """Parse ``pkg.module:attr``; :class:`HandlerReferenceError` when it is not of that form."""
+    ep = EntryPoint(name="ref", value=ref, group="toolctl")
+    match = ep.pattern.match(ref)
+    if match is None or not match.group("attr"):
+        raise HandlerReferenceError(
+            f"{ref!r} is not a Python reference", hint="write it as package.module:function"
+        )
+    return Reference(ep.module, ep.attr)
+
+
+def _find_module(module: str, search: list[str]) -> tuple[str | None, str]:
+    """Find the file of ``module`` without importing anything; (origin or None, problem)."""
+    return _find_module_cached(module, tuple(search))
+
+
+@functools.lru_cache(maxsize=1024)
+def _find_module_cached(module: str, search: tuple[str, ...]) -> tuple[str | None, str]:
+    parts = module.split(".")
+    paths: list[str] | None = list(search)
+    origin: str | None = None
+    for depth, part in enumerate(parts):
+        spec = PathFinder.find_spec(part, paths)
+        if spec is None:
+            where = ".".join(parts[:depth]) or "the registry's Python path or site-packages"
+            return None, f"module {'.'.join(parts[: depth + 1])!r} not found in {where}"
+        origin = spec.origin if spec.has_location else None
+        paths = list(spec.submodule_search_locations or [])
+        if depth < len(parts) - 1 and not spec.submodule_search_locations:
+            return None, f"{'.'.join(parts[: depth + 1])!r} is a module, not a package"
+    return origin, ""
+
+
+def package_dir(module: str) -> Path | None:
+    """The directory of package ``module`` (regular or namespace), found without importing."""
+    parts = module.split(".")
+    paths: list[str] | None = search_path([])
+    for part in parts:
+        spec = PathFinder.find_spec(part, paths)
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        paths = list(spec.submodule_search_locations)
+    return Path(paths[0]) if paths else None
+
+
+@functools.lru_cache(maxsize=512)
+def _module_names(origin: str) -> frozenset[str] | None:
+    """Names bound at module level in a source file; None when it cannot be known statically."""
+    if not origin.endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(Path(origin).read_bytes(), filename=origin)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    for node in _top_level(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+    if "__getattr__" in names:
+        return None
+    return frozenset(names)
+
+
+def _top_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
+    """Module-level statements, looking inside if/try blocks (conditional definitions)."""
+    for node in body:
+        if isinstance(node, ast.If):
+            yield from _top_level(node.body)
+            yield from _top_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                yield from _top_level(block)
+            for handler in node.handlers:
+                yield from _top_level(handler.body)
+        else:
+            yield node
+
+
+def search_path(python_path: Iterable[Path]) -> list[str]:
+    """The directories searched for handler modules: the registry's Python path, then sys.path."""
+    return [str(p) for p in python_path] + [p for p in sys.path if p]
+
+
+def check_static(ref: str, python_path: Iterable[Path]) -> str | None:
+    """Why ``ref`` cannot resolve (a message), or None when it looks fine. Never imports."""
+    try:
+        parsed = parse(ref)
+    except HandlerReferenceError as exc:
+        return str(exc)
+    origin, problem = _find_module(parsed.module, search_path(python_path))
+    if problem:
+        return problem
+    if origin is None:
+        return None  # namespace package or built-in: cannot check statically
+    names = _module_names(origin)
+    first = parsed.attr.split(".")[0]
+    if names is not None and first not in names:
+        return f"module {parsed.module!r} defines no {first!r} at module level"
+    return None
+
+
+def load_object(ref: str, python_path: Iterable[Path] = ()) -> Any:
+    """Import and return the object ``ref`` names (runtime only: this executes user code)."""
+    parsed = parse(ref)
+    for entry in reversed([str(p) for p in python_path]):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    try:
+        obj: Any = importlib.import_module(parsed.module)
+    except ImportError as exc:
+        raise HandlerReferenceError(
+            f"cannot import {parsed.module!r} for {ref!r}: {exc}",
+            hint="check the module name and the pythonPath setting in toolctl.yaml",
+        ) from exc
+    for part in parsed.attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise HandlerReferenceError(
+                f"{ref!r}: {parsed.module!r} has no attribute {part!r}"
+            ) from None
+    return obj

@@ -1,0 +1,100 @@
+"""The registry: the loaded, validated tools by name, plus everything found wrong on the way."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolctl.diagnostics import Diagnostic, has_errors
+from toolctl.errors import UnknownToolError
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
+    from toolctl.spec import ToolSpec
+
+
+@dataclass
+class Registry:
+    """Tools by name (sorted), the diagnostics of loading them, and the project they belong to.
+
+    The registry itself never imports user code; ``call``/``acall`` (runtime), ``export`` and
+    ``lint`` forward to their modules, which are imported on first use.
+    """
+
+    tools: dict[str, ToolSpec]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    project: Project | None = None
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self.tools.values())
+
+    def __len__(self) -> int:
+        return len(self.tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.tools
+
+    @property
+    def ok(self) -> bool:
+        """True when loading found no errors."""
+        return not has_errors(self.diagnostics)
+
+    def get(self, name: str) -> ToolSpec:
+        """The tool called ``name``; :class:`UnknownToolError` (with suggestions) otherwise."""
+        try:
+            return self.tools[name]
+        except KeyError:
+            near = difflib.get_close_matches(name, list(self.tools), n=3)
+            hint = f"did you mean {', '.join(near)}?" if near else "run `toolctl list`"
+            raise UnknownToolError(f"no tool named {name!r}", hint=hint) from None
+
+    def select(
+        self,
+        names: Iterable[str] | None = None,
+        tags: Iterable[str] | None = None,
+        *,
+        include_disabled: bool = False,
+    ) -> list[ToolSpec]:
+        """Tools by name and/or tag (any of the tags), in name order; disabled ones left out.
+
+        Unknown names raise :class:`UnknownToolError`. Naming a disabled tool selects it.
+        """
+        wanted = list(names or [])
+        tagset = set(tags or [])
+        if wanted:
+            specs = [self.get(n) for n in dict.fromkeys(wanted)]
+            specs.sort(key=lambda s: s.name)
+        else:
+            specs = [s for s in self.tools.values() if include_disabled or s.enabled]
+        if tagset:
+            specs = [s for s in specs if tagset.intersection(s.tags)]
+        return specs
+
+    # -- forwarding to the layers above (imported lazily) ---------------------------------
+
+    def call(self, name: str, input: Any = None, **options: Any) -> Any:
+        """Run a tool through the call pipeline (see :mod:`toolctl.runtime`)."""
+        from toolctl.runtime import api
+
+        return api.call(self, name, input, **options)
+
+    async def acall(self, name: str, input: Any = None, **options: Any) -> Any:
+        """Async form of :meth:`call`."""
+        from toolctl.runtime import api
+
+        return await api.acall(self, name, input, **options)
+
+    def export(self, format: str, **options: Any) -> Any:
+        """The registry in a provider's tool format (see :mod:`toolctl.export`)."""
+        from toolctl import export
+
+        return export.export(self, format, **options)
+
+    def lint(self, **options: Any) -> list[Diagnostic]:
+        """Lint findings for the registry (see :mod:`toolctl.lint`)."""
+        from toolctl import lint
+
+        found: list[Diagnostic] = lint.lint(self, **options)
+        return found
