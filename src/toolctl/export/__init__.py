@@ -2,8 +2,8 @@
 
 >>> import toolctl
 >>> registry = toolctl.load("tools.d")
->>> tools = registry.export("openai")["tools"]          # raises ExportError on a refusal
->>> result = export(registry, "anthropic", tags=["weather"])   # data plus diagnostics
+>>> tools = registry.export("openai")["tools"]  # raises ExportError on a refusal
+>>> result = export_result(registry, "anthropic", tags=["weather"])  # data and diagnostics
 
 Every format is an entry point of the group ``toolctl.exporters``
 (:mod:`toolctl.export.formats`); the built-ins live one module per target next to this one.
@@ -11,7 +11,7 @@ Every format is an entry point of the group ``toolctl.exporters``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from toolctl.diagnostics import Diagnostic, error
@@ -25,7 +25,7 @@ __all__ = [
     "ExportResult",
     "Exporter",
     "export",
-    "export_data",
+    "export_result",
     "get_exporter",
     "list_formats",
     "select",
@@ -63,19 +63,21 @@ def get_exporter(fmt: str) -> Exporter:
 def select(
     tools: Any, names: Sequence[str] | None = None, tags: Sequence[str] | None = None
 ) -> list[ToolSpec]:
-    """Enabled tools of a registry (or of an iterable of specs) by name and tag, in name order."""
+    """Tools of a registry (or of an iterable of specs) by name and tag, in name order.
+
+    Follows :meth:`Registry.select`: disabled tools are left out unless named.
+    """
     if hasattr(tools, "select"):
-        chosen: Iterable[ToolSpec] = tools.select(names=names or None, tags=tags or None)
-    else:
-        chosen = [
-            t
-            for t in tools
-            if (not names or t.name in names) and (not tags or set(tags) & set(t.tags))
-        ]
-    return sorted((t for t in chosen if t.enabled), key=lambda t: t.name)
+        chosen: list[ToolSpec] = tools.select(names=names or None, tags=tags or None)
+        return chosen
+    specs = sorted(tools, key=lambda t: t.name)
+    specs = [t for t in specs if (t.name in names if names else t.enabled)]
+    if tags:
+        specs = [t for t in specs if set(tags) & set(t.tags)]
+    return specs
 
 
-def export(
+def export_result(
     tools: Any,
     fmt: str,
     *,
@@ -102,19 +104,22 @@ def export(
             None,
             "TX102",
             f"export format {fmt!r} failed: {type(exc).__name__}: {exc}",
-            hint="report this to the exporter's maintainers",
+            hint=f"report this to the maintainers of {entry.package!r}",
         )
         return ExportResult(fmt, None, [diag])
 
 
-def export_data(tools: Any, fmt: str, **options: Any) -> Any:
-    """The exported JSON data (what ``toolctl export`` prints); ExportError when refused."""
-    result = export(tools, fmt, **options)
+def export(tools: Any, fmt: str, **options: Any) -> Any:
+    """The exported JSON data (what ``toolctl export`` prints); ExportError when refused.
+
+    Same options as :func:`export_result`; ``Registry.export(fmt, **options)`` calls this.
+    """
+    result = export_result(tools, fmt, **options)
     if not result.ok:
         problems = [d for d in result.diagnostics if d.severity.value == "error"]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ExportError(
-            f"cannot export as {fmt!r}: {problems[0].message}"
-            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""),
+            f"cannot export as {fmt!r}: {problems[0].message}{more}",
             diagnostics=result.diagnostics,
         )
     return result.data

@@ -10,8 +10,10 @@ refused.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+from toolctl.diagnostics import Diagnostic, error
 from toolctl.export.base import ExportOptions, Findings, JsonPath, ToolListExporter
 from toolctl.export.common import description, has_parameters, parameters
 from toolctl.export.convert import Profile, convert
@@ -166,6 +168,18 @@ class GeminiExporter(ToolListExporter):
                 )
         self.merge_provider_options(spec, decl, out)
         return [decl]
+
+    def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
+        if options.gemini_parameters not in MODES:
+            return [
+                error(
+                    None,
+                    "TX100",
+                    f"unknown Gemini parameters form {options.gemini_parameters!r}",
+                    hint=f"use one of {', '.join(MODES)}",
+                )
+            ]
+        return []
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
         return {"tools": [{"functionDeclarations": entries}] if entries else []}
