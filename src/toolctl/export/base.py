@@ -188,6 +188,13 @@ class ToolListExporter:
             if not isinstance(section, dict):
                 continue
             for opt, value in section.items():
+                if opt in self.generated_keys and target.get(opt) == value:
+                    out.info(
+                        "TX212",
+                        f"providerOptions.{key}.{opt} repeats what toolctl generates; ignored",
+                        ("providerOptions", key, opt),
+                    )
+                    continue
                 if opt in self.generated_keys:
                     out.error(
                         "TX210",

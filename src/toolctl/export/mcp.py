@@ -72,8 +72,14 @@ class McpExporter(ToolListExporter):
             tool["icons"] = _copy(list(spec.icons))
         if spec.meta:
             tool["_meta"] = _copy(spec.meta)
-        known = _FIELDS | ({"execution"} if protocol == "2025-11-25" else set())
-        self.merge_provider_options(spec, tool, out, frozenset(known))
+        self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
+        if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
+            out.warning(
+                "TX211",
+                f"providerOptions.mcp.execution left out: MCP {protocol} "
+                "has no execution field (tasks moved to an extension)",
+                ("providerOptions", "mcp", "execution"),
+            )
         return [tool]
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
