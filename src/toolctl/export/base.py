@@ -77,7 +77,7 @@ class Findings:
         hint: str | None = None,
     ) -> None:
         """Record a finding at ``path`` (a JSON path inside the declaration)."""
-        loc = self.spec.locate(*path)
+        loc = self.spec.locate(*path, key=True)
         pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
         self.items.append(
             Diagnostic.at(

@@ -88,6 +88,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+class _Unresolved(Exception):
+    """A ``$ref`` in an allOf branch points nowhere (already reported)."""
+
+
 class _Walker:
     def __init__(
         self, root: dict[str, Any], profile: Profile, out: Findings, base: JsonPath
@@ -202,7 +206,10 @@ class _Walker:
             return self.inline(node, path, stack)
         node = dict(node)
         if "allOf" in node and (self.p.strict or not self._allowed("allOf")):
-            node = self.merge(node, path, stack)
+            merged = self.merge(node, path, stack)
+            if merged is None:
+                return {}
+            node = merged
         self.loosen(node, path)
         for key in MAP_KEYS:
             if isinstance(node.get(key), dict) and self._descend(key):
@@ -233,33 +240,38 @@ class _Walker:
         return self._allowed(key)
 
     def merge(self, node: dict[str, Any], path: JsonPath, stack: tuple[str, ...]) -> Any:
-        branches = []
-        for i, b in enumerate(node["allOf"]):
-            while isinstance(b, dict) and "$ref" in b:
-                if b["$ref"] in stack:
-                    break
-                found = self.resolve(b["$ref"], (*path, "allOf", i))
-                if found is None:
-                    return {k: v for k, v in node.items() if k != "allOf"}
-                b = (
-                    merge_all_of({k: v for k, v in b.items() if k != "$ref"}, [found[0]])
-                    if len(b) > 1
-                    else found[0]
-                )
-            branches.append(b)
+        """``node`` with its allOf merged in; None when strict mode must refuse it."""
+        rest = {k: v for k, v in node.items() if k != "allOf"}
         try:
+            branches = [
+                self._deref_branch(b, (*path, "allOf", i), stack)
+                for i, b in enumerate(node["allOf"])
+            ]
             merged = merge_all_of(node, branches)
+        except _Unresolved:
+            return rest
         except MergeError as exc:
             why = f"allOf cannot be merged into one schema: {exc}"
             if self.p.strict:
-                self.fail(
-                    "TX310", why, (*path, "allOf"), hint="rewrite the allOf as one object schema"
-                )
-            else:
-                self.out.warning("TX310", f"{why}; dropped ({self.p.target})", (*path, "allOf"))
-            return {k: v for k, v in node.items() if k != "allOf"}
+                hint = "rewrite the allOf as one object schema"
+                self.fail("TX310", why, (*path, "allOf"), hint=hint)
+                return None
+            self.out.warning("TX310", f"{why}; dropped ({self.p.target})", (*path, "allOf"))
+            return rest
         self.out.info("TX303", f"allOf merged into one schema ({self.p.target})", (*path, "allOf"))
         return merged
+
+    def _deref_branch(self, branch: Any, path: JsonPath, stack: tuple[str, ...]) -> Any:
+        """An allOf branch with its ``$ref`` chain followed (a recursive one is left as is)."""
+        seen = set(stack)
+        while isinstance(branch, dict) and "$ref" in branch and branch["$ref"] not in seen:
+            seen.add(branch["$ref"])
+            found = self.resolve(branch["$ref"], path)
+            if found is None:
+                raise _Unresolved
+            siblings = {k: v for k, v in branch.items() if k != "$ref"}
+            branch = merge_all_of(siblings, [found[0]]) if siblings else found[0]
+        return branch
 
     def loosen(self, node: dict[str, Any], path: JsonPath) -> None:
         """Rewrites that keep or barely change meaning: const → enum, oneOf → anyOf."""
@@ -421,7 +433,7 @@ def ref_cycles(schema: Any) -> list[tuple[JsonPath, str]]:
                     target = resolve_pointer(schema, parse_pointer(ref[1:]))
                 except (KeyError, ValueError):
                     target = None
-                walk(target, at, (*stack, ref))
+                walk(target, tuple(parse_pointer(ref[1:])), (*stack, ref))
                 done.add(ref)
         for key, value in node.items():
             if key not in ("$defs", "definitions", "enum", "const", "default", "examples"):
