@@ -121,7 +121,7 @@ def validate_bedrock(data: Any) -> None:
     specs = [t["toolSpec"] for t in data["toolConfig"]["tools"] if "toolSpec" in t]
     _names("bedrock", [s["name"] for s in specs])
     for s in specs:  # botocore skips max lengths and patterns
-        assert 1 <= len(s.get("description", "x"))
+        assert len(s.get("description", "x")) >= 1
         _schema_ok(s["inputSchema"]["json"])
 
 

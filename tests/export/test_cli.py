@@ -52,16 +52,28 @@ def test_refusal_names_file_line_and_path(capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_info_notes_only_with_verbose(capsys: pytest.CaptureFixture[str]) -> None:
-    _, _, quiet = _run(capsys, "-f", "gemini", "-p", FIX, "-t", "ship_parcel",
-                       "--gemini-parameters", "openapi")
-    _, _, loud = _run(capsys, "-f", "gemini", "-p", FIX, "-t", "ship_parcel",
-                      "--gemini-parameters", "openapi", "-v")
+    _, _, quiet = _run(
+        capsys, "-f", "gemini", "-p", FIX, "-t", "ship_parcel", "--gemini-parameters", "openapi"
+    )
+    _, _, loud = _run(
+        capsys,
+        "-f",
+        "gemini",
+        "-p",
+        FIX,
+        "-t",
+        "ship_parcel",
+        "--gemini-parameters",
+        "openapi",
+        "-v",
+    )
     assert "info" not in quiet and "info TX300" in loud and "inlined" in loud
 
 
 def test_options_reach_the_exporter(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = _run(capsys, "-f", "mistral", "-p", FIX, "-t", "search_docs",
-                     "--examples-in-description")
+    _, out, _ = _run(
+        capsys, "-f", "mistral", "-p", FIX, "-t", "search_docs", "--examples-in-description"
+    )
     assert "Examples:" in json.loads(out)["tools"][0]["function"]["description"]
     _, out, _ = _run(capsys, "-f", "mcp", "-p", FIX, "-t", "ping", "--mcp-protocol", "2026-07-28")
     assert json.loads(out)["resultType"] == "complete"
@@ -79,8 +91,15 @@ def test_list_formats(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "--list-formats")
     assert code == 0
     names = [line.split()[0] for line in out.splitlines()]
-    assert names == ["anthropic", "bedrock", "gemini", "mcp", "mistral", "openai",
-                     "openai-responses"]
+    assert names == [
+        "anthropic",
+        "bedrock",
+        "gemini",
+        "mcp",
+        "mistral",
+        "openai",
+        "openai-responses",
+    ]
 
 
 def test_a_registry_with_errors_exports_nothing(

@@ -34,9 +34,7 @@ def test_builtins_are_declared_as_entry_points() -> None:
         assert get_exporter(name).name == name
 
 
-def test_a_third_party_format_works_with_its_own_options(
-    plugins: None, fixtures: Registry
-) -> None:
+def test_a_third_party_format_works_with_its_own_options(plugins: None, fixtures: Registry) -> None:
     assert export(fixtures, "names", tags=["shop"], prefix="x-") == [
         "x-create_order",
         "x-ship_parcel",
@@ -49,7 +47,7 @@ def test_broken_plugins_are_reported_not_raised(plugins: None) -> None:
     assert "ModuleNotFoundError" in rows["missing"]["error"]
     assert "is not an exporter" in rows["notone"]["error"]
     assert "error" not in rows["openai"]
-    with pytest.raises(PluginError, match="'missing'.*failed to load"):
+    with pytest.raises(PluginError, match=r"'missing'.*failed to load"):
         get_exporter("missing")
 
 

@@ -102,8 +102,17 @@ def test_name_rules_per_target(refused: Registry) -> None:
 
 def test_mcp_fields(fixtures: Registry) -> None:
     tool = _one(fixtures, "mcp", "get_weather")
-    assert list(tool) == ["name", "title", "description", "inputSchema", "outputSchema",
-                          "annotations", "icons", "_meta", "execution"]
+    assert list(tool) == [
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "icons",
+        "_meta",
+        "execution",
+    ]
     assert tool["annotations"]["readOnlyHint"] is True
     assert tool["_meta"] == {"com.example/owner": "team-weather"}
     newer = export(fixtures, "mcp", mcp_protocol="2026-07-28", names=["get_weather"])

@@ -18,8 +18,9 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("gemini", {"gemini_parameters": "openapi"}),
     ("mcp", {"mcp_protocol": "2026-07-28"}),
 ]
-IDS = [f"{fmt}-{'-'.join(f'{k}={v}' for k, v in opts.items()) or 'default'}" for fmt, opts
-       in VARIANTS]
+IDS = [
+    f"{fmt}-{'-'.join(f'{k}={v}' for k, v in opts.items()) or 'default'}" for fmt, opts in VARIANTS
+]
 
 # (format, options, tool) exports that must be refused rather than validated.
 EXPECTED_REFUSALS = {("gemini", "openapi", "render_tree")}  # recursion: OpenAPI form inlines

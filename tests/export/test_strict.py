@@ -25,8 +25,9 @@ def _errors(fmt: str, schema: dict[str, Any], strict: bool = True) -> list[tuple
 
 
 def test_openai_makes_optional_nullable_and_required() -> None:
-    schema = obj({"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
-                 ["city"])
+    schema = obj(
+        {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}}, ["city"]
+    )
     params = _params("openai", schema)
     assert params == {
         "type": "object",
@@ -160,7 +161,7 @@ def test_anthropic_request_limits_are_summed_over_strict_tools() -> None:
     specs = [make_spec(f"t{i}", strict=True, inputSchema=schema) for i in range(2)]
     result = export_result(specs, "anthropic")
     assert result.data is None
-    assert ["TX331"] == [d.code for d in result.diagnostics if d.severity.value == "error"]
+    assert [d.code for d in result.diagnostics if d.severity.value == "error"] == ["TX331"]
     assert "26 optional parameters" in result.diagnostics[-1].message
 
 
