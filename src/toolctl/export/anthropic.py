@@ -56,20 +56,13 @@ class AnthropicExporter(ToolListExporter):
     label = "Anthropic"
     provider_keys: tuple[str, ...] = ("anthropic",)
     generated_keys = frozenset({"name", "description", "input_schema", "input_examples", "strict"})
-    known_fields = frozenset(
-        {
-            "name",
-            "description",
-            "input_schema",
-            "input_examples",
-            "strict",
-            "cache_control",
-            "defer_loading",
-            "allowed_callers",
-            "eager_input_streaming",
-            "type",
-        }
-    )
+    known_fields = generated_keys | {
+        "cache_control",
+        "defer_loading",
+        "allowed_callers",
+        "eager_input_streaming",
+        "type",
+    }
     name_rule: NameRule = ANTHROPIC_NAME
     strict_profile: Profile = ANTHROPIC_STRICT
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from toolctl.diagnostics import Diagnostic, Severity, has_errors, sorted_unique
+from toolctl.diagnostics import Diagnostic, Severity, error, has_errors, sorted_unique
 from toolctl.spec import ToolSpec
 
 JsonPath = tuple[str | int, ...]
@@ -215,6 +215,20 @@ class ToolListExporter:
                 merged[opt] = copy.deepcopy(value)
         target.update(merged)
         return merged
+
+
+def check_choice(what: str, value: str, choices: Sequence[str]) -> list[Diagnostic]:
+    """An error when an option ``value`` is not one of ``choices``."""
+    if value in choices:
+        return []
+    return [
+        error(
+            None,
+            "TX100",
+            f"{what} {value!r} is not supported",
+            hint=f"use one of {', '.join(choices)}",
+        )
+    ]
 
 
 def finalize(diags: list[Diagnostic], options: ExportOptions) -> list[Diagnostic]:

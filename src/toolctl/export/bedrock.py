@@ -31,7 +31,7 @@ class BedrockExporter(ToolListExporter):
     label = "Bedrock"
     provider_keys = ("bedrock",)
     generated_keys = frozenset({"name", "description", "inputSchema", "strict"})
-    known_fields = frozenset({"name", "description", "inputSchema", "strict", "cachePoint"})
+    known_fields = generated_keys | {"cachePoint"}
 
     def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
         BEDROCK_NAME.check(spec.name, out)

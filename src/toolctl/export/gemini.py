@@ -13,8 +13,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from toolctl.diagnostics import Diagnostic, error
-from toolctl.export.base import ExportOptions, Findings, JsonPath, ToolListExporter
+from toolctl.diagnostics import Diagnostic
+from toolctl.export.base import ExportOptions, Findings, JsonPath, ToolListExporter, check_choice
 from toolctl.export.common import description, has_parameters, parameters
 from toolctl.export.convert import Profile, convert
 from toolctl.export.names import GEMINI_NAME
@@ -126,17 +126,7 @@ class GeminiExporter(ToolListExporter):
             "responseJsonSchema",
         }
     )
-    known_fields = frozenset(
-        {
-            "name",
-            "description",
-            "parameters",
-            "parametersJsonSchema",
-            "response",
-            "responseJsonSchema",
-            "behavior",
-        }
-    )
+    known_fields = generated_keys | {"behavior"}
 
     def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
         GEMINI_NAME.check(spec.name, out)
@@ -170,16 +160,7 @@ class GeminiExporter(ToolListExporter):
         return [decl]
 
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
-        if options.gemini_parameters not in MODES:
-            return [
-                error(
-                    None,
-                    "TX100",
-                    f"unknown Gemini parameters form {options.gemini_parameters!r}",
-                    hint=f"use one of {', '.join(MODES)}",
-                )
-            ]
-        return []
+        return check_choice("Gemini parameters form", options.gemini_parameters, MODES)
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
         return {"tools": [{"functionDeclarations": entries}] if entries else []}

@@ -12,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from toolctl.diagnostics import Diagnostic, error
-from toolctl.export.base import ExportOptions, Findings, ToolListExporter
+from toolctl.diagnostics import Diagnostic
+from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
 from toolctl.export.names import MCP_NAME, check_mcp_name_edges
 from toolctl.spec import ToolSpec
@@ -91,16 +91,7 @@ class McpExporter(ToolListExporter):
         return data
 
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
-        if options.mcp_protocol not in PROTOCOLS:
-            return [
-                error(
-                    None,
-                    "TX100",
-                    f"MCP protocol {options.mcp_protocol!r} is not supported",
-                    hint=f"use one of {', '.join(PROTOCOLS)}",
-                )
-            ]
-        return []
+        return check_choice("MCP protocol", options.mcp_protocol, PROTOCOLS)
 
 
 EXPORTER = McpExporter()

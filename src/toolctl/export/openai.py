@@ -29,7 +29,7 @@ class OpenAIChatExporter(ToolListExporter):
     label = "OpenAI Chat Completions"
     provider_keys: tuple[str, ...] = ("openai",)
     generated_keys = frozenset({"name", "description", "parameters", "strict"})
-    known_fields: frozenset[str] | None = frozenset({"name", "description", "parameters", "strict"})
+    known_fields: frozenset[str] | None = generated_keys
     name_rule: NameRule = OPENAI_NAME
     strict_profile: Profile = OPENAI_STRICT
     description_limit: int | None = OPENAI_DESCRIPTION_LIMIT

@@ -43,19 +43,7 @@ class OpenAIResponsesExporter(OpenAIChatExporter):
     generated_keys = frozenset(
         {"name", "description", "parameters", "strict", "output_schema", "type"}
     )
-    known_fields = frozenset(
-        {
-            "type",
-            "name",
-            "description",
-            "parameters",
-            "strict",
-            "defer_loading",
-            "allowed_callers",
-            "output_schema",
-            "async",
-        }
-    )
+    known_fields = generated_keys | {"defer_loading", "allowed_callers", "async"}
 
     def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
         tool: dict[str, Any] = {"type": "function", **self.function(spec, options, out)}
