@@ -176,3 +176,37 @@ def test_instance_mapping_round_trips() -> None:
     assert from_strict_instance(schema, {"a": "x", "b": None}) == {"a": "x"}
     strict = _params("openai", schema)
     assert make_validator(strict).is_valid({"a": "x", "b": {"c": None}})
+
+
+def test_array_without_items_and_root_any_of_are_refused() -> None:
+    assert _errors("openai", obj({"xs": {"type": "array"}}, ["xs"])) == [
+        ("TX312", "/inputSchema/properties/xs")
+    ]
+    root = {"type": "object", "anyOf": [obj({"a": {"type": "string"}}, ["a"])]}
+    assert ("TX312", "/inputSchema/anyOf") in _errors("openai", root)
+
+
+def test_extension_keywords_are_dropped_quietly() -> None:
+    schema = obj({"region": {"type": "string", "x-mcp-header": "Region"}}, ["region"])
+    result = export_result([make_spec(strict=True, inputSchema=schema)], "openai")
+    assert result.data["tools"][0]["function"]["parameters"]["properties"]["region"] == {
+        "type": "string"
+    }
+    assert [d.severity.value for d in result.diagnostics] == ["info"]
+
+
+def test_each_format_module_has_a_check_function() -> None:
+    from toolctl.export import anthropic, bedrock, gemini, mcp, mistral, openai, openai_responses
+    from toolctl.export.base import ExportOptions
+
+    spec = make_spec("a.b", strict=True, inputSchema=obj({"m": {"type": "object"}}, ["m"]))
+    for module in (openai, openai_responses, anthropic, bedrock, mistral):
+        codes = {d.code for d in module.check(spec, ExportOptions())}
+        assert {"TX200", "TX311"} <= codes, module.__name__
+    assert [d.code for d in mcp.check(spec, ExportOptions())] == []
+    assert [d.code for d in gemini.check(spec, ExportOptions())] == ["TX222"]
+
+
+def test_additional_properties_true_is_one_error() -> None:
+    schema = obj({"a": {"type": "string"}}, ["a"], additionalProperties=True)
+    assert _errors("anthropic", schema) == [("TX311", "/inputSchema")]

@@ -169,7 +169,7 @@ class _Walker:
         self, node: dict[str, Any], key: str, path: JsonPath, why: str, described: list[str]
     ) -> None:
         value = node.pop(key)
-        if key in ANNOTATIONS:
+        if key in ANNOTATIONS or key.startswith("x-"):
             self.out.info("TX302", f"dropped {key!r} ({why})", (*path, key))
             if key == "default":
                 described.append(f"default: {_short(value)}")
@@ -218,7 +218,8 @@ class _Walker:
             if isinstance(node.get(key), list) and self._descend(key):
                 node[key] = [self.node(s, (*path, key, i), stack) for i, s in enumerate(node[key])]
         for key in ONE_KEYS:
-            if key in node and self._descend(key):
+            # a boolean additionalProperties is the object's own business (strict_node)
+            if key in node and self._descend(key) and not isinstance(node[key], bool):
                 sub = node[key]
                 node[key] = (
                     [self.node(s, (*path, key, i), stack) for i, s in enumerate(sub)]
@@ -333,7 +334,15 @@ class _Walker:
             )
             return
         t = node.get("type")
-        if not ("properties" in node or t == "object" or (isinstance(t, list) and "object" in t)):
+        types = [t] if isinstance(t, str) else list(t or [])
+        if "array" in types and "items" not in node:
+            self.fail(
+                "TX312",
+                "an array without 'items' accepts any values; strict mode needs their type",
+                path,
+                hint="add 'items' with a type",
+            )
+        if not ("properties" in node or "object" in types):
             return
         open_why = None
         if "patternProperties" in node:
@@ -407,6 +416,13 @@ def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tup
     if profile.inline_refs and isinstance(result, dict):
         for key in ("$defs", "definitions"):
             result.pop(key, None)
+    if profile.strict == "openai" and isinstance(result, dict) and "anyOf" in result:
+        walker.fail(
+            "TX312",
+            "the root schema cannot be an anyOf",
+            (*path, "anyOf"),
+            hint="make the root one object and move the choice into a property",
+        )
     if profile.strict == "openai" and not walker.failed:
         check_openai_limits(result, out, path, walker.fail)
     return result, not walker.failed
