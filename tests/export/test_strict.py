@@ -210,3 +210,8 @@ def test_each_format_module_has_a_check_function() -> None:
 def test_additional_properties_true_is_one_error() -> None:
     schema = obj({"a": {"type": "string"}}, ["a"], additionalProperties=True)
     assert _errors("anthropic", schema) == [("TX311", "/inputSchema")]
+
+
+def test_items_true_cannot_be_strict() -> None:
+    schema = obj({"xs": {"type": "array", "items": True}}, ["xs"])
+    assert _errors("openai", schema) == [("TX312", "/inputSchema/properties/xs/items")]

@@ -219,7 +219,8 @@ class _Walker:
                 node[key] = [self.node(s, (*path, key, i), stack) for i, s in enumerate(node[key])]
         for key in ONE_KEYS:
             # a boolean additionalProperties is the object's own business (strict_node)
-            if key in node and self._descend(key) and not isinstance(node[key], bool):
+            flag = key in ("additionalProperties", "unevaluatedProperties")
+            if key in node and self._descend(key) and not (flag and isinstance(node[key], bool)):
                 sub = node[key]
                 node[key] = (
                     [self.node(s, (*path, key, i), stack) for i, s in enumerate(sub)]
