@@ -13,6 +13,7 @@ from typing import Any
 
 from toolctl.schema import check_schema, make_validator
 
+OPENAI_DESCRIPTION_LIMIT = 1024  # observed API limit, not in the SDK types
 NAME_RULES = {
     "openai": r"[a-zA-Z0-9_-]{1,64}",
     "openai-responses": r"[a-zA-Z0-9_-]{1,64}",
@@ -57,6 +58,7 @@ def validate_openai(data: Any) -> None:
     _typed_dicts(data["tools"], ChatCompletionFunctionToolParam)
     _names("openai", [t["function"]["name"] for t in data["tools"]])
     for t in data["tools"]:
+        assert len(t["function"].get("description", "")) <= OPENAI_DESCRIPTION_LIMIT
         _schema_ok(t["function"]["parameters"])
         assert isinstance(t["function"]["strict"], bool)
 
@@ -68,6 +70,7 @@ def validate_openai_responses(data: Any) -> None:
     _typed_dicts(data["tools"], FunctionToolParam)
     _names("openai-responses", [t["name"] for t in data["tools"]])
     for t in data["tools"]:
+        assert len(t.get("description") or "") <= OPENAI_DESCRIPTION_LIMIT
         FunctionTool.model_validate(t, strict=True)
         _schema_ok(t["parameters"])
         if "output_schema" in t:

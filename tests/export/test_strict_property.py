@@ -32,7 +32,10 @@ LEAVES = st.one_of(
     ),
     st.just({"type": ["string", "null"]}),
     st.just({"type": "string", "minLength": 1}),
+    st.just({"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0, "maximum": 3}]}),
+    st.just({"$ref": "#/$defs/Choice"}),
 )
+DEFS = {"Choice": {"type": "string", "enum": ["p", "q"]}}
 OPEN_SCHEMAS = [
     {"type": "object", "additionalProperties": {"type": "string"}},
     {"type": "object"},
@@ -69,12 +72,16 @@ def objects(draw: st.DrawFn, inner: st.SearchStrategy[dict[str, Any]]) -> dict[s
 
 
 def roots(open_ok: bool) -> st.SearchStrategy[dict[str, Any]]:
-    return objects(schemas(2, open_ok))
+    return objects(schemas(2, open_ok)).map(lambda root: {**root, "$defs": DEFS})
 
 
 def instances(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     """Values valid under one generated (closed) schema."""
     t = schema.get("type")
+    if "$ref" in schema:
+        return instances(DEFS[schema["$ref"].rsplit("/", 1)[1]])
+    if "anyOf" in schema:
+        return st.one_of(*[instances(b) for b in schema["anyOf"]])
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if t == "string":
@@ -117,7 +124,7 @@ def _convert(schema: dict[str, Any]) -> tuple[Any, bool, Findings]:
     return converted, ok, out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(roots(open_ok=True))
 def test_refused_schemas_are_exactly_those_reported(schema: dict[str, Any]) -> None:
     _, ok, out = _convert(schema)
@@ -127,7 +134,7 @@ def test_refused_schemas_are_exactly_those_reported(schema: dict[str, Any]) -> N
     assert all(d.code == "TX311" for d in out.items if d.severity.value == "error")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_instances_round_trip_through_the_strict_form(data: st.DataObject) -> None:
     schema = data.draw(roots(open_ok=False))
