@@ -13,11 +13,12 @@ TX330 a strict-mode limit exceeded.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.diagnostics import Severity
 from toolctl.export.base import Findings, JsonPath
+from toolctl.export.limits import check_openai_limits
 from toolctl.export.merge import ANNOTATIONS, MergeError, merge_all_of
 from toolctl.refs import parse_pointer, resolve_pointer
 
@@ -126,7 +127,9 @@ class _Walker:
         ref = node["$ref"]
         if ref in stack and self.p.recursion and not self.p.inline_refs:
             extra = sorted(k for k in node if k != "$ref")
-            self.out.info(
+            lossy = any(k not in ANNOTATIONS for k in extra)
+            self.out.add(
+                Severity.WARNING if lossy else Severity.INFO,
                 "TX302",
                 f"dropped {extra} next to the recursive $ref {ref!r} "
                 f"({self.p.target} does not allow keywords beside a reference)",
@@ -458,59 +461,3 @@ def ref_cycles(schema: Any) -> list[tuple[JsonPath, str]]:
 
     walk(schema, (), ("#",))
     return [(at, ref) for ref, at in found.items()]
-
-
-# OpenAI Structured Outputs limits (provider-formats.md §3).
-MAX_PROPERTIES = 5000
-MAX_DEPTH = 10
-MAX_ENUM_VALUES = 1000
-MAX_BIG_ENUM_CHARS = 15_000
-MAX_TOTAL_CHARS = 120_000
-
-
-def check_openai_limits(
-    schema: Any, out: Findings, path: JsonPath, fail: Callable[[str, str, JsonPath], None]
-) -> None:
-    """Report every OpenAI strict-mode size limit the schema exceeds."""
-    totals = {"props": 0, "enums": 0, "chars": 0, "depth": 0}
-
-    def walk(node: Any, depth: int, at: JsonPath) -> None:
-        if isinstance(node, list):
-            for i, item in enumerate(node):
-                walk(item, depth, (*at, i))
-            return
-        if not isinstance(node, dict):
-            return
-        props = node.get("properties")
-        if isinstance(props, dict):
-            depth += 1
-            totals["depth"] = max(totals["depth"], depth)
-            totals["props"] += len(props)
-            totals["chars"] += sum(len(k) for k in props)
-        enum = node.get("enum")
-        if isinstance(enum, list):
-            totals["enums"] += len(enum)
-            strs = sum(len(v) for v in enum if isinstance(v, str))
-            totals["chars"] += strs
-            if len(enum) > 250 and strs > MAX_BIG_ENUM_CHARS:
-                fail(
-                    "TX330",
-                    f"an enum of {len(enum)} values has {strs} characters "
-                    f"(limit {MAX_BIG_ENUM_CHARS} above 250 values)",
-                    (*at, "enum"),
-                )
-        for key, value in node.items():
-            if key not in ("enum", "const", "default", "examples"):
-                walk(value, depth, (*at, key))
-        for name in node.get("$defs", {}) if isinstance(node.get("$defs"), dict) else ():
-            totals["chars"] += len(name)
-
-    walk(schema, 0, path)
-    for key, limit, what in (
-        ("props", MAX_PROPERTIES, "object properties"),
-        ("depth", MAX_DEPTH, "levels of object nesting"),
-        ("enums", MAX_ENUM_VALUES, "enum values"),
-        ("chars", MAX_TOTAL_CHARS, "characters of names and enum values"),
-    ):
-        if totals[key] > limit:
-            fail("TX330", f"the schema has {totals[key]} {what} (strict-mode limit {limit})", path)
