@@ -109,3 +109,9 @@ def test_a_registry_with_errors_exports_nothing(
     code, out, err = _run(capsys, "-f", "openai", "-p", str(tmp_path))
     assert (code, out) == (1, "")
     assert "the registry has errors; nothing exported" in err
+
+
+def test_unknown_tool_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-t", "pong")
+    assert (code, out) == (1, "")
+    assert "no tool named 'pong'" in err and "ping" in err

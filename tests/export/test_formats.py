@@ -56,3 +56,16 @@ def test_a_crashing_plugin_becomes_a_diagnostic(plugins: None, fixtures: Registr
     assert result.data is None
     [diag] = result.diagnostics
     assert diag.code == "TX102" and "ZeroDivisionError: plugin bug" in diag.message
+
+
+def test_exporters_never_import_the_cli_or_mcp() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, toolctl.export as e\n"
+        "for n in e.formats.BUILTIN: e.get_exporter(n)\n"
+        "bad = [m for m in ('typer', 'rich', 'mcp', 'click') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
