@@ -215,3 +215,22 @@ def test_additional_properties_true_is_one_error() -> None:
 def test_items_true_cannot_be_strict() -> None:
     schema = obj({"xs": {"type": "array", "items": True}}, ["xs"])
     assert _errors("openai", schema) == [("TX312", "/inputSchema/properties/xs/items")]
+
+
+def test_ref_fan_out_is_bounded_when_inlining() -> None:
+    """Each level refers to the next twice: inlining would make 2**30 nodes."""
+    defs: dict[str, Any] = {
+        f"D{i}": obj({"a": {"$ref": f"#/$defs/D{i + 1}"}, "b": {"$ref": f"#/$defs/D{i + 1}"}})
+        for i in range(30)
+    }
+    defs["D30"] = {"type": "string"}
+    schema = {**obj({"x": {"$ref": "#/$defs/D0"}}), "$defs": defs}
+    result = export_result([make_spec(inputSchema=schema)], "gemini", gemini_parameters="openapi")
+    assert [d.code for d in result.diagnostics if d.severity.value == "error"] == ["TX330"]
+
+
+def test_nesting_depth_limit() -> None:
+    node: dict[str, Any] = {"type": "string"}
+    for _ in range(11):
+        node = obj({"n": node}, ["n"])
+    assert _errors("openai", node) == [("TX330", "/inputSchema")]
