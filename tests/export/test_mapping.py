@@ -165,3 +165,9 @@ def test_unknown_format_and_bad_options() -> None:
         export([], "gemini", gemini_parameters="xml")
     with pytest.raises(ExportError, match="at least one"):
         export([], "bedrock")
+
+
+def test_an_empty_selection_warns(fixtures: Registry) -> None:
+    result = export_result(fixtures, "openai", tags=["no-such-tag"])
+    assert result.data == {"tools": []}
+    assert [(d.severity.value, d.code) for d in result.diagnostics] == [("warning", "TX110")]

@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from toolctl.diagnostics import Diagnostic, Severity, error, has_errors, sorted_unique
+from toolctl.diagnostics import (
+    Diagnostic,
+    Severity,
+    error,
+    has_errors,
+    sorted_unique,
+    warning,
+)
 from toolctl.spec import ToolSpec
 
 JsonPath = tuple[str | int, ...]
@@ -105,7 +112,7 @@ class Findings:
 
 @runtime_checkable
 class Exporter(Protocol):
-    """What the ``toolctl.exporters`` entry-point group must provide (an object, not a class).
+    """What a ``toolctl.exporters`` entry point names (an object, or a class building one).
 
     ``export`` gets the selected, enabled specs in name order and must be pure.
     """
@@ -165,6 +172,15 @@ class ToolListExporter:
             entries.extend(got)
             diags.extend(found)
         diags.extend(self.finish(specs, options))
+        if not specs and not any(d.code == "TX110" for d in diags):
+            diags.append(
+                warning(
+                    None,
+                    "TX110",
+                    f"{self.label or self.name}: no tools selected",
+                    hint="check --tool/--tag, and enabled: false in the tools",
+                )
+            )
         diags = finalize(diags, options)
         data = None if has_errors(diags) else self.wrap(entries, options)
         return ExportResult(self.name, data, diags)
