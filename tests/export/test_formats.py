@@ -69,3 +69,14 @@ def test_exporters_never_import_the_cli_or_mcp() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_export_code_is_documented() -> None:
+    import re
+
+    from tests.export.conftest import REPO
+
+    source = "".join(p.read_text() for p in (REPO / "src/toolctl/export").glob("*.py"))
+    used = set(re.findall(r'"(TX\d{3})"', source))
+    documented = set(re.findall(r"^\| (TX\d{3}) \|", (REPO / "docs/export.md").read_text(), re.M))
+    assert used == documented
