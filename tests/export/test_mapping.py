@@ -171,3 +171,14 @@ def test_an_empty_selection_warns(fixtures: Registry) -> None:
     result = export_result(fixtures, "openai", tags=["no-such-tag"])
     assert result.data == {"tools": []}
     assert [(d.severity.value, d.code) for d in result.diagnostics] == [("warning", "TX110")]
+
+
+def test_draft7_definitions_reach_gemini_as_defs() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/definitions/P"}},
+        "definitions": {"P": {"type": "string"}},
+    }
+    decl = export([make_spec(inputSchema=schema)], "gemini")["tools"][0]["functionDeclarations"][0]
+    assert decl["parametersJsonSchema"]["properties"]["p"] == {"$ref": "#/$defs/P"}
+    assert decl["parametersJsonSchema"]["$defs"] == {"P": {"type": "string"}}

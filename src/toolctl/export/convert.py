@@ -400,6 +400,16 @@ class _Walker:
         node["required"] = list(props)
 
 
+def _definitions_to_defs(schema: Any) -> Any:
+    """Draft-07 ``definitions`` moved into ``$defs`` (refs rewritten) for targets without it."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("definitions"), dict):
+        return schema
+    text = json.dumps(schema).replace('"#/definitions/', '"#/$defs/')
+    moved: dict[str, Any] = json.loads(text)
+    moved["$defs"] = {**moved.pop("definitions"), **moved.get("$defs", {})}
+    return moved
+
+
 def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tuple[Any, bool]:
     """``schema`` rewritten for ``profile``; the flag is False when it was refused.
 
@@ -407,6 +417,8 @@ def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tup
     """
     if profile == Profile(profile.target):
         return json.loads(json.dumps(schema)), True  # a faithful deep copy
+    if profile.keywords is not None and "definitions" not in profile.keywords:
+        schema = _definitions_to_defs(schema)
     walker = _Walker(schema, profile, out, path)
     if not profile.recursion and not profile.inline_refs:
         for at, ref in ref_cycles(schema):
