@@ -115,3 +115,12 @@ def test_unknown_tool_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> No
     code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-t", "pong")
     assert (code, out) == (1, "")
     assert "no tool named 'pong'" in err and "ping" in err
+
+
+def test_unwritable_output_is_a_user_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "missing" / "tools.json"
+    code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-o", str(target))
+    assert (code, out) == (1, "")
+    assert "cannot write" in err and "Traceback" not in err

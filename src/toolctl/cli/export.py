@@ -36,7 +36,15 @@ def _write(data: Any, indent: int | None, output: Path | None) -> None:
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from toolctl.errors import ExportError
+
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(
+                f"cannot write {output}: {exc.strerror or exc}",
+                hint="check that the directory exists and is writable",
+            ) from None
 
 
 def export_command(
