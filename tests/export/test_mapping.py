@@ -182,3 +182,17 @@ def test_draft7_definitions_reach_gemini_as_defs() -> None:
     decl = export([make_spec(inputSchema=schema)], "gemini")["tools"][0]["functionDeclarations"][0]
     assert decl["parametersJsonSchema"]["properties"]["p"] == {"$ref": "#/$defs/P"}
     assert decl["parametersJsonSchema"]["$defs"] == {"P": {"type": "string"}}
+
+
+def test_a_named_disabled_tool_is_exported(fixtures: Registry) -> None:
+    assert [t["name"] for t in export(fixtures, "mcp", names=["legacy_report"])["tools"]] == [
+        "legacy_report"
+    ]
+
+
+def test_gemini_reads_google_and_gemini_options() -> None:
+    spec = make_spec(providerOptions={"gemini": {"behavior": "NON_BLOCKING"}})
+    decl = export([spec], "gemini")["tools"][0]["functionDeclarations"][0]
+    assert decl["behavior"] == "NON_BLOCKING"
+    chat = export([make_spec(providerOptions={"openai": {"x": 1}})], "openai-responses")
+    assert chat["tools"][0]["x"] == 1
