@@ -124,3 +124,19 @@ def test_unwritable_output_is_a_user_error(
     code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-o", str(target))
     assert (code, out) == (1, "")
     assert "cannot write" in err and "Traceback" not in err
+
+
+def test_broken_plugin_in_the_cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from importlib.metadata import EntryPoint
+
+    from toolctl.export import formats
+
+    broken = EntryPoint("broken", "no_such_package.mod:EXPORTER", formats.GROUP)
+    monkeypatch.setattr(formats, "entry_points", lambda group: [broken])
+    code, out, _ = _run(capsys, "--list-formats")
+    assert code == 1 and "broken" in out and "BROKEN" in out and "openai" in out
+    code, out, err = _run(capsys, "-f", "broken", "-p", FIX)
+    assert (code, out) == (1, "")
+    assert "failed to load: ModuleNotFoundError" in err and "Traceback" not in err
