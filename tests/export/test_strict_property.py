@@ -16,8 +16,13 @@ from hypothesis import strategies as st
 
 from tests.export.specs import make_spec
 from toolctl.export.base import Findings
-from toolctl.export.convert import convert
-from toolctl.export.strict import OPENAI_STRICT, from_strict_instance, to_strict_instance
+from toolctl.export.convert import Profile, convert
+from toolctl.export.strict import (
+    ANTHROPIC_STRICT,
+    OPENAI_STRICT,
+    from_strict_instance,
+    to_strict_instance,
+)
 from toolctl.schema import check_schema, make_validator
 
 pytestmark = pytest.mark.timeout(300)
@@ -118,16 +123,20 @@ def open_paths(schema: Any, path: tuple[str | int, ...] = ()) -> set[str]:
     return found
 
 
-def _convert(schema: dict[str, Any]) -> tuple[Any, bool, Findings]:
+def _convert(
+    schema: dict[str, Any], profile: Profile = OPENAI_STRICT
+) -> tuple[Any, bool, Findings]:
     out = Findings(make_spec(strict=True, inputSchema=schema), "test")
-    converted, ok = convert(schema, OPENAI_STRICT, out, ("inputSchema",))
+    converted, ok = convert(schema, profile, out, ("inputSchema",))
     return converted, ok, out
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(roots(open_ok=True))
-def test_refused_schemas_are_exactly_those_reported(schema: dict[str, Any]) -> None:
-    _, ok, out = _convert(schema)
+@given(roots(open_ok=True), st.sampled_from([OPENAI_STRICT, ANTHROPIC_STRICT]))
+def test_refused_schemas_are_exactly_those_reported(
+    schema: dict[str, Any], profile: Profile
+) -> None:
+    _, ok, out = _convert(schema, profile)
     errors = {d.pointer for d in out.items if d.severity.value == "error"}
     assert errors == open_paths(schema)
     assert ok == (not errors)
@@ -146,3 +155,14 @@ def test_instances_round_trip_through_the_strict_form(data: st.DataObject) -> No
     mapped = to_strict_instance(schema, instance)
     assert make_validator(strict).is_valid(mapped), (strict, mapped)
     assert from_strict_instance(schema, mapped) == instance
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_anthropic_strict_accepts_every_original_instance(data: st.DataObject) -> None:
+    """Anthropic keeps optional properties: the instance itself stays valid."""
+    schema = data.draw(roots(open_ok=False))
+    strict, ok, _ = _convert(schema, ANTHROPIC_STRICT)
+    assert ok and check_schema(strict) == []
+    instance = data.draw(instances(schema))
+    assert make_validator(strict).is_valid(instance)
