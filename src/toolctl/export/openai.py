@@ -38,10 +38,8 @@ class OpenAIChatExporter(ToolListExporter):
     def function(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> dict[str, Any]:
         """The ``function`` object: name, description, parameters, strict, providerOptions."""
         self.name_rule.check(spec.name, out)
-        strict = spec.strict and self.strict_profile.strict is not None
-        text = description(
-            spec, options, out, openai_strict=strict and self.strict_profile.strict == "openai"
-        )
+        strict = spec.strict
+        text = description(spec, options, out, openai_strict=strict)
         if self.description_limit is not None:
             check_description_length(text, self.description_limit, out)
         fn: dict[str, Any] = {
