@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "toolctl.cli.inspect",
     "toolctl.cli.run",
     "toolctl.cli.runs",
+    "toolctl.cli.export",
 ]
 
 EXIT_OK = 0
