@@ -1,0 +1,451 @@
+"""Schemas: JSON Schema that is valid yet wrong, slow, unenforced or easier to abuse than meant."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from toolctl.diagnostics import Severity
+from toolctl.lint.context import LintContext
+from toolctl.lint.model import Hit, RuleSet
+from toolctl.lint.regexcheck import backtracking_problem, non_portable
+from toolctl.spec import ToolSpec
+
+RULES = RuleSet("schemas")
+
+KNOWN_KEYWORDS = frozenset(
+    {
+        "$schema",
+        "$id",
+        "id",
+        "$ref",
+        "$defs",
+        "definitions",
+        "$anchor",
+        "$dynamicRef",
+        "$dynamicAnchor",
+        "$recursiveRef",
+        "$recursiveAnchor",
+        "$vocabulary",
+        "$comment",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "dependentSchemas",
+        "prefixItems",
+        "items",
+        "additionalItems",
+        "contains",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "type",
+        "enum",
+        "const",
+        "multipleOf",
+        "maximum",
+        "exclusiveMaximum",
+        "minimum",
+        "exclusiveMinimum",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "uniqueItems",
+        "maxContains",
+        "minContains",
+        "maxProperties",
+        "minProperties",
+        "required",
+        "dependentRequired",
+        "dependencies",
+        "title",
+        "description",
+        "default",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "examples",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    }
+)
+_NOT_JSON_SCHEMA = {
+    "nullable": "use `type: [string, 'null']` (nullable is OpenAPI, not JSON Schema)",
+    "example": "use `examples: [...]` (a list)",
+    "optional": "list required properties in the parent's `required` instead",
+}
+_FORMAT_PACKAGES = {
+    "date-time": "rfc3339-validator",
+    "time": "rfc3339-validator",
+    "uri": "rfc3987",
+    "uri-reference": "rfc3987",
+    "iri": "rfc3987",
+    "iri-reference": "rfc3987",
+    "hostname": "fqdn",
+    "idn-hostname": "idna",
+    "json-pointer": "jsonpointer",
+    "relative-json-pointer": "jsonpointer",
+    "uri-template": "uri-template",
+    "duration": "isoduration",
+    "color": "webcolors",
+}
+UNIQUE_ITEMS_MAX = 200
+"""Largest maxItems for which uniqueItems over objects stays cheap (quadratic comparison)."""
+
+
+@RULES.tool(
+    "TL201",
+    "unknown-keyword",
+    Severity.WARNING,
+    "schema keyword that no JSON Schema dialect defines (a typo such as `requried`)",
+)
+def unknown_keyword(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A schema object has a keyword that JSON Schema does not define, such as ``requried``.
+
+    Validators ignore unknown keywords silently, so a typo turns a constraint off: with
+    ``requried: [city]`` every argument is optional. Fix the spelling, or prefix deliberate
+    annotations with ``x-``.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        for word in node:
+            if word in KNOWN_KEYWORDS or word.startswith("x-"):
+                continue
+            near = difflib.get_close_matches(word, KNOWN_KEYWORDS, n=1, cutoff=0.75)
+            hint = _NOT_JSON_SCHEMA.get(word) or (
+                f"did you mean {near[0]!r}?" if near else "prefix custom annotations with x-"
+            )
+            yield Hit(
+                tool,
+                (*path, word),
+                f"unknown schema keyword {word!r} is ignored",
+                hint=hint,
+                key=True,
+            )
+
+
+@RULES.tool(
+    "TL202",
+    "unknown-schema-dialect",
+    Severity.ERROR,
+    "`$schema` names a dialect toolctl does not know",
+)
+def unknown_dialect(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """``$schema`` names a JSON Schema dialect that toolctl does not know.
+
+    jsonschema silently falls back to draft 2020-12 for an unknown ``$schema``, so the schema
+    means something other than its author intended. Use
+    ``https://json-schema.org/draft/2020-12/schema`` (the MCP default) or leave ``$schema`` out.
+    """
+    from toolctl.schema import dialect_of
+
+    for _key, path, node in ctx.subschemas(tool):
+        if "$schema" in node and dialect_of({"$schema": node["$schema"]}) is None:
+            yield Hit(
+                tool,
+                (*path, "$schema"),
+                f"unknown $schema {node['$schema']!r}",
+                hint="use https://json-schema.org/draft/2020-12/schema or remove it",
+            )
+
+
+@RULES.tool(
+    "TL203",
+    "pattern-backtracking",
+    Severity.WARNING,
+    "`pattern` with a catastrophic-backtracking shape such as `(a+)+`",
+)
+def pattern_backtracking(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A ``pattern`` has a shape that backtracking regex engines take exponential time on.
+
+    ``(a+)+``, ``(\\w+\\s?)*`` and ``(a|a)+`` are the classic forms: a short non-matching input
+    takes seconds or hours. toolctl bounds its own evaluation with a time limit, but the same
+    schema in a client, a provider or another validator may hang. Rewrite the pattern so each
+    character can be matched in only one way (``[a-z]+(-[a-z]+)*``).
+    """
+    for path, pattern in _patterns(tool, ctx):
+        problem = backtracking_problem(pattern)
+        if problem:
+            yield Hit(
+                tool,
+                path,
+                f"pattern {pattern!r} can backtrack catastrophically: {problem}",
+                hint="make each character matchable in only one way, e.g. [a-z]+(-[a-z]+)*",
+            )
+
+
+@RULES.tool(
+    "TL204",
+    "pattern-not-portable",
+    Severity.WARNING,
+    "`pattern` uses lookaround, backreferences or flags that many validators reject",
+)
+def pattern_not_portable(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A ``pattern`` uses syntax outside the portable ECMA-262/RE2 subset.
+
+    Lookahead, lookbehind, backreferences, atomic groups, possessive quantifiers, inline flags and
+    ``\\A``/``\\Z`` are rejected by RE2-based validators (Go, many gateways) or mean something
+    else in JavaScript. Express the constraint with plain classes, groups and quantifiers.
+    """
+    for path, pattern in _patterns(tool, ctx):
+        what = non_portable(pattern)
+        if what:
+            yield Hit(
+                tool,
+                path,
+                f"pattern {pattern!r} uses {what}, which RE2 and ECMA engines do not all support",
+                hint="use only classes, groups, | and quantifiers",
+            )
+
+
+def _patterns(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[Any, ...], str]]:
+    for _key, path, node in ctx.subschemas(tool):
+        if isinstance(node.get("pattern"), str):
+            yield (*path, "pattern"), node["pattern"]
+        props = node.get("patternProperties")
+        if isinstance(props, dict):
+            for pattern in props:
+                yield (*path, "patternProperties", pattern), pattern
+
+
+def _types(node: dict[str, Any]) -> set[str]:
+    t = node.get("type")
+    return {t} if isinstance(t, str) else set(t) if isinstance(t, list) else set()
+
+
+@RULES.tool(
+    "TL205",
+    "pattern-without-max-length",
+    Severity.WARNING,
+    "string with `pattern` but no `maxLength`",
+)
+def pattern_without_max_length(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A string schema has a ``pattern`` but no ``maxLength``.
+
+    Regex cost grows with the input; without a length cap a model (or an attacker behind it) can
+    send a megabyte string into the pattern. Add a ``maxLength`` that fits the data.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        types = _types(node)
+        if "pattern" in node and "maxLength" not in node and (not types or "string" in types):
+            yield Hit(
+                tool,
+                (*path, "pattern"),
+                "pattern without maxLength: input length is unbounded",
+                hint="add maxLength (e.g. maxLength: 256)",
+                key=True,
+            )
+
+
+@RULES.tool(
+    "TL206",
+    "unique-items-unbounded",
+    Severity.WARNING,
+    "`uniqueItems` over objects or arrays without a small `maxItems`",
+)
+def unique_items_unbounded(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """``uniqueItems: true`` on an array of objects or arrays without ``maxItems`` <= 200.
+
+    Checking uniqueness of objects is quadratic: 10,000 objects take about 90 seconds to validate.
+    Cap the array with ``maxItems`` or drop ``uniqueItems`` and deduplicate in the handler.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        if node.get("uniqueItems") is not True:
+            continue
+        items = node.get("items")
+        kinds = _types(items) if isinstance(items, dict) else set()
+        cheap = kinds and kinds <= {"string", "number", "integer", "boolean", "null"}
+        limit = node.get("maxItems")
+        if not cheap and not (isinstance(limit, int) and limit <= UNIQUE_ITEMS_MAX):
+            yield Hit(
+                tool,
+                (*path, "uniqueItems"),
+                "uniqueItems over objects is quadratic and the array has no small maxItems",
+                hint=f"add maxItems (at most {UNIQUE_ITEMS_MAX})",
+                key=True,
+            )
+
+
+@functools.cache
+def _checked_formats() -> frozenset[str]:
+    from jsonschema import Draft202012Validator
+
+    return frozenset(Draft202012Validator.FORMAT_CHECKER.checkers)
+
+
+@RULES.tool(
+    "TL207",
+    "format-not-enforced",
+    Severity.WARNING,
+    "`format` that this installation does not check",
+)
+def format_not_enforced(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A ``format`` is not checked by this installation, so any string passes.
+
+    jsonschema checks a format only when its optional checker package is installed
+    (``date-time`` needs ``rfc3339-validator``, ``uri`` needs ``rfc3987``), and never checks
+    unknown formats. Install the checker, or add a ``pattern`` that enforces the shape.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt not in _checked_formats():
+            package = _FORMAT_PACKAGES.get(fmt)
+            hint = (
+                f"install {package}, or add a pattern"
+                if package
+                else "use a known format, or a pattern"
+            )
+            state = "is not checked here" if package else "is unknown and never checked"
+            yield Hit(
+                tool, (*path, "format"), f"format {fmt!r} {state}: any string passes", hint=hint
+            )
+
+
+@RULES.tool(
+    "TL208",
+    "open-object",
+    Severity.WARNING,
+    "input object lists properties but leaves additionalProperties open",
+)
+def open_object(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """An input object lists ``properties`` but does not say ``additionalProperties: false``.
+
+    Arguments the model invents (misspelled or hallucinated names) are then accepted silently and
+    ignored by the handler. Close the object; composition branches (``allOf``) are left alone
+    because closing them breaks the composition.
+    """
+    for key, path, node in ctx.subschemas(tool):
+        if key != "inputSchema" or not node.get("properties") or "allOf" in path[-2:]:
+            continue
+        if not {"additionalProperties", "unevaluatedProperties", "patternProperties"} & set(node):
+            yield Hit(
+                tool,
+                (*path, "properties"),
+                "object accepts properties it does not list",
+                hint="add additionalProperties: false",
+                key=True,
+            )
+
+
+@RULES.tool(
+    "TL209",
+    "required-not-in-properties",
+    Severity.WARNING,
+    "`required` names a property that `properties` does not define",
+)
+def required_not_in_properties(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """``required`` lists a name that ``properties`` does not define.
+
+    Usually a typo or a renamed property: the model is told the argument is required but never
+    told what it is, and with ``additionalProperties: false`` no input can ever be valid.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        props, req = node.get("properties"), node.get("required")
+        if not isinstance(props, dict) or not isinstance(req, list):
+            continue
+        for i, name in enumerate(req):
+            if isinstance(name, str) and name not in props:
+                near = difflib.get_close_matches(name, list(props), n=1)
+                hint = f"did you mean {near[0]!r}?" if near else "add it to properties"
+                yield Hit(
+                    tool,
+                    (*path, "required", i),
+                    f"required property {name!r} is not defined in properties",
+                    hint=hint,
+                )
+
+
+@RULES.tool(
+    "TL210",
+    "default-invalid",
+    Severity.WARNING,
+    "`default` that does not validate against its own schema",
+)
+def default_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A ``default`` value does not validate against the schema it belongs to.
+
+    Models and clients show and use defaults; an invalid one teaches the model a wrong value and
+    fails when the handler receives it. Subschemas with ``$ref`` are skipped.
+    """
+    from toolctl.schema import cached_validator
+
+    for _key, path, node in ctx.subschemas(tool):
+        if "default" not in node or _has_ref(node):
+            continue
+        schema = {k: v for k, v in node.items() if k != "default"}
+        problems = cached_validator(schema).errors(node["default"], limit=1)
+        if problems:
+            yield Hit(
+                tool,
+                (*path, "default"),
+                f"default does not match its schema: {problems[0].message}",
+                hint="fix the default or the schema",
+            )
+
+
+def _has_ref(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "$ref" in node or "$dynamicRef" in node or any(_has_ref(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_ref(v) for v in node)
+    return False
+
+
+_HEADER_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+
+
+@RULES.tool(
+    "TL211",
+    "mcp-header-invalid",
+    Severity.ERROR,
+    "`x-mcp-header` that MCP clients reject (the tool is silently dropped)",
+)
+def mcp_header_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """An ``x-mcp-header`` value breaks the MCP 2026-07-28 rules.
+
+    The value must be a non-empty HTTP token (RFC 9110), unique case-insensitively within the
+    tool, on a string, integer or boolean parameter. Spec-compliant clients silently drop a tool
+    that breaks these rules, so it never reaches the model.
+    """
+    seen: dict[str, str] = {}
+    for key, path, node in ctx.subschemas(tool):
+        if key != "inputSchema" or "x-mcp-header" not in node:
+            continue
+        value, at = node["x-mcp-header"], (*path, "x-mcp-header")
+        types = _types(node)
+        if not isinstance(value, str) or not _HEADER_TOKEN.match(value):
+            yield Hit(
+                tool,
+                at,
+                f"x-mcp-header {value!r} is not an HTTP header token",
+                hint="use letters, digits and - only, e.g. Region",
+            )
+        elif value.lower() in seen:
+            yield Hit(
+                tool,
+                at,
+                f"x-mcp-header {value!r} repeats {seen[value.lower()]!r}",
+                hint="header names must be unique case-insensitively",
+            )
+        elif len(types) != 1 or not types <= {"string", "integer", "boolean"}:
+            yield Hit(
+                tool,
+                at,
+                "x-mcp-header is only allowed on a string, integer or boolean parameter",
+                hint="move it to a primitive parameter",
+            )
+        if isinstance(value, str):
+            seen.setdefault(value.lower(), value)
