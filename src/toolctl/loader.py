@@ -329,20 +329,13 @@ def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
     """(pack name, directory) for each installed registry pack, located without importing."""
     for ep in _pack_entry_points():
         dist = getattr(ep.dist, "name", None) or ep.name
-        origin, problem = references._find_module(ep.module, references.search_path([]))
-        directory = Path(origin).parent if origin else None
-        if ep.attr:
-            directory = directory / ep.attr.replace(".", "/") if directory else None
-        if problem or directory is None or not directory.is_dir():
-            ctx.diagnostics.append(
-                error(
-                    Location(f"<pack {dist}>"),
-                    "TC205",
-                    f"registry pack {ep.name!r} ({ep.value}) has no tools "
-                    f"directory: {problem or 'not found'}",
-                    hint="point the entry point at a package with YAML",
-                )
-            )
+        target = ep.value.replace(":", ".")
+        directory = references.package_dir(target)
+        if directory is None or not directory.is_dir():
+            ctx.diagnostics.append(error(Location(f"<pack {dist}>"), "TC205",
+                                         f"registry pack {ep.name!r}: {target!r} is not a "
+                                         "package directory that can be found",
+                                         hint="point the entry point at a package with YAML"))
             continue
         yield f"{dist}", directory
 
