@@ -9,7 +9,7 @@ from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_unique
 from toolctl.errors import ConfigError
-from toolctl.lint.catalogue import Catalogue
+from toolctl.lint.packs import Catalogue
 from toolctl.lint.config import LintConfig
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import Hit, Rule

@@ -10,7 +10,7 @@ from pathlib import PurePath
 from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Severity
-from toolctl.lint.catalogue import Catalogue
+from toolctl.lint.packs import Catalogue
 from toolctl.lint.model import Rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
