@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from lintkit import CLEAN, Project, found
 
-from conftest import CLEAN, Project, found
 from toolctl.lint import catalogue
 
 

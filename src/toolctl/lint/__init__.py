@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolctl.diagnostics import Diagnostic, sorted_unique
-from toolctl.lint.packs import Catalogue, catalogue
 from toolctl.lint.config import PROVIDERS, LintConfig, parse_providers
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import FAMILIES, Hit, Rule, RuleSet
+from toolctl.lint.packs import Catalogue, catalogue
 
 if TYPE_CHECKING:
     from toolctl.registry import Registry

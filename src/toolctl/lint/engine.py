@@ -9,10 +9,10 @@ from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_unique
 from toolctl.errors import ConfigError
-from toolctl.lint.packs import Catalogue
 from toolctl.lint.config import LintConfig
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import Hit, Rule
+from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
 from toolctl.lint.suppress import apply
 from toolctl.spec import ToolSpec

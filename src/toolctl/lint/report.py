@@ -10,8 +10,8 @@ from pathlib import PurePath
 from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Severity
-from toolctl.lint.packs import Catalogue
 from toolctl.lint.model import Rule
+from toolctl.lint.packs import Catalogue
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFO_URI = "https://toolctl.dev/lint"
