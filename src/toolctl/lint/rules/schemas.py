@@ -103,6 +103,8 @@ _FORMAT_PACKAGES = {
     "duration": "isoduration",
     "color": "webcolors",
 }
+INBOUND = ("inputSchema", "resumeSchema", "requestContextSchema")
+"""Schemas that validate data from outside (the model, a resuming client, the caller)."""
 UNIQUE_ITEMS_MAX = 200
 """Largest maxItems for which uniqueItems over objects stays cheap (quadratic comparison)."""
 
@@ -236,9 +238,12 @@ def pattern_without_max_length(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     """A string schema has a ``pattern`` but no ``maxLength``.
 
     Regex cost grows with the input; without a length cap a model (or an attacker behind it) can
-    send a megabyte string into the pattern. Add a ``maxLength`` that fits the data.
+    send a megabyte string into the pattern. Add a ``maxLength`` that fits the data. Checked in
+    the schemas that take data from outside (input, resume, request context).
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.subschemas(tool):
+        if key not in INBOUND:
+            continue
         types = _types(node)
         if "pattern" in node and "maxLength" not in node and (not types or "string" in types):
             yield Hit(
@@ -297,14 +302,15 @@ def format_not_enforced(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
 
     jsonschema checks a format only when its optional checker package is installed
     (``date-time`` needs ``rfc3339-validator``, ``uri`` needs ``rfc3987``), and never checks
-    unknown formats. Install the checker, or add a ``pattern`` that enforces the shape.
+    unknown formats. Install the checkers (``pip install 'jsonschema[format-nongpl]'``), or add a
+    ``pattern`` that enforces the shape (a schema with both is not reported).
     """
     for _key, path, node in ctx.subschemas(tool):
         fmt = node.get("format")
-        if isinstance(fmt, str) and fmt not in _checked_formats():
+        if isinstance(fmt, str) and fmt not in _checked_formats() and "pattern" not in node:
             package = _FORMAT_PACKAGES.get(fmt)
             hint = (
-                f"install {package}, or add a pattern"
+                f"install {package} (or jsonschema[format-nongpl]), or add a pattern"
                 if package
                 else "use a known format, or a pattern"
             )
