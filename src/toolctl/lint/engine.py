@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,20 @@ def _run(
         return [_crash(rule, tool, exc)]
 
 
+def _findings(
+    tools: Sequence[ToolSpec], rules: list[tuple[Rule, Severity]], ctx: LintContext
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for tool in tools:
+        for rule, level in rules:
+            if rule.scope == "tool":
+                found += _run(rule, level, tool, ctx, tool)
+    for rule, level in rules:
+        if rule.scope == "registry":
+            found += _run(rule, level, tools, ctx, None)
+    return found
+
+
 @functools.lru_cache(maxsize=256)
 def _read_lines(root: Path, file: str) -> list[str] | None:
     try:
@@ -116,16 +131,15 @@ def run(
     (default: the working directory).
     """
     check_selectors(config, cat)
-    ctx = LintContext(config, tools, list(python_path))
     rules = active_rules(config, cat)
-    found: list[Diagnostic] = list(cat.problems)
-    for tool in tools:
-        for rule, level in rules:
-            if rule.scope == "tool":
-                found += _run(rule, level, tool, ctx, tool)
-    for rule, level in rules:
-        if rule.scope == "registry":
-            found += _run(rule, level, tools, ctx, None)
+    was_enabled = gc.isenabled()
+    gc.disable()  # rules allocate many short-lived objects and free nothing cyclic
+    try:
+        found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
+    finally:
+        if was_enabled:
+            gc.enable()
+    found = [*cat.problems, *found]
     base = (root or Path.cwd()).resolve()
     _read_lines.cache_clear()  # files may have changed since the last run
     kept = apply(found, cat.rules, config.per_file_ignores, lambda file: _read_lines(base, file))

@@ -52,6 +52,11 @@ def _prose(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, 
     yield from ctx.texts(tool)
 
 
+def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
+    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply.
+    return ((p, k, t) for p, k, t in ctx.texts(tool) if not t.isascii())
+
+
 def _show(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'format character')}"
 
@@ -68,7 +73,7 @@ def invisible_characters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     They hide text from reviewers (zero-width joiners between letters, right-to-left overrides
     that reorder what is displayed) while the model reads every code point. Remove them.
     """
-    for path, key, text in _prose(tool, ctx):
+    for path, key, text in _unusual(tool, ctx):
         found = _INVISIBLE.findall(text)
         if found:
             what = ", ".join(dict.fromkeys(_show(c) for c in found))
@@ -93,7 +98,7 @@ def tag_characters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Tag characters render as nothing but models decode them as ASCII: they carry a hidden
     message. The finding shows the decoded text. Remove them.
     """
-    for path, key, text in _prose(tool, ctx):
+    for path, key, text in _unusual(tool, ctx):
         runs = _TAGS.findall(text)
         if runs:
             hidden = " ".join(
@@ -255,7 +260,9 @@ def lookalike_parameters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
                     hint="rename one of them",
                     key=True,
                 )
-            elif len(_scripts(name)) > 1 or unicodedata.normalize("NFKC", name) != name:
+            elif not name.isascii() and (
+                len(_scripts(name)) > 1 or unicodedata.normalize("NFKC", name) != name
+            ):
                 yield Hit(
                     tool,
                     at,
