@@ -69,5 +69,7 @@ def test_rule_pack_example_plugs_in(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     )
     tools = list(load_registry("tools.d", packs=False).tools.values())
     [diag] = run_rules(tools, LintConfig(select=("acme",)), cat)
-    assert diag.format() == "tools.d/t.yaml:2:7: warning AC001 no team: tag (hint: add tags: " \
+    assert (
+        diag.format() == "tools.d/t.yaml:2:7: warning AC001 no team: tag (hint: add tags: "
         "[team:<name>])"
+    )
