@@ -172,3 +172,38 @@ def test_lint_never_imports_handlers(project: Project, tmp_path: Path) -> None:
     project.write(CLEAN + "handler: lint_never_imported:run\n")
     project.lint()
     assert "lint_never_imported" not in sys.modules
+
+
+SHARED = """\
+$defs:
+  Id:
+    type: string
+    pattern: "^C[0-9]{4}$"
+"""
+
+
+def _shared_tools(project: Project) -> None:
+    (project.root / "tools.d" / "common.schema.yaml").write_text(SHARED, encoding="utf-8")
+    for name in ("lookup_a", "lookup_b"):
+        project.write(
+            CLEAN.replace("get_weather", name)
+            .replace("Paris", "C1001")
+            .replace(
+                "city:\n      type: string", 'city:\n      $ref: "common.schema.yaml#/$defs/Id"'
+            ),
+            f"{name}.yaml",
+        )
+
+
+def test_findings_in_shared_schema_files_point_there_once(project: Project) -> None:
+    _shared_tools(project)
+    [diag] = project.lint({"select": ["TL205"]})
+    assert diag.format().startswith("tools.d/common.schema.yaml:4:5: warning TL205 ")
+    assert diag.pointer == "common.schema.yaml#/$defs/Id/pattern"
+
+
+def test_inline_ignore_in_shared_schema_file(project: Project) -> None:
+    _shared_tools(project)
+    path = project.root / "tools.d" / "common.schema.yaml"
+    path.write_text(SHARED.replace('{4}$"', '{4}$"  # toolctl: ignore[TL205]'), encoding="utf-8")
+    assert project.lint({"select": ["TL205"]}) == []

@@ -12,6 +12,7 @@ from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_un
 from toolctl.errors import ConfigError
 from toolctl.lint.config import LintConfig
 from toolctl.lint.context import LintContext
+from toolctl.lint.locate import locate
 from toolctl.lint.model import Hit, Rule
 from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
@@ -62,14 +63,20 @@ def _pointer(path: Sequence[Any]) -> str:
 
 def _diagnostic(rule: Rule, level: Severity, hit: Hit) -> Diagnostic:
     tool = hit.tool
-    loc = hit.loc or (tool.locate(*hit.path, key=hit.key) if tool else Location(""))
+    where: Sequence[Any] | str = hit.path
+    if hit.loc is not None:
+        loc = hit.loc
+    elif tool is not None:
+        loc, where = locate(tool, hit.path, hit.key)
+    else:
+        loc = Location("")
     return Diagnostic.at(
         loc,
         level,
         rule.code,
         hit.message,
         hint=hit.hint,
-        pointer=_pointer(hit.path),
+        pointer=where if isinstance(where, str) else _pointer(where),
         tool=tool.name if tool else None,
         extra={"rule": rule.name, "family": rule.family, **hit.extra},
     )
