@@ -171,3 +171,13 @@ def test_colour_only_on_a_terminal(
     monkeypatch.setenv("NO_COLOR", "1")
     run(["lint"])
     assert "\x1b[" not in capsys.readouterr().err
+
+
+def test_lint_one_file(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (registry / "tools.d" / "other.yaml").write_text(
+        TOOL.replace("get_weather", "other").replace("the current", "TODO"), encoding="utf-8"
+    )
+    assert run(["lint", "tools.d/weather.yaml", "--fail-on", "warning"]) == 1
+    err = capsys.readouterr().err
+    assert "other.yaml" not in err
+    assert "in 1 tool(s) in tools.d/weather.yaml" in err

@@ -34,7 +34,9 @@ _INSTRUCTIONS = re.compile(
     r"|</?\s*(important|system|instructions?|secret)\s*>"
     r"|<!--"
     r"|\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"
-    r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)",
+    r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
+    r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?"
+    r"|\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?",
     re.IGNORECASE,
 )
 _CREDENTIALS = re.compile(
