@@ -37,6 +37,11 @@ _KEYS = (
     "resolve",
 )
 
+_NUMBERS = {
+    "budget": {"tool": "tool_budget", "registry": "registry_budget"},
+    "description": {"min_length": "description_min", "max_length": "description_max"},
+}
+
 
 @dataclass(frozen=True)
 class LintConfig:
@@ -77,20 +82,13 @@ class LintConfig:
             out = replace(out, per_file_ignores=_per_file(data["per_file_ignores"], where))
         if "providers" in data:
             out = replace(out, providers=parse_providers(data["providers"], where))
-        if "budget" in data:
-            budget = _mapping(data["budget"], "budget", where, ("tool", "registry"))
-            out = replace(
-                out,
-                tool_budget=_count(budget, "tool", out.tool_budget, where),
-                registry_budget=_count(budget, "registry", out.registry_budget, where),
-            )
-        if "description" in data:
-            desc = _mapping(data["description"], "description", where, ("min_length", "max_length"))
-            out = replace(
-                out,
-                description_min=_count(desc, "min_length", out.description_min, where),
-                description_max=_count(desc, "max_length", out.description_max, where),
-            )
+        numbers: dict[str, Any] = {}
+        for section, fields in _NUMBERS.items():
+            if section in data:
+                values = _mapping(data[section], section, where, tuple(fields))
+                for key, attr in fields.items():
+                    numbers[attr] = _count(values, key, getattr(out, attr), where)
+        out = replace(out, **numbers)
         if "fail_on" in data:
             out = replace(out, fail_on=parse_severity(data["fail_on"], where, "fail-on"))
         if "resolve" in data:

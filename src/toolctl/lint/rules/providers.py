@@ -227,24 +227,17 @@ def too_many_tools(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterator[Hit]
     subset per agent (``--tag``), or turn some tools off.
     """
     enabled = [t for t in tools if t.enabled]
-    if not enabled:
-        return
-    for provider in _selected(ctx, list(MAX_TOOLS)):
-        if len(enabled) > MAX_TOOLS[provider]:
-            yield Hit(
-                enabled[MAX_TOOLS[provider]],
-                ("name",),
-                f"{len(enabled)} enabled tools; {provider} accepts at most "
-                f"{MAX_TOOLS[provider]} per request",
-                hint="export a subset by tag",
-            )
     strict = [t for t in enabled if t.strict]
-    for provider in _selected(ctx, list(MAX_STRICT_TOOLS)):
-        if len(strict) > MAX_STRICT_TOOLS[provider]:
-            yield Hit(
-                strict[MAX_STRICT_TOOLS[provider]],
-                ("strict",),
-                f"{len(strict)} strict tools; {provider} accepts at most "
-                f"{MAX_STRICT_TOOLS[provider]} per request",
-                hint="export a subset by tag",
-            )
+    for limits, group, what, path in (
+        (MAX_TOOLS, enabled, "enabled", "name"),
+        (MAX_STRICT_TOOLS, strict, "strict", "strict"),
+    ):
+        for provider in _selected(ctx, list(limits)):
+            limit = limits[provider]
+            if len(group) > limit:
+                yield Hit(
+                    group[limit],
+                    (path,),
+                    f"{len(group)} {what} tools; {provider} accepts at most {limit} per request",
+                    hint="export a subset by tag",
+                )
