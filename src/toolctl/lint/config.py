@@ -83,9 +83,9 @@ class LintConfig:
         if "providers" in data:
             out = replace(out, providers=parse_providers(data["providers"], where))
         numbers: dict[str, Any] = {}
-        for section, fields in _NUMBERS.items():
-            if section in data:
-                values = _mapping(data[section], section, where, tuple(fields))
+        for group, fields in _NUMBERS.items():
+            if group in data:
+                values = _mapping(data[group], group, where, tuple(fields))
                 for key, attr in fields.items():
                     numbers[attr] = _count(values, key, getattr(out, attr), where)
         out = replace(out, **numbers)
