@@ -56,6 +56,12 @@ def subschemas(schema: Any, path: JsonPath) -> Iterator[tuple[JsonPath, dict[str
                 yield from subschemas(sub, (*path, key, name))
 
 
+def schema_types(node: dict[str, Any]) -> set[str]:
+    """The ``type`` keyword of ``node`` as a set (empty when absent)."""
+    t = node.get("type")
+    return {t} if isinstance(t, str) else set(t) if isinstance(t, list) else set()
+
+
 def tool_subschemas(
     tool: ToolSpec, keys: tuple[str, ...] = ()
 ) -> Iterator[tuple[str, JsonPath, dict[str, Any]]]:

@@ -3,6 +3,7 @@
 BUILTIN = (
     "toolctl.lint.rules.descriptions",
     "toolctl.lint.rules.schemas",
+    "toolctl.lint.rules.patterns",
     "toolctl.lint.rules.providers",
     "toolctl.lint.rules.annotations",
     "toolctl.lint.rules.examples",
