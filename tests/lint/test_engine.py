@@ -233,3 +233,16 @@ def test_registry_lint_forwards_options(project: Project) -> None:
     registry = load_registry(project=project_for(), packs=False)
     assert [d.code for d in registry.lint(providers=["openai"])] == ["TL301"]
     assert registry.lint(providers=["mcp"]) == []
+
+
+def test_lint_tools_on_specs_built_in_code() -> None:
+    from toolctl.diagnostics import Location
+    from toolctl.lint import lint_tools
+    from toolctl.spec import Origin, ToolSpec
+
+    raw = {"name": "calc", "description": "TODO"}
+    spec = ToolSpec.from_validated(
+        raw, origin=Origin("file", "", "<code>"), location=Location("<code>", 1, 1)
+    )
+    codes = [d.code for d in lint_tools([spec], LintConfig(select=("descriptions",)))]
+    assert codes == ["TL101"]
