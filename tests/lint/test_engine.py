@@ -246,3 +246,17 @@ def test_lint_tools_on_specs_built_in_code() -> None:
     )
     codes = [d.code for d in lint_tools([spec], LintConfig(select=("descriptions",)))]
     assert codes == ["TL101"]
+
+
+def test_unused_inline_ignore_is_reported(project: Project) -> None:
+    project.write(
+        CLEAN.replace("title: Get weather", "title: Get weather  # toolctl: ignore[TL603]")
+    )
+    [diag] = project.lint()
+    assert diag.format() == (
+        "tools.d/tool.yaml:3:21: info TL002 '# toolctl: ignore[TL603]' suppresses nothing "
+        "(hint: remove the comment)"
+    )
+    assert project.lint({"select": ["descriptions", "TL002"]}) == []  # TL603 did not run
+    project.write(POISONED.replace("instructions.", "instructions.  # toolctl: ignore[TL603]"))
+    assert project.lint() == []

@@ -16,7 +16,7 @@ from toolctl.lint.locate import locate
 from toolctl.lint.model import Hit, Rule
 from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
-from toolctl.lint.suppress import apply
+from toolctl.lint.suppress import apply, unused
 from toolctl.spec import ToolSpec
 
 
@@ -149,5 +149,26 @@ def run(
     found = [*cat.problems, *found]
     base = (root or Path.cwd()).resolve()
     _read_lines.cache_clear()  # files may have changed since the last run
-    kept = apply(found, cat.rules, config.per_file_ignores, lambda file: _read_lines(base, file))
+    used: set[tuple[str, int]] = set()
+    kept = apply(found, cat.rules, config.per_file_ignores, lambda f: _read_lines(base, f), used)
+    stale = next((level for rule, level in rules if rule.code == "TL002"), None)
+    if stale is not None:
+        files = {t.location.file for t in tools if t.origin.kind == "file"}
+        files |= {f for f, _ in used}
+        active = [rule for rule, _ in rules]
+        for file, line, col, text in unused(
+            sorted(files), used, active, lambda f: _read_lines(base, f)
+        ):
+            kept.append(
+                Diagnostic(
+                    stale,
+                    "TL002",
+                    f"{text!r} suppresses nothing",
+                    file,
+                    line,
+                    col,
+                    hint="remove the comment",
+                    extra={"rule": "unused-ignore", "family": "engine"},
+                )
+            )
     return sorted_unique(kept)

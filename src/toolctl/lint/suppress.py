@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import PurePath
 
 from toolctl.diagnostics import Diagnostic
@@ -29,13 +29,14 @@ def _codes(line: str) -> list[str]:
     return [c.strip() for c in match.group(1).split(",") if c.strip()] if match else []
 
 
-def inline_selectors(lines: list[str], line: int) -> list[str]:
-    """Selectors of the ignore comments that apply to 1-based ``line``."""
-    found: list[str] = []
-    if 0 < line <= len(lines):
-        found += _codes(lines[line - 1])
-    if 1 < line <= len(lines) + 1 and lines[line - 2].lstrip().startswith("#"):
-        found += _codes(lines[line - 2])
+def inline_selectors(lines: list[str], line: int) -> list[tuple[int, list[str]]]:
+    """(comment line, selectors) of the ignore comments that apply to 1-based ``line``."""
+    found: list[tuple[int, list[str]]] = []
+    if 0 < line <= len(lines) and _COMMENT.search(lines[line - 1]):
+        found.append((line, _codes(lines[line - 1])))
+    above = lines[line - 2] if 1 < line <= len(lines) + 1 else ""
+    if above.lstrip().startswith("#") and _COMMENT.search(above):
+        found.append((line - 1, _codes(above)))
     return found
 
 
@@ -53,8 +54,12 @@ def apply(
     rules: dict[str, Rule],
     per_file: dict[str, tuple[str, ...]],
     read_lines: Callable[[str], list[str] | None],
+    used: set[tuple[str, int]] | None = None,
 ) -> list[Diagnostic]:
-    """The findings left after per-file and inline ignores. Only files with findings are read."""
+    """The findings left after per-file and inline ignores. Only files with findings are read.
+
+    ``used`` collects (file, line) of every inline comment that suppressed something.
+    """
     out: list[Diagnostic] = []
     for diag in diags:
         rule = rules.get(diag.code)
@@ -64,7 +69,31 @@ def apply(
         if per_file and _file_ignored(diag, rule, per_file):
             continue
         lines = read_lines(diag.file) if diag.file and diag.line > 0 else None
-        if lines and matches(rule, inline_selectors(lines, diag.line)):
+        hits = [at for at, sel in inline_selectors(lines or [], diag.line) if matches(rule, sel)]
+        if hits:
+            if used is not None:
+                used.update((diag.file, at) for at in hits)
             continue
         out.append(diag)
     return out
+
+
+def unused(
+    files: Iterable[str],
+    used: set[tuple[str, int]],
+    active: Sequence[Rule],
+    read_lines: Callable[[str], list[str] | None],
+) -> Iterator[tuple[str, int, int, str]]:
+    """(file, line, col, comment) of inline ignores that suppressed nothing.
+
+    A comment naming a rule that did not run (not selected, or another tool's code) is left
+    alone: it may be needed in another configuration.
+    """
+    for file in files:
+        for number, text in enumerate(read_lines(file) or [], start=1):
+            match = _COMMENT.search(text)
+            if not match or (file, number) in used:
+                continue
+            selectors = _codes(text)
+            if selectors and all(any(matches(r, [s]) for r in active) for s in selectors):
+                yield file, number, match.start() + 1, match.group(0)

@@ -30,3 +30,16 @@ def rule_crashed(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     for a plugin rule, report it to the plugin's authors. Other rules still ran.
     """
     return iter(())
+
+
+@RULES.tool(
+    "TL002", "unused-ignore", Severity.INFO, "`# toolctl: ignore[...]` that suppresses nothing"
+)
+def unused_ignore(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """An inline ``# toolctl: ignore[CODE]`` comment suppressed no finding.
+
+    A stale ignore hides nothing today and will hide a real finding tomorrow: remove it. Comments
+    that name rules which did not run (not selected) are not reported. The engine reports this
+    after suppression, so the function itself finds nothing.
+    """
+    return iter(())
