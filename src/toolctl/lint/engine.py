@@ -124,6 +124,25 @@ def _read_lines(root: Path, file: str) -> list[str] | None:
         return None
 
 
+def _stale_ignores(
+    files: list[str], used: set[tuple[str, int]], active: list[Rule], level: Severity, base: Path
+) -> list[Diagnostic]:
+    extra = {"rule": "unused-ignore", "family": "engine"}
+    return [
+        Diagnostic(
+            level,
+            "TL002",
+            f"{text!r} suppresses nothing",
+            file,
+            line,
+            col,
+            hint="remove the comment",
+            extra=extra,
+        )
+        for file, line, col, text in unused(files, used, active, lambda f: _read_lines(base, f))
+    ]
+
+
 def run(
     tools: Sequence[ToolSpec],
     config: LintConfig,
@@ -153,22 +172,7 @@ def run(
     kept = apply(found, cat.rules, config.per_file_ignores, lambda f: _read_lines(base, f), used)
     stale = next((level for rule, level in rules if rule.code == "TL002"), None)
     if stale is not None:
-        files = {t.location.file for t in tools if t.origin.kind == "file"}
-        files |= {f for f, _ in used}
+        files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
         active = [rule for rule, _ in rules]
-        for file, line, col, text in unused(
-            sorted(files), used, active, lambda f: _read_lines(base, f)
-        ):
-            kept.append(
-                Diagnostic(
-                    stale,
-                    "TL002",
-                    f"{text!r} suppresses nothing",
-                    file,
-                    line,
-                    col,
-                    hint="remove the comment",
-                    extra={"rule": "unused-ignore", "family": "engine"},
-                )
-            )
+        kept += _stale_ignores(sorted(files), used, active, stale, base)
     return sorted_unique(kept)
