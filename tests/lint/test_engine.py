@@ -260,3 +260,10 @@ def test_unused_inline_ignore_is_reported(project: Project) -> None:
     assert project.lint({"select": ["descriptions", "TL002"]}) == []  # TL603 did not run
     project.write(POISONED.replace("instructions.", "instructions.  # toolctl: ignore[TL603]"))
     assert project.lint() == []
+
+
+def test_emoji_joiners_are_not_invisible_text(project: Project) -> None:
+    project.write(CLEAN.replace("in degrees Celsius.", "in degrees Celsius ☀\ufe0f 👨\u200d👩."))
+    assert project.lint() == []
+    project.write(CLEAN.replace("in degrees Celsius.", "in degrees Cel\u200dsius."))
+    assert found(project.lint(), "TL601") == [(4, 14)]

@@ -59,6 +59,14 @@ def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int
     return ((p, k, t) for p, k, t in ctx.texts(tool) if not t.isascii())
 
 
+_EMOJI_GLUE = frozenset("\u200d\ufe0e\ufe0f")
+
+
+def _in_emoji(text: str, at: int) -> bool:
+    """A joiner or variation selector that follows a symbol (👨\u200d👩, ❤\ufe0f) is emoji."""
+    return text[at] in _EMOJI_GLUE and at > 0 and unicodedata.category(text[at - 1]) == "So"
+
+
 def _show(ch: str) -> str:
     return f"U+{ord(ch):04X} {unicodedata.name(ch, 'format character')}"
 
@@ -73,10 +81,11 @@ def invisible_characters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """Zero-width, bidi-control or other invisible characters in text a model reads.
 
     They hide text from reviewers (zero-width joiners between letters, right-to-left overrides
-    that reorder what is displayed) while the model reads every code point. Remove them.
+    that reorder what is displayed) while the model reads every code point. Remove them. A
+    zero-width joiner or variation selector right after a symbol is part of an emoji and allowed.
     """
     for path, key, text in _unusual(tool, ctx):
-        found = _INVISIBLE.findall(text)
+        found = [m.group(0) for m in _INVISIBLE.finditer(text) if not _in_emoji(text, m.start())]
         if found:
             what = ", ".join(dict.fromkeys(_show(c) for c in found))
             yield Hit(
