@@ -19,6 +19,7 @@ COMMAND_MODULES = [
     "toolctl.cli.run",
     "toolctl.cli.runs",
     "toolctl.cli.export",
+    "toolctl.cli.lint",
 ]
 
 EXIT_OK = 0
