@@ -1,0 +1,182 @@
+"""Schema-driven fuzzing of one tool through the call pipeline.
+
+Valid inputs (drawn from ``inputSchema``) must never crash the handler nor produce output that
+fails ``outputSchema``; invalid inputs (a valid one broken in one place) must come back as a
+structured validation error without reaching the handler. Runs are seeded per tool, so
+``--seed S`` reproduces them whatever else is selected. The first failure of each kind is shrunk
+to a minimal input and rendered as a test case ready to paste under the tool's ``tests:``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolctl.schema import cached_validator
+from toolctl.testing.expect import error_of, status_of
+from toolctl.testing.gen import Unsatisfiable, ValueGenerator
+from toolctl.testing.mutate import invalid
+from toolctl.testing.shrink import shrink
+
+if TYPE_CHECKING:
+    from toolctl.spec import ToolSpec
+
+Call = Callable[[Any], Awaitable[Any]]
+VALID, INVALID = "valid", "invalid"
+REJECTION_CODES = ("invalid_input", "invalid_arguments")
+FINE_STATUSES = ("succeeded", "suspended", "awaiting_approval")
+_CRASH_CODES = ("handler_error", "invalid_output", "timeout", "handler_not_found", "no_handler",
+                "invalid_input", "invalid_arguments", "cancelled")
+
+
+@dataclass
+class FuzzFinding:
+    """A generated input the tool mishandled, shrunk to a minimal one."""
+
+    tool: str
+    kind: str
+    problem: str
+    input: Any
+    original: Any
+    index: int
+    seed: int
+    shrink_calls: int = 0
+    mutation: str | None = None
+
+    def test_case(self) -> dict[str, Any]:
+        """The regression case: what *should* happen for this input."""
+        name = f"fuzz {self.kind} input {self.index} (seed {self.seed})"
+        case: dict[str, Any] = {"name": name, "input": self.input}
+        if self.kind == VALID:
+            case["status"] = "succeeded"
+        else:
+            case["status"] = "failed"
+            case["error"] = {"code": "invalid_input"}
+        return case
+
+    def yaml_case(self) -> str:
+        """:meth:`test_case` as a YAML list item, to paste under the tool's ``tests:``."""
+        import yaml
+
+        text: str = yaml.safe_dump([self.test_case()], sort_keys=False, allow_unicode=True,
+                                   default_flow_style=False, width=100)
+        return f"# {self.tool}: {self.problem}\n{text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "kind": self.kind, "problem": self.problem,
+                "input": self.input, "original_input": self.original, "index": self.index,
+                "seed": self.seed, "shrink_calls": self.shrink_calls, "mutation": self.mutation,
+                "test_case": self.test_case(), "yaml": self.yaml_case()}
+
+
+@dataclass
+class FuzzOutcome:
+    """What fuzzing one kind of input on one tool found."""
+
+    tool: str
+    kind: str
+    runs: int = 0
+    finding: FuzzFinding | None = None
+    skipped: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def valid_problem(result: Any, output_validator: Any,
+                  allow_errors: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """(signature, message) when a valid input was mishandled, else None.
+
+    ``allow_errors`` names exception types a handler may raise on purpose (``LookupError`` for
+    "no such city"): they are answers, not crashes.
+    """
+    status = status_of(result)
+    if status == "succeeded":
+        if output_validator is not None:
+            problems = output_validator.errors(result.output, limit=1)
+            if problems:
+                where = problems[0].pointer or "/"
+                return "invalid_output", (f"output does not match outputSchema at {where}: "
+                                          f"{problems[0].message}")
+        return None
+    if status in FINE_STATUSES:
+        return None
+    err = error_of(result)
+    code = err["code"] if err else status
+    if err and code not in _CRASH_CODES:
+        return None  # a deliberate, structured tool error (e.g. "not found") is not a crash
+    raised = [d.get("type") for d in (err["details"] if err else []) if isinstance(d, dict)]
+    if allow_errors and set(raised) & set(allow_errors):
+        return None
+    text = f"{code}: {err['message']}" if err else f"status {status}"
+    return f"{status}/{code}", f"valid input mishandled: {text}"
+
+
+def invalid_problem(result: Any) -> tuple[str, str] | None:
+    """(signature, message) when an invalid input was not rejected properly, else None."""
+    status = status_of(result)
+    err = error_of(result)
+    if err and err["code"] in REJECTION_CODES:
+        if not err["details"]:
+            return "no-details", "invalid input rejected without details naming the field"
+        return None
+    got = f"{err['code']}: {err['message']}" if err else f"status {status}"
+    return f"{status}/{err['code'] if err else ''}", f"invalid input was not rejected ({got})"
+
+
+def skip_reason(spec: ToolSpec, kind: str) -> str | None:
+    """Why ``kind`` inputs are not fuzzed on this tool (None: they are)."""
+    if spec.handler is None:
+        return "the tool has no handler"
+    if kind == VALID and spec.require_approval:
+        return "the tool requires approval; valid inputs would never run"
+    if kind == VALID and spec.annotations.get("destructiveHint") is True:
+        return "the tool is marked destructive; only invalid inputs are fuzzed"
+    return None
+
+
+async def fuzz_tool(spec: ToolSpec, call: Call, *, runs: int, seed: int, kind: str,
+                    allow_errors: tuple[str, ...] = ()) -> FuzzOutcome:
+    """Fuzz ``spec`` with ``runs`` inputs of ``kind`` (valid or invalid) through ``call``."""
+    outcome = FuzzOutcome(spec.name, kind, skipped=skip_reason(spec, kind))
+    if outcome.skipped:
+        return outcome
+    rng = random.Random(f"{seed}:{spec.name}:{kind}")
+    gen = ValueGenerator(spec.input_schema, rng)
+    out_validator = cached_validator(spec.output_schema) if spec.output_schema is not None \
+        else None
+    for index in range(1, runs + 1):
+        try:
+            value = gen.valid()
+            mutation = None
+            if kind == INVALID:
+                value, mut = invalid(gen, value)
+                mutation = str(mut)
+        except Unsatisfiable as exc:
+            outcome.skipped = f"no {kind} input could be generated: {exc}"
+            return outcome
+        outcome.runs += 1
+
+        def judge(res: Any) -> tuple[str, str] | None:
+            if kind == VALID:
+                return valid_problem(res, out_validator, allow_errors)
+            return invalid_problem(res)
+
+        found = judge(await call(value))
+        if found is None:
+            continue
+        signature, problem = found
+
+        async def still_fails(candidate: Any, signature: str = signature) -> bool:
+            again = judge(await call(candidate))
+            return again is not None and again[0] == signature
+
+        def admissible(candidate: Any) -> bool:
+            return gen.validator.is_valid(candidate) == (kind == VALID)
+
+        small, calls = await shrink(value, still_fails, admissible)
+        final = judge(await call(small))
+        outcome.finding = FuzzFinding(spec.name, kind, final[1] if final else problem, small,
+                                      value, index, seed, calls, mutation)
+        return outcome
+    return outcome
