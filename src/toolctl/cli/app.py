@@ -16,6 +16,7 @@ from toolctl import __version__
 COMMAND_MODULES = [
     "toolctl.cli.validate",
     "toolctl.cli.inspect",
+    "toolctl.cli.test",
 ]
 
 EXIT_OK = 0

@@ -74,7 +74,7 @@ def _size(value: Any) -> tuple[int, int]:
     elif isinstance(value, str):
         return 1 + len(value), sum(ch != "a" for ch in value)
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        return 1 + len(str(abs(value))), int(value < 0) + sum(ch not in "0." for ch in str(value))
+        return 1 + len(str(abs(value))), int(value < 0) + int(min(abs(value), 1e9))
     else:
         return 1, int(bool(value))
     return 1 + sum(p[0] for p in parts), sum(p[1] for p in parts)
