@@ -109,6 +109,9 @@ def valid_problem(result: Any, output_validator: Any,
     if allow_errors and set(raised) & set(allow_errors):
         return None
     text = f"{code}: {err['message']}" if err else f"status {status}"
+    where = [d for d in (err["details"] if err else []) if "path" in d and "message" in d]
+    if where:
+        text += f" (at {where[0]['path']}: {where[0]['message']})"
     return f"{status}/{code}", f"valid input mishandled: {text}"
 
 

@@ -21,7 +21,7 @@ from toolctl.testing import regexgen
 MAX_DEPTH = 6
 TRIES = 25
 _TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
-_TEXT = string.ascii_letters + string.digits + " _-.,'\"/\\é漢🙂\n"
+_TEXT = string.ascii_letters + string.digits + " _-.,!?#%&<>@'\"/\\é漢🙂\n"
 _EDGE_STRINGS = ("", " ", "0", "null", "é", "🙂", "a\nb", "<b>x</b>", "'; --", "../x")
 
 

@@ -108,6 +108,13 @@ def _object_breaks(gen: ValueGenerator, schema: dict[str, Any], value: dict[str,
     for key, item in value.items():
         if key in props:
             yield from mutations(gen, props[key], item, (*path, key))
+    for key in props.keys() - value.keys():  # an optional key, present with a wrong type
+        try:
+            sub = gen.flatten(props[key])
+        except Unsatisfiable:
+            continue
+        if isinstance(sub, dict) and isinstance(sub.get("type"), str):
+            yield Mutation((*path, key), _WRONG_TYPE.get(sub["type"]), "wrong type")
 
 
 def _array_breaks(gen: ValueGenerator, schema: dict[str, Any], value: list[Any],
@@ -122,12 +129,15 @@ def _array_breaks(gen: ValueGenerator, schema: dict[str, Any], value: list[Any],
             yield from mutations(gen, items, item, (*path, i))
 
 
-def invalid(gen: ValueGenerator, base: Any) -> tuple[Any, Mutation]:
-    """A value the root schema rejects, made from valid ``base`` by one random mutation."""
-    found = list(mutations(gen, gen.root, base))
-    gen.rng.shuffle(found)
-    for mutation in found:
-        value = mutation.apply(base)
-        if not gen.validator.is_valid(value):
-            return value, mutation
+def invalid(gen: ValueGenerator, base: Any, tries: int = 5) -> tuple[Any, Mutation]:
+    """A value the root schema rejects, made from valid ``base`` (or a fresh valid value, when
+    ``base`` offers nothing to break) by one random mutation."""
+    for _ in range(tries):
+        found = list(mutations(gen, gen.root, base))
+        gen.rng.shuffle(found)
+        for mutation in found:
+            value = mutation.apply(base)
+            if not gen.validator.is_valid(value):
+                return value, mutation
+        base = gen.valid()
     raise Unsatisfiable("no mutation of a valid input made it invalid")

@@ -98,6 +98,14 @@ class TestReport:
         }
 
 
+_XML_BAD = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20))}
+
+
+def _xml(text: str) -> str:
+    """``text`` without the control characters XML 1.0 cannot carry (shown as ``\\xNN``)."""
+    return text.translate(_XML_BAD)
+
+
 def _failure_text(result: CaseResult) -> str:
     lines: list[str] = []
     for m in result.mismatches:
@@ -128,16 +136,17 @@ def junit_xml(report: TestReport) -> str:
                               skipped=str(sum(r.outcome is Outcome.SKIPPED for r in results)),
                               time=f"{sum(r.duration_ms for r in results) / 1000:.3f}")
         for r in results:
-            case = ET.SubElement(suite, "testcase", classname=tool, name=r.case.name,
+            case = ET.SubElement(suite, "testcase", classname=tool, name=_xml(r.case.name),
                                  file=r.case.location.file, line=str(r.case.location.line),
                                  time=f"{r.duration_ms / 1000:.3f}")
             if r.outcome is Outcome.FAILED:
-                ET.SubElement(case, "failure", message=r.summary(),
-                              type="AssertionError").text = _failure_text(r)
+                ET.SubElement(case, "failure", message=_xml(r.summary()),
+                              type="AssertionError").text = _xml(_failure_text(r))
             elif r.outcome is Outcome.ERROR:
-                ET.SubElement(case, "error", message=r.summary(), type="Error").text = r.summary()
+                ET.SubElement(case, "error", message=_xml(r.summary()),
+                              type="Error").text = _xml(r.summary())
             elif r.outcome is Outcome.SKIPPED:
-                ET.SubElement(case, "skipped", message=r.summary())
+                ET.SubElement(case, "skipped", message=_xml(r.summary()))
     ET.indent(root)
     body: str = ET.tostring(root, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"

@@ -46,3 +46,11 @@ def login(args: dict[str, Any]) -> dict[str, Any]:
 def sleepy(args: dict[str, Any]) -> dict[str, Any]:
     time.sleep(0.01)
     return {"ok": True}
+
+
+CALLS: list[dict[str, Any]] = []
+
+
+def record(args: dict[str, Any]) -> dict[str, Any]:
+    CALLS.append(args)
+    return {"n": len(CALLS)}
