@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolctl.testing.cases import EXAMPLE, TestCase
-from toolctl.testing.jsonmatch import MISSING, differences, show, unified_diff
+from toolctl.testing.jsonmatch import MISSING, differences, restrict, show, unified_diff
 
 STATUSES_THAT_RAN_FINE = ("succeeded", "suspended", "awaiting_approval")
 """What an implicit example check accepts: the call went through the pipeline without failing."""
@@ -71,8 +71,9 @@ def compare(name: str, expected: Any, actual: Any, *, subset: bool = False) -> M
     if not found:
         return None
     how = "does not contain the expected value" if subset else "differs from the expected value"
+    shown = restrict(expected, actual) if subset else actual
     return Mismatch(name, f"{name} {how}", expected, actual, details=tuple(map(str, found)),
-                    diff=tuple(unified_diff(expected, actual)))
+                    diff=tuple(unified_diff(expected, shown)))
 
 
 def _check_status(case: TestCase, result: Any) -> Iterator[Mismatch]:

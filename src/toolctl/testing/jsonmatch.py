@@ -151,8 +151,17 @@ def _lines(value: Any) -> list[str]:
     return text.splitlines()
 
 
+def restrict(expected: Any, actual: Any) -> Any:
+    """``actual`` cut down to the keys ``expected`` names, so a subset diff shows no noise."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return {k: restrict(expected[k], v) if k in expected else v
+                for k, v in actual.items() if k in expected}
+    return actual
+
+
 def unified_diff(expected: Any, actual: Any, context: int = 3) -> list[str]:
     """``-expected`` / ``+actual`` lines of the pretty-printed values (no file headers)."""
     lines = list(difflib.unified_diff(_lines(expected), _lines(actual), "expected", "actual",
-                                      n=context, lineterm=""))
-    return lines[2:]
+                                      n=context, lineterm=""))[2:]
+    # hunk headers (@@ -1,4 +1,4 @@) mean nothing here: drop the first, mark later gaps
+    return [" ..." if line.startswith("@@") else line for line in lines[1:]]
