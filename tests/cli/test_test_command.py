@@ -35,8 +35,7 @@ def test_passing_project_exits_0(project: Path, capsys: pytest.CaptureFixture[st
     assert "add " in out and "touch " in out  # the per-tool table
 
 
-def test_failure_shows_location_and_diff(project: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_failure_shows_location_and_diff(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "tools.d" / "wrong.yaml").write_text(FAILING)
     assert run(["test", "--tool", "add2"]) == 1
     out = capsys.readouterr().out
@@ -57,16 +56,37 @@ def test_json_format(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert wrong["run"]["output"] == {"sum": 4, "terms": [2, 2]}
 
 
-def test_junit_xml_parses_with_the_right_counts(project: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_junit_xml_parses_with_the_right_counts(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (project / "tools.d" / "wrong.yaml").write_text(FAILING)
     target = project / "report.xml"
-    assert run(["test", "--junit", str(target), "--fuzz", "10", "--seed", "3",
-                "-t", "add2", "-t", "divide"]) == 1
+    assert (
+        run(
+            [
+                "test",
+                "--junit",
+                str(target),
+                "--fuzz",
+                "10",
+                "--seed",
+                "3",
+                "-t",
+                "add2",
+                "-t",
+                "divide",
+            ]
+        )
+        == 1
+    )
     root = ET.parse(target).getroot()
     assert root.tag == "testsuites"
-    assert (root.get("tests"), root.get("failures"), root.get("errors"),
-            root.get("skipped")) == ("8", "2", "0", "1")
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
+        "8",
+        "2",
+        "0",
+        "1",
+    )
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {"add2", "divide"}
     assert suites["add2"].get("failures") == "1" and suites["divide"].get("failures") == "1"
@@ -79,8 +99,9 @@ def test_junit_xml_parses_with_the_right_counts(project: Path,
     assert "minimal failing case:" in texts and "input:" in texts
 
 
-def test_fuzz_output_prints_a_paste_ready_case(project: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_fuzz_output_prints_a_paste_ready_case(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["test", "-t", "divide", "--fuzz", "20", "--seed", "1"]) == 1
     out = capsys.readouterr().out
     assert "FAIL divide::fuzz valid inputs" in out

@@ -13,21 +13,35 @@ from toolctl.testing.cases import EXAMPLE, TestCase
 from toolctl.testing.expect import check
 
 
-def result(status: str = "succeeded", output: Any = None, error: Any = None,
-           model_output: Any = None, display: Any = None, transcript: Any = None) -> Any:
+def result(
+    status: str = "succeeded",
+    output: Any = None,
+    error: Any = None,
+    model_output: Any = None,
+    display: Any = None,
+    transcript: Any = None,
+) -> Any:
     err = SimpleNamespace(code=error[0], message=error[1], details=[]) if error else None
-    return SimpleNamespace(status=status, output=output, error=err, model_output=model_output,
-                           display=display or {}, transcript=transcript or {})
+    return SimpleNamespace(
+        status=status,
+        output=output,
+        error=err,
+        model_output=model_output,
+        display=display or {},
+        transcript=transcript or {},
+    )
 
 
 def case(**expect: Any) -> TestCase:
     return TestCase(tool="t", name="c", location=Location("t.yaml", 3, 5), expect=expect)
 
 
-OK_RESULT = result(output={"temp": 21, "city": "Paris, France", "days": [1, 2, 3]},
-                   model_output={"type": "text", "value": "21 °C in Paris"},
-                   display={"output": {"temp": 21}, "input": {"city": "Paris"}},
-                   transcript={"output": "21 °C"})
+OK_RESULT = result(
+    output={"temp": 21, "city": "Paris, France", "days": [1, 2, 3]},
+    model_output={"type": "text", "value": "21 °C in Paris"},
+    display={"output": {"temp": 21}, "input": {"city": "Paris"}},
+    transcript={"output": "21 °C"},
+)
 
 PASSING = [
     {},
@@ -66,8 +80,7 @@ def test_expectation_fails(expect: dict[str, Any], field: str, text: str) -> Non
 
 
 def test_output_failure_carries_path_and_diff() -> None:
-    (m,) = check(case(output={"temp": 22, "city": "Paris, France", "days": [1, 2, 3]}),
-                 OK_RESULT)
+    (m,) = check(case(output={"temp": 22, "city": "Paris, France", "days": [1, 2, 3]}), OK_RESULT)
     assert m.details == ("at /temp: expected 22, got 21",)
     assert '-  "temp": 22' in m.diff and '+  "temp": 21' in m.diff
 
@@ -89,10 +102,10 @@ def test_wrong_status_reports_the_error_not_an_output_diff() -> None:
 
 
 def test_example_case_checks_output_schema() -> None:
-    example = TestCase(tool="t", name="inputExamples[0]", location=Location("t.yaml"),
-                       kind=EXAMPLE)
-    schema = make_validator({"type": "object", "required": ["temp"],
-                             "properties": {"temp": {"type": "integer"}}})
+    example = TestCase(tool="t", name="inputExamples[0]", location=Location("t.yaml"), kind=EXAMPLE)
+    schema = make_validator(
+        {"type": "object", "required": ["temp"], "properties": {"temp": {"type": "integer"}}}
+    )
     assert check(example, OK_RESULT, schema) == []
     (m,) = check(example, result(output={"temp": "hot"}), schema)
     assert m.field == "outputSchema" and "at /temp" in m.details[0]

@@ -26,14 +26,24 @@ SCHEMA: dict[str, Any] = {
         "days": {"type": ["integer", "null"], "minimum": 1, "maximum": 14},
         "ratio": {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "nullable": True},
         "where": {"$ref": "#/$defs/point"},
-        "tags": {"type": "array", "items": {"type": "string", "maxLength": 5},
-                 "maxItems": 3, "uniqueItems": True},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": 5},
+            "maxItems": 3,
+            "uniqueItems": True,
+        },
         "kind": {"oneOf": [{"const": "a"}, {"type": "integer", "multipleOf": 5}]},
     },
     "$defs": {
-        "point": {"type": "object", "required": ["lat", "lon"], "additionalProperties": False,
-                  "properties": {"lat": {"type": "number", "minimum": -90, "maximum": 90},
-                                 "lon": {"type": "number", "minimum": -180, "maximum": 180}}},
+        "point": {
+            "type": "object",
+            "required": ["lat", "lon"],
+            "additionalProperties": False,
+            "properties": {
+                "lat": {"type": "number", "minimum": -90, "maximum": 90},
+                "lon": {"type": "number", "minimum": -180, "maximum": 180},
+            },
+        },
     },
 }
 
@@ -67,8 +77,9 @@ def test_invalid_values_break_one_thing() -> None:
 
 
 def test_unsatisfiable_schema_says_so() -> None:
-    gen = ValueGenerator({"type": "object", "properties": {"x": False}, "required": ["x"]},
-                         random.Random(1))
+    gen = ValueGenerator(
+        {"type": "object", "properties": {"x": False}, "required": ["x"]}, random.Random(1)
+    )
     with pytest.raises(Unsatisfiable):
         gen.valid()
 

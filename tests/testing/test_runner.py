@@ -52,14 +52,18 @@ handler: tc_testing_fixtures:touch
 requireApproval: true
 inputSchema: {{type: object, properties: {{path: {{type: string}}}}, required: [path]}}
 tests:
-  - {{name: plain, input: {{path: "{marks['plain']}"}}, status: awaiting_approval}}
-  - {{name: declined, input: {{path: "{marks['declined']}"}}, decline: true, status: declined}}
-  - {{name: approved, input: {{path: "{marks['approved']}"}}, approve: true}}
+  - {{name: plain, input: {{path: "{marks["plain"]}"}}, status: awaiting_approval}}
+  - {{name: declined, input: {{path: "{marks["declined"]}"}}, decline: true, status: declined}}
+  - {{name: approved, input: {{path: "{marks["approved"]}"}}, approve: true}}
 """)
     report = run_tests(load_registry(), TestOptions(tools=["gate"], fuzz=5, seed=1))
-    assert outcomes(report) == {"gate::plain": "passed", "gate::declined": "passed",
-                                "gate::approved": "passed", "gate::fuzz valid inputs": "skipped",
-                                "gate::fuzz invalid inputs": "passed"}
+    assert outcomes(report) == {
+        "gate::plain": "passed",
+        "gate::declined": "passed",
+        "gate::approved": "passed",
+        "gate::fuzz valid inputs": "skipped",
+        "gate::fuzz invalid inputs": "passed",
+    }
     assert [p.name for p in marks.values() if p.exists()] == ["approved.txt"]
 
 
@@ -108,12 +112,17 @@ def test_fuzz_finds_the_planted_bug_and_prints_a_minimal_case(project: Path) -> 
     assert shout is not None and shout.input == {"text": "!"}
     # the printed case is strict YAML and a valid test case; pasted in, it reproduces the bug
     (case,) = loads(divide.yaml_case()).data
-    assert case == {"name": f"fuzz valid input {divide.index} (seed 7)",
-                    "input": {"a": 0, "b": 0}, "status": "succeeded"}
+    assert case == {
+        "name": f"fuzz valid input {divide.index} (seed 7)",
+        "input": {"a": 0, "b": 0},
+        "status": "succeeded",
+    }
     math = project / "tools.d" / "math.yaml"
-    text = math.read_text().replace("      - name: six by three", "\n".join(
-        "      " + line for line in divide.yaml_case().splitlines()[1:]) +
-        "\n      - name: six by three")
+    text = math.read_text().replace(
+        "      - name: six by three",
+        "\n".join("      " + line for line in divide.yaml_case().splitlines()[1:])
+        + "\n      - name: six by three",
+    )
     math.write_text(text)
     registry = load_registry()
     assert registry.ok, registry.diagnostics

@@ -14,8 +14,12 @@ if TYPE_CHECKING:
 
     from toolctl.testing import CaseResult, TestReport
 
-_MARKS = {"passed": ("PASS", "green"), "failed": ("FAIL", "bold red"),
-          "error": ("ERROR", "bold magenta"), "skipped": ("SKIP", "yellow")}
+_MARKS = {
+    "passed": ("PASS", "green"),
+    "failed": ("FAIL", "bold red"),
+    "error": ("ERROR", "bold magenta"),
+    "skipped": ("SKIP", "yellow"),
+}
 
 
 def _progress(enabled: bool) -> Any:
@@ -29,16 +33,24 @@ def _progress(enabled: bool) -> Any:
     con = err_console()
     if not con.is_terminal:
         return None
-    return Progress(TextColumn("[bold]testing[/]"), BarColumn(), MofNCompleteColumn(),
-                    TextColumn("{task.description}"), console=con, transient=True)
+    return Progress(
+        TextColumn("[bold]testing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=con,
+        transient=True,
+    )
 
 
 def _print_problem(con: Console, result: CaseResult) -> None:
     from rich.markup import escape
 
     label, style = _MARKS[result.outcome.value]
-    con.print(f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
-              f"[dim]({escape(str(result.case.location))})[/]")
+    con.print(
+        f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
+        f"[dim]({escape(str(result.case.location))})[/]"
+    )
     if result.message and not result.finding:
         con.print(f"  {escape(result.message)}")
     for m in result.mismatches:
@@ -50,8 +62,10 @@ def _print_problem(con: Console, result: CaseResult) -> None:
             con.print(f"    [{color}]{escape(line)}[/]")
     if result.finding is not None:
         con.print(f"  {escape(result.finding.problem)}")
-        con.print(f"  minimal failing input after {result.finding.shrink_calls} shrink call(s); "
-                  f"paste under `tests:` in {escape(result.case.location.file)}:")
+        con.print(
+            f"  minimal failing input after {result.finding.shrink_calls} shrink call(s); "
+            f"paste under `tests:` in {escape(result.case.location.file)}:"
+        )
         for line in result.finding.yaml_case().splitlines():
             con.print(f"    {escape(line)}")
     con.print("")
@@ -59,8 +73,10 @@ def _print_problem(con: Console, result: CaseResult) -> None:
 
 def _summary(report: TestReport) -> str:
     c = report.counts()
-    text = (f"{c['passed']} passed, {c['failed']} failed, {c['error']} error(s), "
-            f"{c['skipped']} skipped in {report.duration_ms / 1000:.2f}s")
+    text = (
+        f"{c['passed']} passed, {c['failed']} failed, {c['error']} error(s), "
+        f"{c['skipped']} skipped in {report.duration_ms / 1000:.2f}s"
+    )
     if report.seed is not None:
         text += f" (seed {report.seed})"
     return text
@@ -91,8 +107,9 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
         row = tools.setdefault(r.case.tool, {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
         row[r.outcome.value] += 1
     for tool, row in tools.items():
-        table.add_row(escape(tool), *(str(row[k]) for k in ("passed", "failed", "error",
-                                                             "skipped")))
+        table.add_row(
+            escape(tool), *(str(row[k]) for k in ("passed", "failed", "error", "skipped"))
+        )
     con.print(table)
     style = "bold green" if report.ok else "bold red"
     con.print(f"[{style}]{escape(_summary(report))}[/]")
@@ -113,20 +130,29 @@ def test(
         str | None, typer.Option("-k", help="Only cases whose `tool::name` contains this text.")
     ] = None,
     fuzz: Annotated[
-        int, typer.Option("--fuzz", min=0, help="Fuzz each tool with N valid and N invalid "
-                                                "inputs generated from its inputSchema.")
+        int,
+        typer.Option(
+            "--fuzz",
+            min=0,
+            help="Fuzz each tool with N valid and N invalid inputs generated from its inputSchema.",
+        ),
     ] = 0,
     seed: Annotated[
         int | None, typer.Option("--seed", help="Seed for --fuzz (printed when not given).")
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0.001,
-                                   help="Seconds per case when neither case nor tool sets one.")
+        float | None,
+        typer.Option(
+            "--timeout", min=0.001, help="Seconds per case when neither case nor tool sets one."
+        ),
     ] = None,
     allow_error: Annotated[
         list[str] | None,
-        typer.Option("--allow-error", help="Exception type a handler raises on purpose; not a "
-                                           "crash when fuzzing (repeatable)."),
+        typer.Option(
+            "--allow-error",
+            help="Exception type a handler raises on purpose; not a "
+            "crash when fuzzing (repeatable).",
+        ),
     ] = None,
     examples: Annotated[
         bool, typer.Option("--examples/--no-examples", help="Run each inputExamples entry.")
@@ -158,13 +184,20 @@ def test(
     registry = load_registry(project=project, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
-        typer.echo("toolctl: error: the registry has errors; fix them first "
-                   "(see `toolctl validate`)", err=True)
+        typer.echo(
+            "toolctl: error: the registry has errors; fix them first (see `toolctl validate`)",
+            err=True,
+        )
         raise typer.Exit(1)
     settings = project.section("test")
     options = TestOptions(
-        tools=list(tool or []), tags=list(tag or []), keyword=keyword, examples=examples,
-        fuzz=fuzz, seed=seed, timeout=timeout if timeout is not None else settings.get("timeout"),
+        tools=list(tool or []),
+        tags=list(tag or []),
+        keyword=keyword,
+        examples=examples,
+        fuzz=fuzz,
+        seed=seed,
+        timeout=timeout if timeout is not None else settings.get("timeout"),
         allow_errors=tuple(allow_error or settings.get("allowErrors", [])),
     )
     bar = _progress(fmt is OutputFormat.text)

@@ -10,8 +10,15 @@ if TYPE_CHECKING:
     from toolctl.diagnostics import Location
     from toolctl.spec import ToolSpec
 
-EXPECTATION_KEYS = ("status", "error", "output", "outputContains", "modelOutput", "display",
-                    "transcript")
+EXPECTATION_KEYS = (
+    "status",
+    "error",
+    "output",
+    "outputContains",
+    "modelOutput",
+    "display",
+    "transcript",
+)
 """The keys of a case that say what should happen, in the order they are checked."""
 
 CASE = "case"
@@ -74,13 +81,21 @@ def example_cases(spec: ToolSpec) -> list[TestCase]:
     for i, example in enumerate(spec.input_examples):
         label = example.get("description")
         name = f"inputExamples[{i}]" + (f" {label}" if label else "")
-        out.append(TestCase(tool=spec.name, name=name, location=spec.locate("inputExamples", i),
-                            kind=EXAMPLE, input=example["input"]))
+        out.append(
+            TestCase(
+                tool=spec.name,
+                name=name,
+                location=spec.locate("inputExamples", i),
+                kind=EXAMPLE,
+                input=example["input"],
+            )
+        )
     return out
 
 
-def collect(specs: Iterable[ToolSpec], *, keyword: str | None = None,
-            examples: bool = True) -> list[TestCase]:
+def collect(
+    specs: Iterable[ToolSpec], *, keyword: str | None = None, examples: bool = True
+) -> list[TestCase]:
     """Every case of ``specs`` (declared first, then examples), filtered by ``keyword``.
 
     ``keyword`` is a case-insensitive substring of the case id ``tool::name``.

@@ -55,8 +55,11 @@ def error_of(result: Any) -> dict[str, Any] | None:
     err = result.error
     if err is None:
         return None
-    return {"code": str(err.code), "message": str(err.message),
-            "details": list(getattr(err, "details", []) or [])}
+    return {
+        "code": str(err.code),
+        "message": str(err.message),
+        "details": list(getattr(err, "details", []) or []),
+    }
 
 
 def describe_error(result: Any) -> str:
@@ -72,8 +75,14 @@ def compare(name: str, expected: Any, actual: Any, *, subset: bool = False) -> M
         return None
     how = "does not contain the expected value" if subset else "differs from the expected value"
     shown = restrict(expected, actual) if subset else actual
-    return Mismatch(name, f"{name} {how}", expected, actual, details=tuple(map(str, found)),
-                    diff=tuple(unified_diff(expected, shown)))
+    return Mismatch(
+        name,
+        f"{name} {how}",
+        expected,
+        actual,
+        details=tuple(map(str, found)),
+        diff=tuple(unified_diff(expected, shown)),
+    )
 
 
 def _check_status(case: TestCase, result: Any) -> Iterator[Mismatch]:
@@ -94,16 +103,28 @@ def _check_error(case: TestCase, result: Any) -> Iterator[Mismatch]:
     wanted = case.expect["error"]
     err = error_of(result)
     if err is None:
-        yield Mismatch("error", f"expected an error {show(wanted)}, but the call returned none "
-                       f"(status {status_of(result)})", wanted, None)
+        yield Mismatch(
+            "error",
+            f"expected an error {show(wanted)}, but the call returned none "
+            f"(status {status_of(result)})",
+            wanted,
+            None,
+        )
         return
     if "code" in wanted and wanted["code"] != err["code"]:
-        yield Mismatch("error.code", f"expected error code {wanted['code']}, got {err['code']} "
-                       f"({err['message']})", wanted["code"], err["code"])
+        yield Mismatch(
+            "error.code",
+            f"expected error code {wanted['code']}, got {err['code']} ({err['message']})",
+            wanted["code"],
+            err["code"],
+        )
     if "message" in wanted and wanted["message"] not in err["message"]:
-        yield Mismatch("error.message", f"expected the error message to contain "
-                       f"{wanted['message']!r}, got {err['message']!r}",
-                       wanted["message"], err["message"])
+        yield Mismatch(
+            "error.message",
+            f"expected the error message to contain {wanted['message']!r}, got {err['message']!r}",
+            wanted["message"],
+            err["message"],
+        )
 
 
 def _check_model_output(case: TestCase, result: Any) -> Iterator[Mismatch]:
@@ -127,6 +148,7 @@ def _check_phases(target: str) -> Callable[[TestCase, Any], Iterator[Mismatch]]:
             found = compare(f"{target}.{phase}", wanted, actual)
             if found:
                 yield found
+
     return check
 
 
@@ -135,6 +157,7 @@ def _check_value(key: str, subset: bool) -> Callable[[TestCase, Any], Iterator[M
         found = compare(key, case.expect[key], result.output, subset=subset)
         if found:
             yield found
+
     return check
 
 
@@ -169,12 +192,20 @@ def _check_example(result: Any, output_validator: Any) -> Iterator[Mismatch]:
     status = status_of(result)
     if status not in STATUSES_THAT_RAN_FINE:
         why = describe_error(result)
-        yield Mismatch("status", f"the input example did not run: status {status}"
-                       + (f" ({why})" if why else ""), "succeeded", status)
+        yield Mismatch(
+            "status",
+            f"the input example did not run: status {status}" + (f" ({why})" if why else ""),
+            "succeeded",
+            status,
+        )
         return
     if status == "succeeded" and output_validator is not None:
         problems = output_validator.errors(result.output, limit=5)
         if problems:
-            yield Mismatch("outputSchema", "the output does not match outputSchema", None,
-                           result.output,
-                           details=tuple(f"at {p.pointer or '/'}: {p.message}" for p in problems))
+            yield Mismatch(
+                "outputSchema",
+                "the output does not match outputSchema",
+                None,
+                result.output,
+                details=tuple(f"at {p.pointer or '/'}: {p.message}" for p in problems),
+            )

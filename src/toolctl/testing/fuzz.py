@@ -27,8 +27,16 @@ Call = Callable[[Any], Awaitable[Any]]
 VALID, INVALID = "valid", "invalid"
 REJECTION_CODES = ("invalid_input", "invalid_arguments")
 FINE_STATUSES = ("succeeded", "suspended", "awaiting_approval")
-_CRASH_CODES = ("handler_error", "invalid_output", "timeout", "handler_not_found", "no_handler",
-                "invalid_input", "invalid_arguments", "cancelled")
+_CRASH_CODES = (
+    "handler_error",
+    "invalid_output",
+    "timeout",
+    "handler_not_found",
+    "no_handler",
+    "invalid_input",
+    "invalid_arguments",
+    "cancelled",
+)
 
 
 @dataclass
@@ -60,15 +68,29 @@ class FuzzFinding:
         """:meth:`test_case` as a YAML list item, to paste under the tool's ``tests:``."""
         import yaml
 
-        text: str = yaml.safe_dump([self.test_case()], sort_keys=False, allow_unicode=True,
-                                   default_flow_style=False, width=100)
+        text: str = yaml.safe_dump(
+            [self.test_case()],
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=100,
+        )
         return f"# {self.tool}: {self.problem}\n{text}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "kind": self.kind, "problem": self.problem,
-                "input": self.input, "original_input": self.original, "index": self.index,
-                "seed": self.seed, "shrink_calls": self.shrink_calls, "mutation": self.mutation,
-                "test_case": self.test_case(), "yaml": self.yaml_case()}
+        return {
+            "tool": self.tool,
+            "kind": self.kind,
+            "problem": self.problem,
+            "input": self.input,
+            "original_input": self.original,
+            "index": self.index,
+            "seed": self.seed,
+            "shrink_calls": self.shrink_calls,
+            "mutation": self.mutation,
+            "test_case": self.test_case(),
+            "yaml": self.yaml_case(),
+        }
 
 
 @dataclass
@@ -83,8 +105,9 @@ class FuzzOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def valid_problem(result: Any, output_validator: Any,
-                  allow_errors: tuple[str, ...] = ()) -> tuple[str, str] | None:
+def valid_problem(
+    result: Any, output_validator: Any, allow_errors: tuple[str, ...] = ()
+) -> tuple[str, str] | None:
     """(signature, message) when a valid input was mishandled, else None.
 
     ``allow_errors`` names exception types a handler may raise on purpose (``LookupError`` for
@@ -96,8 +119,9 @@ def valid_problem(result: Any, output_validator: Any,
             problems = output_validator.errors(result.output, limit=1)
             if problems:
                 where = problems[0].pointer or "/"
-                return "invalid_output", (f"output does not match outputSchema at {where}: "
-                                          f"{problems[0].message}")
+                return "invalid_output", (
+                    f"output does not match outputSchema at {where}: {problems[0].message}"
+                )
         return None
     if status in FINE_STATUSES:
         return None
@@ -138,8 +162,15 @@ def skip_reason(spec: ToolSpec, kind: str) -> str | None:
     return None
 
 
-async def fuzz_tool(spec: ToolSpec, call: Call, *, runs: int, seed: int, kind: str,
-                    allow_errors: tuple[str, ...] = ()) -> FuzzOutcome:
+async def fuzz_tool(
+    spec: ToolSpec,
+    call: Call,
+    *,
+    runs: int,
+    seed: int,
+    kind: str,
+    allow_errors: tuple[str, ...] = (),
+) -> FuzzOutcome:
     """Fuzz ``spec`` with ``runs`` inputs of ``kind`` (valid or invalid) through ``call``."""
     outcome = FuzzOutcome(spec.name, kind, skipped=skip_reason(spec, kind))
     if outcome.skipped:
@@ -180,7 +211,16 @@ async def fuzz_tool(spec: ToolSpec, call: Call, *, runs: int, seed: int, kind: s
 
         small, calls = await shrink(value, still_fails, admissible)
         final = judge(await call(small))
-        outcome.finding = FuzzFinding(spec.name, kind, final[1] if final else problem, small,
-                                      value, index, seed, calls, mutation)
+        outcome.finding = FuzzFinding(
+            spec.name,
+            kind,
+            final[1] if final else problem,
+            small,
+            value,
+            index,
+            seed,
+            calls,
+            mutation,
+        )
         return outcome
     return outcome

@@ -32,10 +32,13 @@ class Unsatisfiable(ValueError):
 def _formats(rng: random.Random) -> dict[str, Callable[[], str]]:
     n = rng.randint(0, 9999)
     return {
-        "date": lambda: f"{rng.randint(1970, 2099):04}-{rng.randint(1, 12):02}-"
-                        f"{rng.randint(1, 28):02}",
-        "date-time": lambda: f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T"
-                             f"{rng.randint(0, 23):02}:{rng.randint(0, 59):02}:00Z",
+        "date": lambda: (
+            f"{rng.randint(1970, 2099):04}-{rng.randint(1, 12):02}-{rng.randint(1, 28):02}"
+        ),
+        "date-time": lambda: (
+            f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T"
+            f"{rng.randint(0, 23):02}:{rng.randint(0, 59):02}:00Z"
+        ),
         "time": lambda: f"{rng.randint(0, 23):02}:{rng.randint(0, 59):02}:00Z",
         "email": lambda: f"user{n}@example.com",
         "idn-email": lambda: f"user{n}@example.com",
@@ -75,8 +78,9 @@ def merge(base: dict[str, Any], extra: Any) -> dict[str, Any]:
     if "properties" in base or "properties" in extra:
         out["properties"] = {**base.get("properties", {}), **extra.get("properties", {})}
     if "required" in base or "required" in extra:
-        out["required"] = list(dict.fromkeys([*base.get("required", []),
-                                              *extra.get("required", [])]))
+        out["required"] = list(
+            dict.fromkeys([*base.get("required", []), *extra.get("required", [])])
+        )
     return out
 
 
@@ -158,8 +162,13 @@ class ValueGenerator:
             return ["array"]
         if {"pattern", "format", "minLength", "maxLength"} & schema.keys():
             return ["string"]
-        if {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"} & \
-                schema.keys():
+        if {
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+        } & schema.keys():
             return ["number"]
         return list(_TYPES[:5]) if depth >= MAX_DEPTH - 1 else list(_TYPES)
 
@@ -185,8 +194,11 @@ class ValueGenerator:
         low, high = self._bounds(schema, integer=True)
         lo, hi = int(-(-low // 1)), int(high // 1)
         edges = [v for v in (lo, hi, 0, 1, -1) if lo <= v <= hi]
-        value = self.rng.choice(edges) if edges and self.rng.random() < 0.4 else \
-            self.rng.randint(lo, hi)
+        value = (
+            self.rng.choice(edges)
+            if edges and self.rng.random() < 0.4
+            else self.rng.randint(lo, hi)
+        )
         step = schema.get("multipleOf")
         if isinstance(step, int) and step > 0:
             value = (value // step) * step
@@ -243,14 +255,14 @@ class ValueGenerator:
         chosen += [k for k in required if k not in props]
         out: dict[str, Any] = {}
         for key in dict.fromkeys(chosen):
-            out[key] = self.draw(props.get(key, schema.get("additionalProperties", {})),
-                                 depth + 1)
+            out[key] = self.draw(props.get(key, schema.get("additionalProperties", {})), depth + 1)
         extra = schema.get("additionalProperties", True)
         if extra is not False and self.rng.random() < 0.15 and not schema.get("patternProperties"):
             key = "extra_" + str(self.rng.randint(0, 99))
             if key not in props:
-                out[key] = self.draw(extra if isinstance(extra, dict) else {"type": "string"},
-                                     depth + 1)
+                out[key] = self.draw(
+                    extra if isinstance(extra, dict) else {"type": "string"}, depth + 1
+                )
         for key in list(props)[: max(0, schema.get("minProperties", 0) - len(out))]:
             out.setdefault(key, self.draw(props[key], depth + 1))
         return out

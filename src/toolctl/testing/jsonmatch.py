@@ -86,7 +86,11 @@ class Difference:
 
 
 def differences(
-    expected: Any, actual: Any, *, contains: bool = False, limit: int = 10,
+    expected: Any,
+    actual: Any,
+    *,
+    contains: bool = False,
+    limit: int = 10,
     path: JsonPath = (),
 ) -> list[Difference]:
     """Where ``actual`` departs from ``expected`` (at most ``limit`` places)."""
@@ -95,8 +99,7 @@ def differences(
     return out[:limit]
 
 
-def _diff(exp: Any, act: Any, sub: bool, path: JsonPath, out: list[Difference],
-          limit: int) -> None:
+def _diff(exp: Any, act: Any, sub: bool, path: JsonPath, out: list[Difference], limit: int) -> None:
     if len(out) >= limit:
         return
     if act is MISSING:
@@ -116,8 +119,14 @@ def _diff(exp: Any, act: Any, sub: bool, path: JsonPath, out: list[Difference],
         out.append(Difference(path, f"expected {show(exp)}, got {show(act)}"))
 
 
-def _diff_object(exp: dict[str, Any], act: dict[str, Any], sub: bool, path: JsonPath,
-                 out: list[Difference], limit: int) -> None:
+def _diff_object(
+    exp: dict[str, Any],
+    act: dict[str, Any],
+    sub: bool,
+    path: JsonPath,
+    out: list[Difference],
+    limit: int,
+) -> None:
     for key, value in exp.items():
         if key not in act:
             out.append(Difference((*path, key), f"missing key (expected {show(value)})"))
@@ -129,8 +138,9 @@ def _diff_object(exp: dict[str, Any], act: dict[str, Any], sub: bool, path: Json
                 out.append(Difference((*path, key), f"unexpected key (value {show(act[key])})"))
 
 
-def _diff_array(exp: list[Any], act: list[Any], sub: bool, path: JsonPath,
-                out: list[Difference], limit: int) -> None:
+def _diff_array(
+    exp: list[Any], act: list[Any], sub: bool, path: JsonPath, out: list[Difference], limit: int
+) -> None:
     if sub:
         for i, item in enumerate(exp):
             if not any(not differences(item, a, contains=True, limit=1) for a in act):
@@ -154,14 +164,20 @@ def _lines(value: Any) -> list[str]:
 def restrict(expected: Any, actual: Any) -> Any:
     """``actual`` cut down to the keys ``expected`` names, so a subset diff shows no noise."""
     if isinstance(expected, dict) and isinstance(actual, dict):
-        return {k: restrict(expected[k], v) if k in expected else v
-                for k, v in actual.items() if k in expected}
+        return {
+            k: restrict(expected[k], v) if k in expected else v
+            for k, v in actual.items()
+            if k in expected
+        }
     return actual
 
 
 def unified_diff(expected: Any, actual: Any, context: int = 3) -> list[str]:
     """``-expected`` / ``+actual`` lines of the pretty-printed values (no file headers)."""
-    lines = list(difflib.unified_diff(_lines(expected), _lines(actual), "expected", "actual",
-                                      n=context, lineterm=""))[2:]
+    lines = list(
+        difflib.unified_diff(
+            _lines(expected), _lines(actual), "expected", "actual", n=context, lineterm=""
+        )
+    )[2:]
     # hunk headers (@@ -1,4 +1,4 @@) mean nothing here: drop the first, mark later gaps
     return [" ..." if line.startswith("@@") else line for line in lines[1:]]

@@ -17,9 +17,15 @@ from toolctl.testing.gen import Unsatisfiable, ValueGenerator
 from toolctl.testing.jsonmatch import JsonPath, pointer
 
 DELETE: Any = object()
-_WRONG_TYPE: dict[str, Any] = {"string": 12345, "integer": "12", "number": "1.5",
-                               "boolean": "true", "array": {"item": 1}, "object": ["item"],
-                               "null": 0}
+_WRONG_TYPE: dict[str, Any] = {
+    "string": 12345,
+    "integer": "12",
+    "number": "1.5",
+    "boolean": "true",
+    "array": {"item": 1},
+    "object": ["item"],
+    "null": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -48,8 +54,9 @@ class Mutation:
         return f"{self.what} at {pointer(self.path)}"
 
 
-def mutations(gen: ValueGenerator, schema: Any, value: Any,
-              path: JsonPath = ()) -> Iterator[Mutation]:
+def mutations(
+    gen: ValueGenerator, schema: Any, value: Any, path: JsonPath = ()
+) -> Iterator[Mutation]:
     """Every single-keyword break of ``value`` against ``schema`` that we know how to make."""
     try:
         schema = gen.flatten(schema)
@@ -65,8 +72,15 @@ def mutations(gen: ValueGenerator, schema: Any, value: Any,
 
 
 def _kind_name(value: Any) -> str:
-    return {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
-            list: "array", type(None): "null"}.get(type(value), "")
+    return {
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        dict: "object",
+        list: "array",
+        type(None): "null",
+    }.get(type(value), "")
 
 
 def _scalar_breaks(schema: dict[str, Any], value: Any, path: JsonPath) -> Iterator[Mutation]:
@@ -88,8 +102,12 @@ def _scalar_breaks(schema: dict[str, Any], value: Any, path: JsonPath) -> Iterat
         if "format" in schema:
             yield Mutation(path, f"not a {schema['format']}", f"string not a {schema['format']}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for key, delta in (("minimum", -1), ("exclusiveMinimum", 0), ("maximum", 1),
-                           ("exclusiveMaximum", 0)):
+        for key, delta in (
+            ("minimum", -1),
+            ("exclusiveMinimum", 0),
+            ("maximum", 1),
+            ("exclusiveMaximum", 0),
+        ):
             bound = schema.get(key)
             if isinstance(bound, (int, float)) and not isinstance(bound, bool):
                 yield Mutation(path, bound + delta, f"number beyond {key}")
@@ -97,8 +115,9 @@ def _scalar_breaks(schema: dict[str, Any], value: Any, path: JsonPath) -> Iterat
             yield Mutation(path, 0.5, "fraction where an integer is required")
 
 
-def _object_breaks(gen: ValueGenerator, schema: dict[str, Any], value: dict[str, Any],
-                   path: JsonPath) -> Iterator[Mutation]:
+def _object_breaks(
+    gen: ValueGenerator, schema: dict[str, Any], value: dict[str, Any], path: JsonPath
+) -> Iterator[Mutation]:
     for key in schema.get("required", []):
         if key in value:
             yield Mutation((*path, key), DELETE, "required key missing")
@@ -117,8 +136,9 @@ def _object_breaks(gen: ValueGenerator, schema: dict[str, Any], value: dict[str,
             yield Mutation((*path, key), _WRONG_TYPE.get(sub["type"]), "wrong type")
 
 
-def _array_breaks(gen: ValueGenerator, schema: dict[str, Any], value: list[Any],
-                  path: JsonPath) -> Iterator[Mutation]:
+def _array_breaks(
+    gen: ValueGenerator, schema: dict[str, Any], value: list[Any], path: JsonPath
+) -> Iterator[Mutation]:
     if schema.get("minItems", 0) > 0:
         yield Mutation(path, [], "array shorter than minItems")
     if "maxItems" in schema and value:

@@ -78,8 +78,11 @@ def _emit(items: Any, rng: random.Random, out: list[str], groups: dict[int, str]
                 groups[av[0]] = "".join(out[start:])
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT) or op.name == "POSSESSIVE_REPEAT":
             low, high, sub = av
-            top = low + MAX_EXTRA_REPEATS if high is C.MAXREPEAT else min(high, low +
-                                                                          MAX_EXTRA_REPEATS)
+            top = (
+                low + MAX_EXTRA_REPEATS
+                if high is C.MAXREPEAT
+                else min(high, low + MAX_EXTRA_REPEATS)
+            )
             for _ in range(rng.randint(low, top)):
                 _emit(sub, rng, out, groups)
         elif op is C.GROUPREF:

@@ -126,25 +126,44 @@ def junit_xml(report: TestReport) -> str:
     for r in report.results:
         by_tool.setdefault(r.case.tool, []).append(r)
     counts = report.counts()
-    root = ET.Element("testsuites", name="toolctl", tests=str(counts["total"]),
-                      failures=str(counts["failed"]), errors=str(counts["error"]),
-                      skipped=str(counts["skipped"]), time=f"{report.duration_ms / 1000:.3f}")
+    root = ET.Element(
+        "testsuites",
+        name="toolctl",
+        tests=str(counts["total"]),
+        failures=str(counts["failed"]),
+        errors=str(counts["error"]),
+        skipped=str(counts["skipped"]),
+        time=f"{report.duration_ms / 1000:.3f}",
+    )
     for tool, results in by_tool.items():
-        suite = ET.SubElement(root, "testsuite", name=tool, tests=str(len(results)),
-                              failures=str(sum(r.outcome is Outcome.FAILED for r in results)),
-                              errors=str(sum(r.outcome is Outcome.ERROR for r in results)),
-                              skipped=str(sum(r.outcome is Outcome.SKIPPED for r in results)),
-                              time=f"{sum(r.duration_ms for r in results) / 1000:.3f}")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=tool,
+            tests=str(len(results)),
+            failures=str(sum(r.outcome is Outcome.FAILED for r in results)),
+            errors=str(sum(r.outcome is Outcome.ERROR for r in results)),
+            skipped=str(sum(r.outcome is Outcome.SKIPPED for r in results)),
+            time=f"{sum(r.duration_ms for r in results) / 1000:.3f}",
+        )
         for r in results:
-            case = ET.SubElement(suite, "testcase", classname=tool, name=_xml(r.case.name),
-                                 file=r.case.location.file, line=str(r.case.location.line),
-                                 time=f"{r.duration_ms / 1000:.3f}")
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=tool,
+                name=_xml(r.case.name),
+                file=r.case.location.file,
+                line=str(r.case.location.line),
+                time=f"{r.duration_ms / 1000:.3f}",
+            )
             if r.outcome is Outcome.FAILED:
-                ET.SubElement(case, "failure", message=_xml(r.summary()),
-                              type="AssertionError").text = _xml(_failure_text(r))
+                ET.SubElement(
+                    case, "failure", message=_xml(r.summary()), type="AssertionError"
+                ).text = _xml(_failure_text(r))
             elif r.outcome is Outcome.ERROR:
-                ET.SubElement(case, "error", message=_xml(r.summary()),
-                              type="Error").text = _xml(r.summary())
+                ET.SubElement(case, "error", message=_xml(r.summary()), type="Error").text = _xml(
+                    r.summary()
+                )
             elif r.outcome is Outcome.SKIPPED:
                 ET.SubElement(case, "skipped", message=_xml(r.summary()))
     ET.indent(root)

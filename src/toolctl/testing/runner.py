@@ -84,8 +84,11 @@ class Runner:
 
     async def call(self, spec: ToolSpec, case: TestCase) -> Any:
         """One pipeline call for ``case`` (the same options ``toolctl run`` passes)."""
-        options: dict[str, Any] = {"context": case.context, "store": self.store,
-                                   "timeout": self.timeout_for(spec, case)}
+        options: dict[str, Any] = {
+            "context": case.context,
+            "store": self.store,
+            "timeout": self.timeout_for(spec, case),
+        }
         if case.approve:
             options["approve"] = True
         if case.decline:
@@ -118,12 +121,17 @@ class Runner:
         try:
             result = await self.call(spec, case)
         except (asyncio.TimeoutError, TimeoutError):
-            return CaseResult(case, Outcome.ERROR, _ms(started),
-                              message=f"no result within {self.timeout_for(spec, case) + GRACE:g}"
-                                      " s: the pipeline did not enforce the timeout")
+            return CaseResult(
+                case,
+                Outcome.ERROR,
+                _ms(started),
+                message=f"no result within {self.timeout_for(spec, case) + GRACE:g}"
+                " s: the pipeline did not enforce the timeout",
+            )
         except Exception as exc:  # a bug in toolctl or a broken case: report it, go on
-            return CaseResult(case, Outcome.ERROR, _ms(started),
-                              message=f"{type(exc).__name__}: {exc}")
+            return CaseResult(
+                case, Outcome.ERROR, _ms(started), message=f"{type(exc).__name__}: {exc}"
+            )
         validator = None
         if spec.output_schema is not None and not spec.background:
             # a background run's result comes from the history, which keeps only the
@@ -135,27 +143,41 @@ class Runner:
 
     async def run_fuzz(self, spec: ToolSpec, kind: str, seed: int) -> CaseResult:
         """Fuzz one tool with one kind of input; a finding fails the case."""
-        case = TestCase(tool=spec.name, name=f"fuzz {kind} inputs", location=spec.location,
-                        kind=FUZZ)
+        case = TestCase(
+            tool=spec.name, name=f"fuzz {kind} inputs", location=spec.location, kind=FUZZ
+        )
         started = time.perf_counter()
 
         async def call(value: Any) -> Any:
             return await self.call(spec, dataclasses.replace(case, input=value))
 
         try:
-            found = await fuzz.fuzz_tool(spec, call, runs=self.options.fuzz, seed=seed,
-                                         kind=kind, allow_errors=self.options.allow_errors)
+            found = await fuzz.fuzz_tool(
+                spec,
+                call,
+                runs=self.options.fuzz,
+                seed=seed,
+                kind=kind,
+                allow_errors=self.options.allow_errors,
+            )
         except Exception as exc:
-            return CaseResult(case, Outcome.ERROR, _ms(started),
-                              message=f"{type(exc).__name__}: {exc}")
+            return CaseResult(
+                case, Outcome.ERROR, _ms(started), message=f"{type(exc).__name__}: {exc}"
+            )
         if found.skipped:
             return CaseResult(case, Outcome.SKIPPED, _ms(started), message=found.skipped)
         if found.finding is None:
-            return CaseResult(case, Outcome.PASSED, _ms(started),
-                              message=f"{found.runs} {kind} input(s) handled correctly")
+            return CaseResult(
+                case,
+                Outcome.PASSED,
+                _ms(started),
+                message=f"{found.runs} {kind} input(s) handled correctly",
+            )
         finding = found.finding
-        message = (f"{finding.problem} (input {finding.index} of seed {seed}; shrunk in "
-                   f"{finding.shrink_calls} call(s))")
+        message = (
+            f"{finding.problem} (input {finding.index} of seed {seed}; shrunk in "
+            f"{finding.shrink_calls} call(s))"
+        )
         return CaseResult(case, Outcome.FAILED, _ms(started), message=message, finding=finding)
 
 
@@ -173,16 +195,19 @@ def plan(registry: Registry, options: TestOptions) -> list[tuple[ToolSpec, TestC
     specs = registry.select(options.tools or None, options.tags or None)
     work: list[tuple[ToolSpec, TestCase | str]] = []
     for spec in specs:
-        work.extend((spec, case) for case in collect([spec], keyword=options.keyword,
-                                                      examples=options.examples))
+        work.extend(
+            (spec, case)
+            for case in collect([spec], keyword=options.keyword, examples=options.examples)
+        )
     if options.fuzz > 0:
         for spec in specs:
             work.extend((spec, kind) for kind in (fuzz.VALID, fuzz.INVALID))
     return work
 
 
-async def arun_tests(registry: Registry, options: TestOptions | None = None,
-                     on_progress: Progress | None = None) -> TestReport:
+async def arun_tests(
+    registry: Registry, options: TestOptions | None = None, on_progress: Progress | None = None
+) -> TestReport:
     """Run the selected cases (and fuzzing) and return the report. Never raises for a failure."""
     options = options or TestOptions()
     seed = options.seed if options.seed is not None else int(time.time() * 1000) % 1_000_000
@@ -203,7 +228,8 @@ async def arun_tests(registry: Registry, options: TestOptions | None = None,
     return report
 
 
-def run_tests(registry: Registry, options: TestOptions | None = None,
-              on_progress: Progress | None = None) -> TestReport:
+def run_tests(
+    registry: Registry, options: TestOptions | None = None, on_progress: Progress | None = None
+) -> TestReport:
     """Synchronous :func:`arun_tests` (runs its own event loop)."""
     return asyncio.run(arun_tests(registry, options, on_progress))

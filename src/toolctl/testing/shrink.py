@@ -28,10 +28,10 @@ def candidates(value: Any) -> Iterator[Any]:
         if len(value) > 1:
             yield value[: len(value) // 2]
         for i in range(len(value)):
-            yield value[:i] + value[i + 1:]
+            yield value[:i] + value[i + 1 :]
         for i, item in enumerate(value):
             for smaller in candidates(item):
-                yield [*value[:i], smaller, *value[i + 1:]]
+                yield [*value[:i], smaller, *value[i + 1 :]]
     elif isinstance(value, bool):
         if value:
             yield False
@@ -57,7 +57,7 @@ def _shorter_strings(s: str) -> Iterator[str]:
     if not s:
         return
     seen: set[str] = set()
-    options = ["", s[0], s[: len(s) // 2], s[len(s) // 2:], s[1:], s[:-1]]
+    options = ["", s[0], s[: len(s) // 2], s[len(s) // 2 :], s[1:], s[:-1]]
     options += [s.replace(ch, "a") for ch in dict.fromkeys(s) if ch != "a"][:8]
     for t in options:
         if (len(t) < len(s) or t < s) and t not in seen:
@@ -80,8 +80,12 @@ def _size(value: Any) -> tuple[int, int]:
     return 1 + sum(p[0] for p in parts), sum(p[1] for p in parts)
 
 
-async def shrink(value: Any, fails: Callable[[Any], Awaitable[bool]],
-                 keep: Callable[[Any], bool], budget: int = DEFAULT_BUDGET) -> tuple[Any, int]:
+async def shrink(
+    value: Any,
+    fails: Callable[[Any], Awaitable[bool]],
+    keep: Callable[[Any], bool],
+    budget: int = DEFAULT_BUDGET,
+) -> tuple[Any, int]:
     """The smallest variant of ``value`` found that ``keep`` admits and still ``fails``.
 
     Returns it with the number of calls of ``fails`` spent. ``value`` itself must fail.
