@@ -75,6 +75,8 @@ def test_selection_by_tool_tag_and_keyword(project: Path) -> None:
     assert {r.case.tool for r in by_tag.results} == {"add", "divide"}
     by_k = run_tests(registry, TestOptions(keyword="SUBSET"))
     assert list(outcomes(by_k)) == ["add::subset of the output"]
+    fuzz_only = run_tests(registry, TestOptions(keyword="divide::fuzz valid", fuzz=3, seed=1))
+    assert list(outcomes(fuzz_only)) == ["divide::fuzz valid inputs"]
 
 
 def test_failing_expectations_are_explained(project: Path) -> None:

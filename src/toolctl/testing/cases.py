@@ -105,7 +105,14 @@ def collect(
         cases.extend(TestCase.from_declaration(spec, i) for i in range(len(spec.tests)))
         if examples:
             cases.extend(example_cases(spec))
-    if keyword:
-        needle = keyword.lower()
-        cases = [c for c in cases if needle in c.id.lower()]
-    return cases
+    return [c for c in cases if matches(c.id, keyword)]
+
+
+def matches(case_id: str, keyword: str | None) -> bool:
+    """True when ``keyword`` (case-insensitive) is in ``case_id``, or there is no keyword."""
+    return not keyword or keyword.lower() in case_id.lower()
+
+
+def fuzz_case(spec: ToolSpec, kind: str) -> TestCase:
+    """The case that stands for fuzzing ``spec`` with ``kind`` (valid/invalid) inputs."""
+    return TestCase(tool=spec.name, name=f"fuzz {kind} inputs", location=spec.location, kind=FUZZ)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
-from toolctl.testing.cases import FUZZ, TestCase, collect
+from toolctl.testing.cases import TestCase, collect, fuzz_case, matches
 from toolctl.testing.report import CaseResult, Outcome, TestReport
 
 if TYPE_CHECKING:
@@ -143,9 +143,7 @@ class Runner:
 
     async def run_fuzz(self, spec: ToolSpec, kind: str, seed: int) -> CaseResult:
         """Fuzz one tool with one kind of input; a finding fails the case."""
-        case = TestCase(
-            tool=spec.name, name=f"fuzz {kind} inputs", location=spec.location, kind=FUZZ
-        )
+        case = fuzz_case(spec, kind)
         started = time.perf_counter()
 
         async def call(value: Any) -> Any:
@@ -201,7 +199,11 @@ def plan(registry: Registry, options: TestOptions) -> list[tuple[ToolSpec, TestC
         )
     if options.fuzz > 0:
         for spec in specs:
-            work.extend((spec, kind) for kind in (fuzz.VALID, fuzz.INVALID))
+            work.extend(
+                (spec, kind)
+                for kind in (fuzz.VALID, fuzz.INVALID)
+                if matches(fuzz_case(spec, kind).id, options.keyword)
+            )
     return work
 
 
