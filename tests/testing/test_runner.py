@@ -169,3 +169,19 @@ def test_fuzz_reports_invalid_input_that_was_not_rejected(project: Path) -> None
     assert outcome.finding is not None
     assert outcome.finding.problem == "invalid input was not rejected (status succeeded)"
     assert outcome.finding.test_case()["error"] == {"code": "invalid_input"}
+
+
+def test_progress_is_reported_before_and_after_each_case(project: Path) -> None:
+    events: list[tuple[str, str | None, int, int]] = []
+    run_tests(
+        load_registry(),
+        TestOptions(tools=["divide"], fuzz=2, seed=1),
+        lambda case_id, result, done, total: events.append(
+            (case_id, result.outcome.value if result else None, done, total)
+        ),
+    )
+    assert events[:2] == [
+        ("divide::six by three", None, 0, 3),
+        ("divide::six by three", "passed", 1, 3),
+    ]
+    assert events[-1][0] == "divide::fuzz invalid inputs" and events[-1][2:] == (3, 3)

@@ -46,6 +46,8 @@ def _progress(enabled: bool) -> Any:
 def _print_problem(con: Console, result: CaseResult) -> None:
     from rich.markup import escape
 
+    con.soft_wrap = True  # never fold lines: the YAML below must paste as printed
+
     label, style = _MARKS[result.outcome.value]
     con.print(
         f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
@@ -207,8 +209,8 @@ def test(
         with bar:
             task = bar.add_task("", total=None)
 
-            def advance(result: CaseResult, done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total, description=result.id)
+            def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total, description=case_id)
 
             report = run_tests(registry, options, advance)
     if junit is not None:

@@ -18,13 +18,14 @@ from toolctl.schema import cached_validator
 from toolctl.testing.expect import error_of, status_of
 from toolctl.testing.gen import Unsatisfiable, ValueGenerator
 from toolctl.testing.mutate import invalid
-from toolctl.testing.shrink import shrink
+from toolctl.testing.shrink import DEFAULT_BUDGET, shrink
 
 if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 Call = Callable[[Any], Awaitable[Any]]
 VALID, INVALID = "valid", "invalid"
+TIMEOUT_SHRINK_BUDGET = 8
 REJECTION_CODES = ("invalid_input", "invalid_arguments")
 FINE_STATUSES = ("succeeded", "suspended", "awaiting_approval")
 _CRASH_CODES = (
@@ -209,7 +210,9 @@ async def fuzz_tool(
         def admissible(candidate: Any) -> bool:
             return gen.validator.is_valid(candidate) == (kind == VALID)
 
-        small, calls = await shrink(value, still_fails, admissible)
+        # every attempt to shrink a timeout costs a whole timeout: try only a few
+        budget = TIMEOUT_SHRINK_BUDGET if "timed_out" in signature else DEFAULT_BUDGET
+        small, calls = await shrink(value, still_fails, admissible, budget)
         final = judge(await call(small))
         outcome.finding = FuzzFinding(
             spec.name,

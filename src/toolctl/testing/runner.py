@@ -32,8 +32,9 @@ DEFAULT_TIMEOUT = 30.0
 GRACE = 5.0
 """Extra seconds the runner waits beyond a case's timeout before it gives up on the pipeline."""
 
-Progress = Callable[[CaseResult, int, int], None]
-"""Called after each case with (its result, cases done, cases in all)."""
+Progress = Callable[[str, "CaseResult | None", int, int], None]
+"""Called before each case with (its id, None, cases done, cases in all) and after it with
+(its id, its result, cases done, cases in all)."""
 
 
 @dataclass
@@ -218,14 +219,17 @@ async def arun_tests(
     started = time.perf_counter()
     async with temporary_store(registry) as (isolated, store):
         runner = Runner(isolated, store, options)
-        for done, (spec, item) in enumerate(work, start=1):
+        for done, (spec, item) in enumerate(work):
+            case_id = item.id if isinstance(item, TestCase) else fuzz_case(spec, item).id
+            if on_progress is not None:
+                on_progress(case_id, None, done, len(work))
             if isinstance(item, TestCase):
                 result = await runner.run_case(spec, item)
             else:
                 result = await runner.run_fuzz(spec, item, seed)
             report.results.append(result)
             if on_progress is not None:
-                on_progress(result, done, len(work))
+                on_progress(case_id, result, done + 1, len(work))
     report.duration_ms = _ms(started)
     return report
 
