@@ -185,3 +185,16 @@ def test_progress_is_reported_before_and_after_each_case(project: Path) -> None:
         ("divide::six by three", "passed", 1, 3),
     ]
     assert events[-1][0] == "divide::fuzz invalid inputs" and events[-1][2:] == (3, 3)
+
+
+def test_deliberate_handler_errors_are_answers_not_crashes(project: Path) -> None:
+    registry = load_registry()
+    report = run_tests(registry, TestOptions(tools=["lookup"], fuzz=10, seed=1, examples=False))
+    valid = next(r for r in report.results if r.case.name == "fuzz valid inputs")
+    assert valid.outcome.value == "passed"
+    assert (
+        valid.message
+        == "10 valid input(s) handled correctly (10 NotFound: deliberate handler errors)"
+    )
+    allowed = TestOptions(tools=["divide"], fuzz=40, seed=7, allow_errors=("ZeroDivisionError",))
+    assert run_tests(registry, allowed).ok

@@ -9,7 +9,10 @@ to a minimal input and rendered as a test case ready to paste under the tool's `
 
 from __future__ import annotations
 
+import builtins
 import random
+import re
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,16 +31,6 @@ VALID, INVALID = "valid", "invalid"
 TIMEOUT_SHRINK_BUDGET = 8
 REJECTION_CODES = ("invalid_input", "invalid_arguments")
 FINE_STATUSES = ("succeeded", "suspended", "awaiting_approval")
-_CRASH_CODES = (
-    "handler_error",
-    "invalid_output",
-    "timeout",
-    "handler_not_found",
-    "no_handler",
-    "invalid_input",
-    "invalid_arguments",
-    "cancelled",
-)
 
 
 @dataclass
@@ -103,7 +96,36 @@ class FuzzOutcome:
     runs: int = 0
     finding: FuzzFinding | None = None
     skipped: str | None = None
-    notes: list[str] = field(default_factory=list)
+    answered: Counter[str] = field(default_factory=Counter)
+    """Deliberate handler errors met on valid inputs, by exception type."""
+
+
+_RAISED = re.compile(r" failed: ([A-Za-z_][A-Za-z0-9_]*): ")
+
+
+def _builtin_exception(name: str) -> bool:
+    found = getattr(builtins, name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
+
+
+def deliberate_error(result: Any, allow_errors: tuple[str, ...] = ()) -> str | None:
+    """The exception type when the handler failed *on purpose*, else None.
+
+    A handler's own exception class (``CustomerNotFound``) is an answer; a built-in one
+    (``KeyError``, ``TypeError``, ``ZeroDivisionError``, ...) is a crash unless it is listed in
+    ``allow_errors``.
+    """
+    err = error_of(result)
+    if err is None or err["code"] != "handler_error":
+        return None
+    names = [d.get("type") for d in err["details"] if isinstance(d, dict)]
+    if not names:  # subprocess isolation reports the type only in the message
+        match = _RAISED.search(err["message"])
+        names = [match.group(1)] if match else []
+    for name in names:
+        if isinstance(name, str) and (name in allow_errors or not _builtin_exception(name)):
+            return name
+    return None
 
 
 def valid_problem(
@@ -111,8 +133,7 @@ def valid_problem(
 ) -> tuple[str, str] | None:
     """(signature, message) when a valid input was mishandled, else None.
 
-    ``allow_errors`` names exception types a handler may raise on purpose (``LookupError`` for
-    "no such city"): they are answers, not crashes.
+    A deliberate handler error (see :func:`deliberate_error`) is an answer, not a crash.
     """
     status = status_of(result)
     if status == "succeeded":
@@ -124,15 +145,10 @@ def valid_problem(
                     f"output does not match outputSchema at {where}: {problems[0].message}"
                 )
         return None
-    if status in FINE_STATUSES:
+    if status in FINE_STATUSES or deliberate_error(result, allow_errors):
         return None
     err = error_of(result)
     code = err["code"] if err else status
-    if err and code not in _CRASH_CODES:
-        return None  # a deliberate, structured tool error (e.g. "not found") is not a crash
-    raised = [d.get("type") for d in (err["details"] if err else []) if isinstance(d, dict)]
-    if allow_errors and set(raised) & set(allow_errors):
-        return None
     text = f"{code}: {err['message']}" if err else f"status {status}"
     where = [d for d in (err["details"] if err else []) if "path" in d and "message" in d]
     if where:
@@ -160,6 +176,9 @@ def skip_reason(spec: ToolSpec, kind: str) -> str | None:
         return "the tool requires approval; valid inputs would never run"
     if kind == VALID and spec.annotations.get("destructiveHint") is True:
         return "the tool is marked destructive; only invalid inputs are fuzzed"
+    context = spec.request_context_schema
+    if kind == VALID and context is not None and not cached_validator(context).is_valid({}):
+        return "the tool needs a request context; fuzzing does not invent one"
     return None
 
 
@@ -198,8 +217,12 @@ async def fuzz_tool(
                 return valid_problem(res, out_validator, allow_errors)
             return invalid_problem(res)
 
-        found = judge(await call(value))
+        result = await call(value)
+        found = judge(result)
         if found is None:
+            answered = deliberate_error(result, allow_errors) if kind == VALID else None
+            if answered:
+                outcome.answered[answered] += 1
             continue
         signature, problem = found
 

@@ -170,7 +170,7 @@ class Runner:
                 case,
                 Outcome.PASSED,
                 _ms(started),
-                message=f"{found.runs} {kind} input(s) handled correctly",
+                message=f"{found.runs} {kind} input(s) handled correctly" + _answers(found),
             )
         finding = found.finding
         message = (
@@ -178,6 +178,13 @@ class Runner:
             f"{finding.shrink_calls} call(s))"
         )
         return CaseResult(case, Outcome.FAILED, _ms(started), message=message, finding=finding)
+
+
+def _answers(found: fuzz.FuzzOutcome) -> str:
+    if not found.answered:
+        return ""
+    parts = ", ".join(f"{n} {name}" for name, n in found.answered.most_common())
+    return f" ({parts}: deliberate handler errors)"
 
 
 def _ms(started: float) -> float:

@@ -54,3 +54,13 @@ CALLS: list[dict[str, Any]] = []
 def record(args: dict[str, Any]) -> dict[str, Any]:
     CALLS.append(args)
     return {"n": len(CALLS)}
+
+
+class NotFound(LookupError):
+    """The handler's own error: an answer, not a crash."""
+
+
+def lookup(args: dict[str, Any]) -> dict[str, Any]:
+    if args["key"] != "known":
+        raise NotFound(f"no entry {args['key']!r}")
+    return {"value": 1}
