@@ -198,3 +198,25 @@ def test_deliberate_handler_errors_are_answers_not_crashes(project: Path) -> Non
     )
     allowed = TestOptions(tools=["divide"], fuzz=40, seed=7, allow_errors=("ZeroDivisionError",))
     assert run_tests(registry, allowed).ok
+
+
+def test_examples_of_tools_that_cannot_run_are_validated_only(project: Path) -> None:
+    options = TestOptions(tools=["export_only", "needs_context"], fuzz=3, seed=1)
+    report = run_tests(load_registry(), options)
+    got = {r.id: (r.outcome.value, r.message) for r in report.results}
+    assert got["export_only::inputExamples[0]"] == (
+        "passed",
+        "input validated; not run: the tool has no handler",
+    )
+    assert got["needs_context::inputExamples[0]"] == (
+        "passed",
+        "input validated; not run: the tool needs a request context",
+    )
+    assert got["needs_context::with a tenant"][0] == "passed"
+    assert got["needs_context::without a tenant"][0] == "passed"
+    assert got["needs_context::fuzz valid inputs"] == (
+        "skipped",
+        "the tool needs a request context; fuzzing does not invent one",
+    )
+    assert got["needs_context::fuzz invalid inputs"][0] == "passed"
+    assert got["export_only::fuzz valid inputs"][0] == "skipped"

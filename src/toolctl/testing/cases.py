@@ -75,6 +75,18 @@ class TestCase:
         )
 
 
+def cannot_run(spec: ToolSpec) -> str | None:
+    """Why a generated or example input cannot be run on ``spec`` as it is (None: it can)."""
+    from toolctl.schema import cached_validator
+
+    if spec.handler is None:
+        return "the tool has no handler"
+    context = spec.request_context_schema
+    if context is not None and not cached_validator(context).is_valid({}):
+        return "the tool needs a request context"
+    return None
+
+
 def example_cases(spec: ToolSpec) -> list[TestCase]:
     """One implicit case per ``inputExamples`` entry: it validates, runs and its output fits."""
     out = []

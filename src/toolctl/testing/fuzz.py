@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
+from toolctl.testing.cases import cannot_run
 from toolctl.testing.expect import error_of, status_of
 from toolctl.testing.gen import Unsatisfiable, ValueGenerator
 from toolctl.testing.mutate import invalid
@@ -172,14 +173,14 @@ def skip_reason(spec: ToolSpec, kind: str) -> str | None:
     """Why ``kind`` inputs are not fuzzed on this tool (None: they are)."""
     if spec.handler is None:
         return "the tool has no handler"
-    if kind == VALID and spec.require_approval:
+    if kind == INVALID:
+        return None  # invalid inputs never get past validation, whatever the tool does
+    if spec.require_approval:
         return "the tool requires approval; valid inputs would never run"
-    if kind == VALID and spec.annotations.get("destructiveHint") is True:
+    if spec.annotations.get("destructiveHint") is True:
         return "the tool is marked destructive; only invalid inputs are fuzzed"
-    context = spec.request_context_schema
-    if kind == VALID and context is not None and not cached_validator(context).is_valid({}):
-        return "the tool needs a request context; fuzzing does not invent one"
-    return None
+    why = cannot_run(spec)
+    return f"{why}; fuzzing does not invent one" if why else None
 
 
 async def fuzz_tool(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
-from toolctl.testing.cases import TestCase, collect, fuzz_case, matches
+from toolctl.testing.cases import EXAMPLE, TestCase, cannot_run, collect, fuzz_case, matches
 from toolctl.testing.report import CaseResult, Outcome, TestReport
 
 if TYPE_CHECKING:
@@ -119,6 +119,8 @@ class Runner:
         if case.skip:
             return CaseResult(case, Outcome.SKIPPED, message=case.skip)
         started = time.perf_counter()
+        if case.kind == EXAMPLE and cannot_run(spec):
+            return self.check_example_input(spec, case, started)
         try:
             result = await self.call(spec, case)
         except (asyncio.TimeoutError, TimeoutError):
@@ -141,6 +143,22 @@ class Runner:
         mismatches = expect.check(case, result, validator)
         outcome = Outcome.FAILED if mismatches else Outcome.PASSED
         return CaseResult(case, outcome, _ms(started), mismatches, run=_run_dict(result))
+
+    def check_example_input(self, spec: ToolSpec, case: TestCase, started: float) -> CaseResult:
+        """An example of a tool that cannot run here: its input must still validate."""
+        problems = cached_validator(spec.input_schema).errors(case.input, limit=5)
+        if problems:
+            details = tuple(f"at {p.pointer or '/'}: {p.message}" for p in problems)
+            mismatch = expect.Mismatch(
+                "input", "the input example does not match inputSchema", details=details
+            )
+            return CaseResult(case, Outcome.FAILED, _ms(started), [mismatch])
+        return CaseResult(
+            case,
+            Outcome.PASSED,
+            _ms(started),
+            message=f"input validated; not run: {cannot_run(spec)}",
+        )
 
     async def run_fuzz(self, spec: ToolSpec, kind: str, seed: int) -> CaseResult:
         """Fuzz one tool with one kind of input; a finding fails the case."""
