@@ -63,6 +63,7 @@ FAILING = [
     ({"display": {"output": {"temp": 0}}}, "display.output", "differs"),
     ({"display": {"suspend": {"x": 1}}}, "display.suspend", "differs"),
     ({"transcript": {"output": "x"}}, "transcript.output", "differs"),
+    ({"display": {"outptu": 1}}, "display.outptu", "display has no phase 'outptu' (phases: input,"),
     ({"error": {"code": "handler_error"}}, "error", "expected an error"),
 ]
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.spec.model import PHASES
 from toolctl.testing.cases import EXAMPLE, TestCase
 from toolctl.testing.jsonmatch import MISSING, differences, restrict, show, unified_diff
 
@@ -142,6 +143,14 @@ def _check_phases(target: str) -> Callable[[TestCase, Any], Iterator[Mismatch]]:
     def check(case: TestCase, result: Any) -> Iterator[Mismatch]:
         payloads = getattr(result, target) or {}
         for phase, wanted in case.expect[target].items():
+            if phase not in PHASES:
+                yield Mismatch(
+                    f"{target}.{phase}",
+                    f"{target} has no phase {phase!r} (phases: {', '.join(PHASES)})",
+                    wanted,
+                    MISSING,
+                )
+                continue
             actual = payloads.get(phase, MISSING)
             if wanted is None and actual is MISSING:
                 continue  # `phase: null` also accepts a suppressed (absent) phase
