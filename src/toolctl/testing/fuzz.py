@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
 from toolctl.testing.cases import cannot_run
-from toolctl.testing.expect import error_of, status_of
+from toolctl.testing.expect import STATUSES_THAT_RAN_FINE, error_of, status_of
 from toolctl.testing.gen import Unsatisfiable, ValueGenerator
 from toolctl.testing.mutate import invalid
 from toolctl.testing.shrink import DEFAULT_BUDGET, shrink
@@ -31,7 +31,6 @@ Call = Callable[[Any], Awaitable[Any]]
 VALID, INVALID = "valid", "invalid"
 TIMEOUT_SHRINK_BUDGET = 8
 REJECTION_CODES = ("invalid_input", "invalid_arguments")
-FINE_STATUSES = ("succeeded", "suspended", "awaiting_approval")
 
 
 @dataclass
@@ -146,7 +145,7 @@ def valid_problem(
                     f"output does not match outputSchema at {where}: {problems[0].message}"
                 )
         return None
-    if status in FINE_STATUSES or deliberate_error(result, allow_errors):
+    if status in STATUSES_THAT_RAN_FINE or deliberate_error(result, allow_errors):
         return None
     err = error_of(result)
     code = err["code"] if err else status
