@@ -220,3 +220,11 @@ def test_examples_of_tools_that_cannot_run_are_validated_only(project: Path) -> 
     )
     assert got["needs_context::fuzz invalid inputs"][0] == "passed"
     assert got["export_only::fuzz valid inputs"][0] == "skipped"
+
+
+def test_background_cases_wait_for_the_worker_or_see_it_running(project: Path) -> None:
+    report = run_tests(load_registry(), TestOptions(tools=["crawl"]))
+    assert outcomes(report) == {
+        "crawl::finishes in the background": "passed",
+        "crawl::still running when asked at once": "passed",
+    }

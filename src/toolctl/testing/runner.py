@@ -68,7 +68,17 @@ async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, A
         try:
             yield isolated, store
         finally:
+            _stop_workers(store)
             store.close()
+
+
+def _stop_workers(store: Any) -> None:
+    """Cancel background runs still going (cases that expect ``running``) before cleanup."""
+    from toolctl.runtime import runs
+
+    for record in store.query(status="running", limit=1000):
+        with contextlib.suppress(Exception):  # it may end on its own meanwhile
+            runs.cancel(store, record.run_id)
 
 
 class Runner:

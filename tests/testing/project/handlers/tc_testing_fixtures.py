@@ -64,3 +64,8 @@ def lookup(args: dict[str, Any]) -> dict[str, Any]:
     if args["key"] != "known":
         raise NotFound(f"no entry {args['key']!r}")
     return {"value": 1}
+
+
+def crawl(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    ctx.abort.wait(args["seconds"])
+    return {"pages": 3}
