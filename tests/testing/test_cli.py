@@ -120,3 +120,13 @@ def test_registry_errors_stop_the_run(project: Path, capsys: pytest.CaptureFixtu
 def test_unknown_tool_is_a_clear_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["test", "--tool", "dvide"]) == 1
     assert "did you mean divide" in capsys.readouterr().err
+
+
+def test_settings_from_toolctl_yaml(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = project / "toolctl.yaml"
+    config.write_text(config.read_text() + "test: {allowErrors: [ZeroDivisionError]}\n")
+    assert run(["test", "-t", "divide", "--fuzz", "20", "--seed", "1"]) == 0
+    config.write_text(config.read_text().replace("allowErrors: [ZeroDivisionError]", "timeout: -1"))
+    capsys.readouterr()
+    assert run(["test"]) == 1
+    assert "test.timeout must be a number of seconds above 0" in capsys.readouterr().err

@@ -191,17 +191,13 @@ def test(
             err=True,
         )
         raise typer.Exit(1)
-    settings = project.section("test")
-    options = TestOptions(
-        tools=list(tool or []),
-        tags=list(tag or []),
-        keyword=keyword,
-        examples=examples,
-        fuzz=fuzz,
-        seed=seed,
-        timeout=timeout if timeout is not None else settings.get("timeout"),
-        allow_errors=tuple(allow_error or settings.get("allowErrors", [])),
-    )
+    options = TestOptions.from_settings(project.section("test"), project.config_file)
+    options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
+    options.examples, options.fuzz, options.seed = examples, fuzz, seed
+    if timeout is not None:
+        options.timeout = timeout
+    if allow_error:
+        options.allow_errors = tuple(allow_error)
     bar = _progress(fmt is OutputFormat.text)
     if bar is None:
         report = run_tests(registry, options)

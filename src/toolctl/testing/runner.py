@@ -52,6 +52,28 @@ class TestOptions:
     timeout: float | None = None
     allow_errors: tuple[str, ...] = ()
 
+    @classmethod
+    def from_settings(cls, section: dict[str, Any], origin: Any = None) -> TestOptions:
+        """Defaults from the ``test:`` section of the configuration (``timeout``,
+        ``allowErrors``); :class:`~toolctl.errors.ConfigError` when they are malformed."""
+        from toolctl.errors import ConfigError
+
+        unknown = sorted(set(section) - {"timeout", "allowErrors"})
+        if unknown:
+            raise ConfigError(
+                f"{origin}: unknown test setting(s) {', '.join(unknown)}",
+                hint="known test settings: allowErrors, timeout",
+            )
+        timeout = section.get("timeout")
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
+        ):
+            raise ConfigError(f"{origin}: test.timeout must be a number of seconds above 0")
+        allowed = section.get("allowErrors", [])
+        if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+            raise ConfigError(f"{origin}: test.allowErrors must be a list of exception names")
+        return cls(timeout=timeout, allow_errors=tuple(allowed))
+
 
 @contextlib.asynccontextmanager
 async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, Any]]:
