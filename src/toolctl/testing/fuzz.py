@@ -69,7 +69,8 @@ class FuzzFinding:
             default_flow_style=False,
             width=100,
         )
-        return f"# {self.tool}: {self.problem}\n{text}"
+        comment = " ".join(self.problem.split())  # one line, whatever the message holds
+        return f"# {self.tool}: {comment}\n{text}"
 
     def to_dict(self) -> dict[str, Any]:
         return {
