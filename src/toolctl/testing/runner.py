@@ -126,18 +126,20 @@ class Runner:
             options["approve"] = True
         if case.decline:
             options["decline"] = case.decline
-        if case.resume is not None:
-            resume = case.resume
-
-            async def on_suspend(payload: Any, schema: Any) -> Any:
-                return resume
-
-            options["on_suspend"] = on_suspend
         call = self.registry.acall(spec.name, case.input, **options)
         result = await asyncio.wait_for(call, options["timeout"] + GRACE)
+        if case.resume is not None and expect.status_of(result) == "suspended":
+            result = await self._resumed(result.run_id, case.resume, options["timeout"])
         if expect.status_of(result) == "running" and case.expect.get("status") != "running":
             result = await self._finished(result.run_id, options["timeout"])
         return result
+
+    async def _resumed(self, run_id: str, data: Any, timeout: float) -> Any:
+        """The suspended run continued with ``data``, as ``toolctl resume`` does it."""
+        from toolctl.runtime import api
+
+        resumed = api.aresume(self.registry, run_id, data, store=self.store)
+        return await asyncio.wait_for(resumed, timeout + GRACE)
 
     async def _finished(self, run_id: str, timeout: float) -> Any:
         """The stored result of a background run once its worker has ended it."""
