@@ -92,3 +92,124 @@ def test_shrink_finds_a_minimal_failing_value() -> None:
     small, calls = asyncio.run(shrink(start, fails, lambda v: isinstance(v, dict)))
     assert small == {"nums": [10]}
     assert 0 < calls <= 150
+
+
+ZOO: dict[str, dict[str, Any]] = {
+    "nullable via anyOf and $ref": {
+        "type": "object",
+        "properties": {"p": {"anyOf": [{"$ref": "#/$defs/pt"}, {"type": "null"}]}},
+        "required": ["p"],
+        "$defs": {
+            "pt": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+        },
+    },
+    "oneOf objects": {
+        "type": "object",
+        "required": ["shape"],
+        "properties": {
+            "shape": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "kind": {"const": "circle"},
+                            "r": {"type": "number", "exclusiveMinimum": 0},
+                        },
+                        "required": ["kind", "r"],
+                        "additionalProperties": False,
+                    },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "kind": {"const": "square"},
+                            "side": {"type": "number", "minimum": 0},
+                        },
+                        "required": ["kind", "side"],
+                        "additionalProperties": False,
+                    },
+                ]
+            }
+        },
+    },
+    "recursive $ref": {
+        "type": "object",
+        "properties": {"tree": {"$ref": "#/$defs/node"}},
+        "required": ["tree"],
+        "$defs": {
+            "node": {
+                "type": "object",
+                "required": ["v"],
+                "properties": {
+                    "v": {"type": "integer"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}, "maxItems": 2},
+                },
+            }
+        },
+    },
+    "allOf with $ref": {
+        "allOf": [
+            {"$ref": "#/$defs/base"},
+            {"properties": {"extra": {"type": "integer"}}, "required": ["extra"]},
+        ],
+        "type": "object",
+        "$defs": {
+            "base": {
+                "type": "object",
+                "properties": {"id": {"type": "string", "format": "uuid"}},
+                "required": ["id"],
+            }
+        },
+    },
+    "formats": {
+        "type": "object",
+        "properties": {
+            k: {"type": "string", "format": k}
+            for k in ("date", "date-time", "email", "uri", "ipv4", "ipv6", "hostname", "uuid")
+        },
+        "required": ["date", "email", "uri", "ipv4", "uuid"],
+    },
+    "tuple and unique enum items": {
+        "type": "object",
+        "properties": {
+            "t": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "integer"}],
+                "items": False,
+                "minItems": 2,
+            },
+            "tags": {
+                "type": "array",
+                "items": {"enum": ["a", "b", "c"]},
+                "uniqueItems": True,
+                "minItems": 2,
+            },
+        },
+        "required": ["t", "tags"],
+    },
+    "dependentRequired and exact length": {
+        "type": "object",
+        "properties": {
+            "card": {"type": "string", "minLength": 4, "maxLength": 4},
+            "cvv": {"type": "string", "pattern": "^[0-9]{3}$"},
+        },
+        "dependentRequired": {"card": ["cvv"]},
+        "minProperties": 1,
+    },
+    "OpenAPI nullable": {
+        "type": "object",
+        "properties": {"n": {"type": "string", "nullable": True}},
+        "required": ["n"],
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(ZOO))
+def test_generator_handles_schema_shapes(name: str) -> None:
+    schema = ZOO[name]
+    gen = ValueGenerator(schema, random.Random(name))
+    validator = make_validator(schema)
+    for _ in range(20):
+        value = gen.valid()
+        assert validator.is_valid(value)
+        broken, _mutation = invalid(gen, value)
+        assert not validator.is_valid(broken)

@@ -231,10 +231,15 @@ class ValueGenerator:
 
     def _draw_array(self, schema: dict[str, Any], depth: int) -> list[Any]:
         prefix = schema.get("prefixItems", [])
+        items = schema.get("items", {})
         low = max(schema.get("minItems", 0), 0)
         high = schema.get("maxItems", low + 4)
-        size = self.rng.randint(low, max(low, min(high, low + 4)))
-        items = schema.get("items", {})
+        if items is False:  # a closed tuple
+            high = min(high, len(prefix))
+        choices = self.flatten(items).get("enum") if isinstance(items, dict) else None
+        if schema.get("uniqueItems") and isinstance(choices, list):
+            high = min(high, len(prefix) + len(choices))
+        size = self.rng.randint(min(low, high), max(min(low, high), min(high, low + 4)))
         out: list[Any] = []
         for i in range(size):
             sub = prefix[i] if i < len(prefix) else items
