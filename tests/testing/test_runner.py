@@ -228,3 +228,16 @@ def test_background_cases_wait_for_the_worker_or_see_it_running(project: Path) -
         "crawl::finishes in the background": "passed",
         "crawl::still running when asked at once": "passed",
     }
+
+
+def test_deliberate_errors_are_recognised_with_or_without_details() -> None:
+    from toolctl.testing.fuzz import deliberate_error
+
+    def failed(message: str, details: list[Any]) -> Any:
+        err = SimpleNamespace(code="handler_error", message=message, details=details)
+        return SimpleNamespace(status="failed", error=err)
+
+    assert deliberate_error(failed("NotFound: x", [{"type": "NotFound"}])) == "NotFound"
+    assert deliberate_error(failed("CalculationError: x", [])) == "CalculationError"  # subprocess
+    assert deliberate_error(failed("KeyError: 'a'", [{"type": "KeyError"}])) is None
+    assert deliberate_error(failed("KeyError: 'a'", []), ("KeyError",)) == "KeyError"

@@ -101,7 +101,7 @@ class FuzzOutcome:
     """Deliberate handler errors met on valid inputs, by exception type."""
 
 
-_RAISED = re.compile(r" failed: ([A-Za-z_][A-Za-z0-9_]*): ")
+_RAISED = re.compile(r"(?:^|failed: )([A-Za-z_][A-Za-z0-9_]*): ")
 
 
 def _builtin_exception(name: str) -> bool:
