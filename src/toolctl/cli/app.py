@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "toolctl.cli.runs",
     "toolctl.cli.export",
     "toolctl.cli.lint",
+    "toolctl.cli.test",
 ]
 
 EXIT_OK = 0
