@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lintkit import Project
+from tests.lint.lintkit import Project
 
 
 @pytest.fixture

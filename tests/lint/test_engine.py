@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lintkit import CLEAN, Project, found
+from tests.lint.lintkit import CLEAN, Project, found
 
 from toolctl.diagnostics import Severity
 from toolctl.errors import ConfigError

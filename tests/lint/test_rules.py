@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from lintkit import CLEAN, Project, found
+from tests.lint.lintkit import CLEAN, Project, found
 
 from toolctl.lint import catalogue
 
