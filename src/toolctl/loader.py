@@ -149,8 +149,11 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                     f"{label} resume data",
                 )
             )
-        if ("context" in case and spec.request_context_schema is not None
-                and rejected != "invalid_context"):
+        if (
+            "context" in case
+            and spec.request_context_schema is not None
+            and rejected != "invalid_context"
+        ):
             checks.append(
                 (
                     "requestContextSchema",

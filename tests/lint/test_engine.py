@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.lint.lintkit import CLEAN, Project, found
 
+from tests.lint.lintkit import CLEAN, Project, found
 from toolctl.diagnostics import Severity
 from toolctl.errors import ConfigError
 from toolctl.lint import LintConfig, RuleSet, catalogue

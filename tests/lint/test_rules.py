@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from tests.lint.lintkit import CLEAN, Project, found
 
+from tests.lint.lintkit import CLEAN, Project, found
 from toolctl.lint import catalogue
 
 
