@@ -117,7 +117,7 @@ def test_sarif_output_is_valid_sarif_2_1_0(
     assert {r["ruleId"] for r in results} == {"TC201", "TL208", "TL301"}
     name = next(r for r in results if r["ruleId"] == "TL301")
     region = name["locations"][0]["physicalLocation"]["region"]
-    assert (region["startLine"], region["startColumn"]) == (2, 7)
+    assert (region["startLine"], region["startColumn"]) == (2, 1)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert rules[name["ruleIndex"]]["id"] == "TL301"
 

@@ -114,9 +114,14 @@ def parse_providers(value: Any, where: str = "--provider") -> tuple[str, ...]:
     names = tuple(v.strip() for v in items if v.strip())
     bad = [n for n in names if n not in PROVIDERS]
     if bad:
+        from toolctl.export.formats import installed  # third-party export formats count too
+
+        known = sorted({*PROVIDERS, *installed()})
+        bad = [n for n in bad if n not in known]
+    if bad:
         raise ConfigError(
             f"{where}: unknown provider(s) {', '.join(bad)}",
-            hint="known providers: " + ", ".join(PROVIDERS),
+            hint="known providers: " + ", ".join(known),
         )
     return names
 

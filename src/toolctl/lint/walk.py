@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from toolctl.yamlsrc import JsonPath
@@ -83,11 +83,14 @@ def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
             yield from _strings(v, (*path, i))
 
 
-def model_texts(tool: ToolSpec) -> Iterator[tuple[JsonPath, bool, str]]:
+def model_texts(
+    tool: ToolSpec, nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]] | None = None
+) -> Iterator[tuple[JsonPath, bool, str]]:
     """Every text a model reads: (path, is-a-key, text).
 
     The tool's name, title and description; each schema's titles, descriptions, property names,
     enum/const/default/examples strings; and the input examples (Anthropic sends them).
+    ``nodes`` are the tool's subschemas when already walked.
     """
     yield ("name",), False, tool.name
     yield ("description",), False, tool.description
@@ -96,7 +99,9 @@ def model_texts(tool: ToolSpec) -> Iterator[tuple[JsonPath, bool, str]]:
     ann_title = tool.annotations.get("title")
     if isinstance(ann_title, str):
         yield ("mcp", "annotations", "title"), False, ann_title
-    for _key, path, node in tool_subschemas(tool, MODEL_SCHEMAS):
+    for key, path, node in tool_subschemas(tool) if nodes is None else nodes:
+        if key not in MODEL_SCHEMAS:
+            continue
         for word in ("title", "description"):
             if isinstance(node.get(word), str):
                 yield (*path, word), False, node[word]

@@ -47,7 +47,7 @@ _CREDENTIALS = re.compile(
     r"|\bcredentials\.json\b|\.bash_history\b",
     re.IGNORECASE,
 )
-_NAME_TOKEN = re.compile(r"`([A-Za-z0-9_.-]+)`|[A-Za-z0-9_][A-Za-z0-9_.-]*[A-Za-z0-9_]")
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 
 def _prose(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
@@ -189,13 +189,12 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     others = ctx.names - {tool.name}
     if not others:
         return
-    for path, key, text in _prose(tool, ctx):
+    for path, key, text in ctx.texts(tool):
         if key or path == ("name",):
             continue
-        for match in _NAME_TOKEN.finditer(text):
-            word = match.group(1) or match.group(0)
-            plain = match.group(1) is None
-            if word in others and not (plain and re.fullmatch(r"[A-Za-z]+", word)):
+        for word in sorted(others.intersection(_NAME_TOKEN.findall(text))):
+            # A plain word ("search") is a tool name only when written as code: `search`.
+            if not word.isalpha() or f"`{word}`" in text:
                 yield Hit(
                     tool,
                     path,
