@@ -22,7 +22,7 @@ from toolctl.formatcheck import check_format
 from toolctl.registry import Registry
 from toolctl.schema import cached_validator, check_schema
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
-from toolctl.yamlsrc import Document, JsonPath, load_file
+from toolctl.yamlsrc import Document, JsonPath, gc_paused, load_file
 
 TOOL_SUFFIXES = (".yaml", ".yml")
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
@@ -82,6 +82,8 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
         for name in sorted(filenames):
             if not name.endswith(TOOL_SUFFIXES) or name.endswith(SCHEMA_SUFFIXES):
+                continue
+            if name.startswith("."):  # hidden files and editor locks (Emacs `.#t.yaml` links)
                 continue
             path = Path(dirpath) / name
             if path.is_symlink():
@@ -147,8 +149,11 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                     f"{label} resume data",
                 )
             )
-        if ("context" in case and spec.request_context_schema is not None
-                and rejected != "invalid_context"):
+        if (
+            "context" in case
+            and spec.request_context_schema is not None
+            and rejected != "invalid_context"
+        ):
             checks.append(
                 (
                     "requestContextSchema",
@@ -387,6 +392,11 @@ def load_registry(
     path: str | Path | None = None, *, packs: bool = True, project: Project | None = None
 ) -> Registry:
     """Load a registry and return it with every diagnostic. Raises only for a bad config."""
+    with gc_paused():  # the load builds big acyclic trees; collecting them frees nothing
+        return _load_registry(path, packs, project)
+
+
+def _load_registry(path: str | Path | None, packs: bool, project: Project | None) -> Registry:
     project = project or project_for(Path(path) if path is not None else None)
     ctx = _Context(project.python_path)
     specs: list[ToolSpec] = []

@@ -105,8 +105,13 @@ def show_cmd(
         ("duration", _ms(rec.duration_ms)),
         ("definition", rec.tool_digest[:16]),
     ]
+    if rec.approval:
+        how = "approved" if rec.approval.get("approved") else "declined"
+        rows.append(
+            ("approval", f"{how} by {rec.approval.get('by')} at {_when(rec.approval.get('at'))}")
+        )
     out("\n".join(f"{label:<11}{value}" for label, value in rows))
-    for key in ("input", "output", "suspend", "resume", "error", "approval"):
+    for key in ("input", "output", "suspend", "resume", "error"):
         if data.get(key) is not None:
             out(f"{key}:\n  " + dump(data[key]).replace("\n", "\n  "))
     for note in rec.notes:
