@@ -542,18 +542,8 @@ class Call:
         except HandlerReferenceError as exc:
             return self.error_result(ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, str(exc)))
         self.mark_running()
-        ctx = ToolContext(
-            run_id=self.run_id,
-            tool_name=spec.name,
-            request_context=self.context,
-            timeout=self.timeout,
-            resume_data=resume_data,
-            approval=self.approval,
-            on_progress=self.opts.on_progress,
-            abort=self.abort,
-        )
         try:
-            output = await self._invoke(handler, ctx)
+            output = await self._invoke(handler)
         except SuspendRequested as sus:
             return await self._suspended(sus.payload)
         except HandlerTimeout as exc:
@@ -590,15 +580,30 @@ class Call:
             )
         return await self._succeeded(output)
 
-    async def _invoke(self, handler: Callable[..., Any], ctx: ToolContext) -> Any:
+    def context_for_handler(self) -> ToolContext:
+        return ToolContext(
+            run_id=self.run_id,
+            tool_name=self.spec.name,
+            request_context=self.context,
+            timeout=self.timeout,
+            resume_data=self.resume_data,
+            approval=self.approval,
+            on_progress=self.opts.on_progress,
+            abort=self.abort,
+        )
+
+    async def _invoke(self, handler: Callable[..., Any]) -> Any:
         if self.spec.isolation == "subprocess":
-            return await self._invoke_isolated(ctx)
-        args = (self.input, ctx) if wants_context(handler) else (self.input,)
+            return await self._invoke_isolated()
+        if wants_context(handler):  # most handlers take only the input: skip building a context
+            args: tuple[Any, ...] = (self.input, self.context_for_handler())
+        else:
+            args = (self.input,)
         if self.sync:
             return invoke_sync(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
         return await invoke_async(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
 
-    async def _invoke_isolated(self, ctx: ToolContext) -> Any:
+    async def _invoke_isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated
 
         payload = {
@@ -607,7 +612,7 @@ class Call:
             "run_id": self.run_id,
             "tool_name": self.spec.name,
             "timeout": self.timeout,
-            "resume_data": ctx.resume_data,
+            "resume_data": self.resume_data,
             "approval": self.approval.to_dict() if self.approval else None,
         }
         assert self.spec.handler is not None
