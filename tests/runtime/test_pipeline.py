@@ -241,3 +241,10 @@ def test_huge_invalid_input_gets_a_capped_error_report(make_registry) -> None:  
     assert result.error is not None and result.error.code == "invalid_input"
     assert 0 < len(result.error.details) <= 20
     assert len(result.error.message) < 1000
+
+
+def test_system_exit_in_a_handler_is_recorded_then_raised(reg: Registry) -> None:
+    with pytest.raises(SystemExit):
+        reg.call("exits", {}, run_id="exit00000000000000")
+    rec = row(reg, "exit00000000000000")
+    assert rec.status == "failed" and rec.error["message"] == "SystemExit: 3"

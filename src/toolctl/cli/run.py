@@ -60,7 +60,9 @@ def prompt_approval(request: ApprovalRequest) -> bool | None:
         f"{request.title or request.tool} wants to run ({request.tool}, run "
         f"{request.run_id})" + (f" [{', '.join(hints)}]" if hints else "") + "\n"
     )
-    sys.stderr.write(escape_controls(dump(request.display_input)) + "\n")
+    shown = request.display_input
+    text = "(the input is hidden by the tool's display transform)" if shown is None else dump(shown)
+    sys.stderr.write(escape_controls(text) + "\n")
     sys.stderr.write("Approve? [y/N] ")
     sys.stderr.flush()
     line = sys.stdin.readline()

@@ -8,9 +8,11 @@ the worker's pid from the moment it is spawned, so a worker that dies is swept t
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from toolctl.runtime import jsondata
@@ -38,8 +40,13 @@ def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) 
         run_id,
         token,
     ]
+    # The worker imports toolctl the way this process did, installed or not.
+    here = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     proc = subprocess.Popen(
         cmd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

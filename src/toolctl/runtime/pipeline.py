@@ -571,14 +571,18 @@ class Call:
                 ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}")
             )
         except Exception as exc:
-            return self.error_result(
-                ToolErrorInfo(
-                    ErrorCode.HANDLER_ERROR.value,
-                    redact_text(f"{type(exc).__name__}: {exc}"),
-                    [{"type": type(exc).__name__}],
-                )
-            )
+            return self.error_result(self._handler_error(exc))
+        except BaseException as exc:  # SystemExit and the like: record, then let it go on
+            self.error_result(self._handler_error(exc))
+            raise
         return await self._succeeded(output)
+
+    @staticmethod
+    def _handler_error(exc: BaseException) -> ToolErrorInfo:
+        name = type(exc).__name__
+        return ToolErrorInfo(
+            ErrorCode.HANDLER_ERROR.value, redact_text(f"{name}: {exc}"), [{"type": name}]
+        )
 
     def context_for_handler(self) -> ToolContext:
         return ToolContext(
