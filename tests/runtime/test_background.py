@@ -93,3 +93,18 @@ def test_background_needs_history(reg: Registry) -> None:
     result = reg.call("bg", {"s": 0}, store=False)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "history" in result.error.message
+
+
+def test_a_worker_that_cannot_start_fails_the_run(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import background
+
+    def broken(*args: object) -> int:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(background, "spawn", broken)
+    result = reg.call("bg", {"s": 0})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert "could not start the background worker" in result.error.message
+    assert api.resolve_store(reg).get(result.run_id).status == "failed"

@@ -28,7 +28,6 @@ from toolctl.runtime.invoke import (
     Saturated,
     invoke_async,
     invoke_sync,
-    is_async,
     run_blocking,
     wants_context,
 )
@@ -521,7 +520,15 @@ class Call:
             },
             cas=False,
         )
-        background.spawn(self.store, self.run_id, token, self.registry)
+        self.owner = token
+        try:
+            background.spawn(self.store, self.run_id, token, self.registry)
+        except (OSError, ToolctlError) as exc:
+            return self.error_result(
+                ToolErrorInfo(
+                    ErrorCode.HANDLER_ERROR.value, f"could not start the background worker: {exc}"
+                )
+            )
         return self.result(RunStatus.RUNNING, ended=False)
 
     # ------------------------------------------------------------ execution
@@ -767,4 +774,4 @@ def drive(coro: Awaitable[T]) -> T:
     raise RuntimeError("internal error: the synchronous pipeline tried to wait on a loop")
 
 
-__all__ = ["Call", "Options", "RunCancelled", "drive", "is_async", "new_run_id"]
+__all__ = ["Call", "Options", "RunCancelled", "drive", "new_run_id"]
