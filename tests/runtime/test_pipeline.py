@@ -180,6 +180,9 @@ def test_missing_handlers(reg: Registry) -> None:
     assert missing.error is not None and missing.error.code == "handler_not_found"
     assert "nothing_here" in missing.error.message
     assert row(reg, missing.run_id).status == "failed"
+    crashing = reg.call("crashing_import", {})
+    assert crashing.error is not None and crashing.error.code == "handler_not_found"
+    assert "ValueError: configuration missing" in crashing.error.message
 
 
 def test_unknown_and_disabled_tools_are_caller_errors(reg: Registry) -> None:
