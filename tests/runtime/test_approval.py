@@ -133,3 +133,13 @@ def test_history_off_keeps_pending_runs_in_process(reg: Registry) -> None:
     done = reg.approve(pending.run_id, store=False)
     assert done.status is RunStatus.SUCCEEDED
     assert not reg.project.state_path.exists()  # type: ignore[union-attr]
+
+
+def test_a_failing_approver_leaves_the_run_waiting(reg: Registry, events: list) -> None:
+    def broken(request: Any) -> bool:
+        raise ConnectionError("client went away")
+
+    result = reg.call("approve_echo", {"msg": "hi"}, approver=broken)
+    assert result.status is RunStatus.AWAITING_APPROVAL
+    assert any("approver failed" in n for n in result.notes)
+    assert events == []

@@ -108,3 +108,13 @@ def test_resume_of_unknown_or_finished_runs(reg: Registry) -> None:
     ok = reg.call("add", {"a": 1, "b": 1})
     with pytest.raises(RunStateError, match="not suspended"):
         reg.resume(ok.run_id, {})
+
+
+def test_a_failing_on_suspend_leaves_the_run_suspended(reg: Registry) -> None:
+    async def broken(payload: Any, schema: Any) -> None:
+        raise ConnectionError("client went away")
+
+    result = asyncio.run(reg.acall("ask", {"target": "x"}, on_suspend=broken))
+    assert result.status is RunStatus.SUSPENDED
+    assert any("on_suspend failed" in n for n in result.notes)
+    assert reg.resume(result.run_id, {"answer": "later"}).ok

@@ -452,7 +452,16 @@ class Call:
             self.approve_now(opts.approved_by)
             return None
         if opts.approver is not None:
-            answer = await self._maybe(opts.approver(self.approval_request()))
+            try:
+                answer = await self._maybe(opts.approver(self.approval_request()))
+            except Exception as exc:  # no answer: the run waits for toolctl approve/decline
+                self.notes.append(
+                    redact_text(
+                        f"the approver failed ({type(exc).__name__}: "
+                        f"{exc}); the run waits for a decision"
+                    )
+                )
+                answer = None
             if answer is True:
                 self.approve_now("approver")
                 return None
@@ -717,7 +726,15 @@ class Call:
                 )
         self.phase("suspend", payload, spec.suspend_schema)
         if self.opts.on_suspend is not None:
-            data = await self._maybe(self.opts.on_suspend(payload, spec.resume_schema))
+            try:
+                data = await self._maybe(self.opts.on_suspend(payload, spec.resume_schema))
+            except Exception as exc:  # no answer: the run stays suspended for toolctl resume
+                self.notes.append(
+                    redact_text(
+                        f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended"
+                    )
+                )
+                data = None
             if data is not None:
                 problem = self.check_resume(data)
                 if problem is None:
