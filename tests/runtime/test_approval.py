@@ -65,6 +65,8 @@ def test_approver_sees_the_display_transformed_input(reg: Registry, events: list
     result = asyncio.run(reg.acall("approve_echo", {"msg": "hi"}, approver=rt_handlers.approve_all))
     assert result.status is RunStatus.SUCCEEDED
     assert ("approver", "say hi") in events
+    assert result.display["approval"] == "say hi"  # no approval transform: the input's form
+    assert result.transcript["approval"] == "approve saying hi?"
     no = reg.call("approve_echo", {"msg": "hi"}, approver=rt_handlers.decline_all)
     assert no.status is RunStatus.DECLINED
     later = reg.call("approve_echo", {"msg": "hi"}, approver=rt_handlers.leave_pending)
