@@ -160,3 +160,17 @@ def test_handler_prints_do_not_mix_with_the_result(project: Path, capsys: Captur
     code, out, err = toolctl(capsys, "run", "printer", "-i", "{}", "--format", "json")
     assert code == 0 and json.loads(out)["output"] == {"ok": True}
     assert "hello from the handler" in err
+
+
+class TTYErr(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    err = TTYErr()
+    monkeypatch.setattr("sys.stderr", err)
+    assert cli(["run", "progress", "-i", "{}"]) == 0
+    assert "progress 1/3 step 1\nprogress 2/3 step 2\nprogress 3/3 step 3\n" in err.getvalue()

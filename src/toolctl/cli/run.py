@@ -71,6 +71,18 @@ def prompt_approval(request: ApprovalRequest) -> bool | None:
     return line.strip().lower() in ("y", "yes")
 
 
+def _progress(value: float, total: float | None, message: str | None) -> None:
+    """Progress reports on a terminal's stderr (one line each, nothing when piped)."""
+    if not sys.stderr.isatty():
+        return
+    from toolctl.cli.runview import escape_controls
+
+    done = f"{value:g}/{total:g}" if total else f"{value:g}"
+    sys.stderr.write(
+        escape_controls(f"progress {done}" + (f" {message}" if message else "")) + "\n"
+    )
+
+
 def _finish(result: RunResult, show: Show) -> None:
     from toolctl.cli.runview import render
 
@@ -136,6 +148,7 @@ def run(
             background=background,
             store=state,
             approver=approver,
+            on_progress=_progress,
         )
     )
     _finish(result, show)
