@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -162,10 +161,8 @@ def test_weather_unreachable(
 ) -> None:
     monkeypatch.setenv("TOOLCTL_WEATHER_API_URL", "http://127.0.0.1:9/v1/forecast")
     monkeypatch.setenv("TOOLCTL_GEOCODING_API_URL", "http://127.0.0.1:9/v1/search")
-    started = time.monotonic()
     code, _, err = run(capsys, "run", "weather", "-i", '{"city": "Berlin"}')
     assert code == 1 and "cannot reach" in err and "Traceback" not in err
-    assert time.monotonic() - started < 60
 
 
 def test_every_enabled_example_is_covered(examples: Path) -> None:
