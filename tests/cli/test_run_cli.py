@@ -127,6 +127,9 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     assert code == 0 and "status     succeeded" in out
     code, out, _ = toolctl(capsys, "runs", "show", bg_id, "--format", "json")
     assert json.loads(out)["output"] == {"slept": 0.1}
+    code, out, _ = toolctl(capsys, "run", "echo", "-i", '{"msg": "bg"}', "--background")
+    code, out, _ = toolctl(capsys, "runs", "wait", out.strip(), "--timeout", "30")
+    assert code == 0 and json.loads(out) == {"msg": "bg"}
     code, out, _ = toolctl(capsys, "run", "bg", "-i", '{"s": 30}')
     code, _, err = toolctl(capsys, "runs", "cancel", out.strip())
     assert code == 0 and "cancelled" in err

@@ -149,3 +149,20 @@ def test_a_worker_that_cannot_start_fails_the_run(
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "could not start the background worker" in result.error.message
     assert api.resolve_store(reg).get(result.run_id).status == "failed"
+
+
+def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
+    from toolctl.runtime import RunStateError
+    from toolctl.runtime.pipeline import new_run_id
+    from toolctl.runtime.store import RunRecord, owner_fields
+
+    store = api.resolve_store(reg)
+    rec = RunRecord(
+        run_id=new_run_id(), tool="echo", status="running", tool_digest="d", created_at=time.time()
+    )
+    for key, value in owner_fields("fg").items():
+        setattr(rec, key, value)
+    store.insert(rec)
+    with pytest.raises(RunStateError, match="running in the foreground"):
+        runs.cancel(store, rec.run_id)
+    assert store.get(rec.run_id).status == "running"
