@@ -476,3 +476,11 @@ def test_hooks_shorten_big_payloads(caplog: pytest.LogCaptureFixture) -> None:
     (record,) = caplog.records
     assert len(record.getMessage()) < 300
     assert record.getMessage().endswith("…")
+
+
+def test_weather_disambiguates_with_the_country_code(fake_weather: Any) -> None:
+    assert weather.current_weather({"city": "Paris"})["country"] == "France"
+    texas = weather.current_weather({"city": "Paris", "countryCode": "US", "units": "imperial"})
+    assert (texas["country"], texas["latitude"]) == ("United States", 33.66094)
+    with pytest.raises(weather.WeatherError, match="no place named 'Berlin' in US"):
+        weather.current_weather({"city": "Berlin", "countryCode": "US"})
