@@ -15,6 +15,7 @@ from toolctl import __version__
 COMMAND_MODULES = [
     "toolctl.cli.validate",
     "toolctl.cli.inspect",
+    "toolctl.cli.serve",
 ]
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PENDING, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130

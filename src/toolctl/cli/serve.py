@@ -1,0 +1,88 @@
+"""``toolctl serve``: the registry as an MCP server over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+EXIT_USAGE = 2
+
+
+class Transport(str, enum.Enum):
+    """How clients reach the server."""
+
+    stdio = "stdio"
+    http = "http"
+
+
+def serve(
+    path: Optional[Path] = typer.Argument(None, help="Tool file or directory."),  # noqa: UP007
+    transport: Transport = typer.Option(Transport.stdio, "--transport", "-t",
+                                        help="stdio (a client starts toolctl) or http."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
+    port: int = typer.Option(8000, "--port", help="HTTP port (0 picks a free one)."),
+    tool: Optional[list[str]] = typer.Option(None, "--tool", help="Serve only this tool (repeatable)."),  # noqa: UP007, E501
+    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Serve only tools with this tag (repeatable)."),  # noqa: UP007, E501
+    reload: bool = typer.Option(False, "--reload", help="Watch tools.d; swap in valid changes."),
+    allowed_host: Optional[list[str]] = typer.Option(  # noqa: UP007
+        None, "--allowed-host", help="Host header value clients use (required off loopback)."),
+    allowed_origin: Optional[list[str]] = typer.Option(  # noqa: UP007
+        None, "--allowed-origin", help="Browser Origin to accept, e.g. https://app.example.com."),
+    auth_token_env: Optional[str] = typer.Option(  # noqa: UP007
+        None, "--auth-token-env", metavar="VAR",
+        help="Require 'Authorization: Bearer $VAR' (required off loopback)."),
+    max_request_bytes: int = typer.Option(4 * 1024 * 1024, "--max-request-bytes",
+                                          help="Largest HTTP request body accepted (413 above)."),
+    log_level: str = typer.Option("warning", "--log-level",
+                                  help="Server log level on stderr: debug, info, warning, error."),
+) -> None:
+    """Serve the registry's enabled tools to MCP clients (protocol 2025-11-25).
+
+    Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
+    through the client's elicitation when it supports it), suspend/resume and the run history.
+    """
+    import logging
+    import sys
+
+    from toolctl.cli.render import print_diagnostics, print_error
+    from toolctl.server import require_sdk
+
+    require_sdk()
+    from toolctl.loader import load_registry
+    from toolctl.server.run import ServeOptions, serve
+    from toolctl.server.security import ServeUsageError
+    from toolctl.server.toolset import Selection
+
+    logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
+                        format="toolctl serve: %(levelname)s: %(message)s")
+    registry = load_registry(path)
+    print_diagnostics(registry.diagnostics)
+    if not registry.ok:
+        typer.echo("toolctl: error: not serving a registry with errors; fix them "
+                   "(toolctl validate) and start again", err=True)
+        raise typer.Exit(1)
+
+    def ready(where: str) -> None:
+        count = len(registry.select(tool, tag))
+        sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}\n")
+        sys.stderr.flush()
+
+    options = ServeOptions(
+        transport=transport.value, host=host, port=port,
+        selection=Selection(tuple(tool or ()), tuple(tag or ())), reload=reload,
+        allowed_hosts=tuple(allowed_host or ()), allowed_origins=tuple(allowed_origin or ()),
+        auth_token_env=auth_token_env, max_request_bytes=max_request_bytes, on_ready=ready,
+    )
+    try:
+        serve(registry, options)
+    except ServeUsageError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_USAGE) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to ``app``."""
+    app.command("serve")(serve)

@@ -1,0 +1,90 @@
+"""The MCP server object: a low-level SDK ``Server`` over a swappable :class:`ToolSet`.
+
+The low-level server fits a registry whose schemas come from YAML (no function signatures to
+introspect) and is several times cheaper per call than the SDK's high-level ``MCPServer``. The
+server speaks the 2025-11-25 handshake revision: it declines the 2026-07-28 ``server/discover``
+probe, so every client falls back to ``initialize`` (server-to-client requests such as
+elicitation, and ``notifications/tools/list_changed``, exist only in that revision).
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.shared.exceptions import MCPError
+
+from toolctl import __version__
+from toolctl.server.calls import CallHandler
+
+if TYPE_CHECKING:
+    from mcp.server.connection import Connection
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+    from toolctl.server.toolset import ToolSet
+
+log = logging.getLogger("toolctl.server")
+
+
+class ToolServer:
+    """Serves one :class:`ToolSet` at a time; :meth:`swap` replaces it atomically."""
+
+    def __init__(self, toolset: ToolSet, *, name: str = "toolctl", reload: bool = False) -> None:
+        self._toolset = toolset
+        self.reload = reload
+        self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self.lowlevel: Server[Any] = Server(
+            name,
+            version=__version__,
+            on_list_tools=self._list_tools,
+            on_call_tool=CallHandler(lambda: self._toolset),
+        )
+        self.lowlevel.add_request_handler("server/discover", types.RequestParams, _no_discover)
+        if reload:
+            self.lowlevel.middleware.append(self._track_connection)
+
+    @property
+    def toolset(self) -> ToolSet:
+        """The tools served right now."""
+        return self._toolset
+
+    def init_options(self) -> InitializationOptions:
+        """The ``initialize`` result: ``tools.listChanged`` is true when reloading."""
+        return self.lowlevel.create_initialization_options(
+            NotificationOptions(tools_changed=self.reload)
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> dict[str, Any]:
+        # Built once per snapshot; the whole list in one page, in name order.
+        return self._toolset.listing
+
+    async def _track_connection(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # The SDK keeps no public list of connections; remember each (weakly) so a reload can
+        # tell every client its tool list changed.
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is not None:
+            self._connections.add(connection)
+        return await call_next(ctx)
+
+    async def swap(self, toolset: ToolSet, *, notify: bool = True) -> None:
+        """Serve ``toolset`` from now on and (with ``notify``) tell every connected client."""
+        self._toolset = toolset
+        if not notify:
+            return
+        for connection in list(self._connections):
+            try:
+                await connection.send_tool_list_changed()
+            except Exception:  # a client that went away must not stop the others
+                log.debug("could not notify a client of the tool list change", exc_info=True)
+
+
+async def _no_discover(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
+    raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="server/discover")

@@ -1,0 +1,79 @@
+"""``tools/call``: every call goes through the runtime pipeline (``registry.acall``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from toolctl.server.interaction import ProgressRelay, make_approver, make_on_suspend
+from toolctl.server.results import call_result, error_result
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from toolctl.server.toolset import ToolSet
+
+log = logging.getLogger("toolctl.server")
+
+
+class CallHandler:
+    """The low-level server's ``on_call_tool``: looks the tool up in the current snapshot and
+    runs it, asking the user through the client where the tool needs it."""
+
+    def __init__(self, current: Callable[[], ToolSet]) -> None:
+        self._current = current
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        toolset = self._current()  # one snapshot for the whole call
+        spec = toolset.specs.get(params.name)
+        if spec is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        options: dict[str, Any] = {
+            "approver": make_approver(ctx, spec),
+            "on_suspend": make_on_suspend(ctx, spec),
+        }
+        arguments = params.arguments if params.arguments is not None else {}
+        try:
+            if ProgressRelay.wanted(ctx):
+                result = await _with_progress(ctx, toolset, params.name, arguments, options)
+            else:
+                result = await toolset.registry.acall(params.name, arguments, **options)
+        except Exception:
+            # A bug, not a tool error: details stay in the server log, never reach the client.
+            log.exception("internal error while calling %s", params.name)
+            return error_result(
+                f"toolctl hit an internal error while running {params.name}; "
+                "the server log has the details."
+            )
+        _log_result(result)
+        return call_result(result)
+
+
+async def _with_progress(
+    ctx: ServerRequestContext[Any, Any], toolset: ToolSet, name: str, arguments: Any,
+    options: dict[str, Any],
+) -> Any:
+    relay = ProgressRelay(ctx)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(relay.run)
+        try:
+            return await toolset.registry.acall(name, arguments, on_progress=relay.report,
+                                                **options)
+        finally:
+            relay.close()
+
+
+def _log_result(result: Any) -> None:
+    status = result.status.value
+    if result.error is None:
+        log.info("run %s %s: %s", result.run_id, result.tool, status)
+    else:
+        log.warning("run %s %s: %s (%s: %s)", result.run_id, result.tool, status,
+                    result.error.code, result.error.message)

@@ -1,0 +1,58 @@
+"""The set of tools a server offers: an immutable snapshot swapped whole on reload."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolctl.export.mcp import tools_list
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.spec import ToolSpec
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which tools to serve: ``--tool`` names and ``--tag`` tags (empty means all enabled)."""
+
+    names: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The served tools by name, and their ``tools/list`` result, built once.
+
+    A call reads the current snapshot once and uses it to the end, so a reload never mixes two
+    registries inside one call.
+    """
+
+    registry: Registry
+    specs: dict[str, ToolSpec]
+    listing: dict[str, Any] = field(repr=False)
+
+    @property
+    def fingerprint(self) -> dict[str, str]:
+        """Tool name to declaration digest: what a reload compares."""
+        return {name: spec.digest for name, spec in self.specs.items()}
+
+
+def build_toolset(registry: Registry, selection: Selection = Selection()) -> ToolSet:
+    """Select the tools to serve (enabled ones, in name order) and build their listing.
+
+    Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks.
+    """
+    specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
+    return ToolSet(registry, {s.name: s for s in specs}, tools_list(specs))
+
+
+def describe_change(old: ToolSet, new: ToolSet) -> str:
+    """``+added -removed ~changed`` tool names between two snapshots (for the reload log)."""
+    before, after = old.fingerprint, new.fingerprint
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+    parts = [f"+{n}" for n in added] + [f"-{n}" for n in removed] + [f"~{n}" for n in changed]
+    return " ".join(parts) or "no tool changed"
