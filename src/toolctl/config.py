@@ -41,7 +41,7 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
-        import tomli as tomllib
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
         data = tomllib.loads(path.read_text("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -59,8 +59,9 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             try:
                 doc = load_file(candidate)
             except YamlError as exc:
-                raise ConfigError(f"{candidate}:{exc.line}:{exc.col}: {exc.message}",
-                                  hint=exc.hint) from None
+                raise ConfigError(
+                    f"{candidate}:{exc.line}:{exc.col}: {exc.message}", hint=exc.hint
+                ) from None
             data = doc.data if doc.data is not None else {}
             if not isinstance(data, dict):
                 raise ConfigError(f"{candidate}: the configuration must be a mapping")
@@ -93,8 +94,10 @@ def project_for(path: Path | None = None) -> Project:
         root = config_file.parent
     unknown = sorted(k for k in settings if k not in KNOWN_KEYS and not k.startswith("x-"))
     if unknown:
-        raise ConfigError(f"{config_file}: unknown setting(s) {', '.join(unknown)}",
-                          hint=f"known settings: {', '.join(sorted(KNOWN_KEYS))}")
+        raise ConfigError(
+            f"{config_file}: unknown setting(s) {', '.join(unknown)}",
+            hint=f"known settings: {', '.join(sorted(KNOWN_KEYS))}",
+        )
     root = root.resolve()
     if path is not None:
         tool_paths = [Path(path).resolve()]

@@ -38,7 +38,12 @@ class YamlError(ToolctlError):
     """A file is not acceptable strict YAML (syntax, aliases, tags, duplicates, limits)."""
 
     def __init__(
-        self, message: str, *, line: int = 0, col: int = 0, code: str = "TC101",
+        self,
+        message: str,
+        *,
+        line: int = 0,
+        col: int = 0,
+        code: str = "TC101",
         hint: str | None = None,
     ) -> None:
         super().__init__(message, hint=hint)

@@ -40,8 +40,7 @@ def _extra_keys(err: Any) -> list[str]:
     """Keys of the offending mapping that neither ``properties`` nor an ``x-`` pattern allow."""
     props = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
     patterns = err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
-    return [k for k in err.instance
-            if k not in props and not (patterns and k.startswith("x-"))]
+    return [k for k in err.instance if k not in props and not (patterns and k.startswith("x-"))]
 
 
 def _best(err: Any) -> Any:
@@ -63,8 +62,15 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
             line, col = doc.locate((*path, key), key=True)
             near = difflib.get_close_matches(key, allowed, n=1)
             hint = f"did you mean {near[0]!r}?" if near else "extension keys must start with x-"
-            out.append(error(Location(doc.file, line, col), "TC201",
-                             f"unknown key {key!r}", hint=hint, pointer=_pointer((*path, key))))
+            out.append(
+                error(
+                    Location(doc.file, line, col),
+                    "TC201",
+                    f"unknown key {key!r}",
+                    hint=hint,
+                    pointer=_pointer((*path, key)),
+                )
+            )
         return out
     line, col = doc.locate(path)
     where = _pointer(path) or "the file"
@@ -81,16 +87,33 @@ def check_format(doc: Document) -> list[Diagnostic]:
     data = doc.data
     top = Location(doc.file, 1, 1)
     if not isinstance(data, dict):
-        return [error(top, "TC202", "a tool file must be a mapping with `toolctl: 1`",
-                      hint="start the file with `toolctl: 1` and a tool's keys")]
+        return [
+            error(
+                top,
+                "TC202",
+                "a tool file must be a mapping with `toolctl: 1`",
+                hint="start the file with `toolctl: 1` and a tool's keys",
+            )
+        ]
     if "toolctl" not in data:
-        return [error(top, "TC202", "missing format version",
-                      hint="add `toolctl: 1` at the top of the file")]
+        return [
+            error(
+                top,
+                "TC202",
+                "missing format version",
+                hint="add `toolctl: 1` at the top of the file",
+            )
+        ]
     if data["toolctl"] != FORMAT_VERSION or isinstance(data["toolctl"], bool):
         line, col = doc.locate(("toolctl",))
-        return [error(Location(doc.file, line, col), "TC202",
-                      f"unsupported format version {data['toolctl']!r}",
-                      hint="this toolctl reads `toolctl: 1`")]
+        return [
+            error(
+                Location(doc.file, line, col),
+                "TC202",
+                f"unsupported format version {data['toolctl']!r}",
+                hint="this toolctl reads `toolctl: 1`",
+            )
+        ]
     fast = _fast_validator()
     if fast is not None and fast.is_valid(data):
         return []

@@ -67,8 +67,15 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         yield tool_path, None
         return
     if not tool_path.is_dir():
-        yield tool_path, error(Location(_short(tool_path)), "TC110", "tools path not found",
-                               hint="create tools.d/ or set `tools:` in toolctl.yaml")
+        yield (
+            tool_path,
+            error(
+                Location(_short(tool_path)),
+                "TC110",
+                "tools path not found",
+                hint="create tools.d/ or set `tools:` in toolctl.yaml",
+            ),
+        )
         return
     root = tool_path.resolve()
     for dirpath, dirnames, filenames in os.walk(tool_path, followlinks=False):
@@ -80,9 +87,15 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
             if path.is_symlink():
                 target = path.resolve()
                 if root not in target.parents:
-                    yield path, error(Location(_short(path)), "TC110",
-                                      "symlink points outside the tools directory",
-                                      hint="copy the file into the registry instead")
+                    yield (
+                        path,
+                        error(
+                            Location(_short(path)),
+                            "TC110",
+                            "symlink points outside the tools directory",
+                            hint="copy the file into the registry instead",
+                        ),
+                    )
                     continue
             yield path, None
 
@@ -108,31 +121,62 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
 def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
     for i, example in enumerate(spec.input_examples):
-        checks.append(("inputSchema", ("inputExamples", i, "input"), example["input"],
-                       "TC304", "input example"))
+        checks.append(
+            (
+                "inputSchema",
+                ("inputExamples", i, "input"),
+                example["input"],
+                "TC304",
+                "input example",
+            )
+        )
     for i, case in enumerate(spec.tests):
         label = f"test {case.get('name', i)!r}"
         if "input" in case:
             checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
         if "resume" in case and spec.resume_schema is not None:
-            checks.append(("resumeSchema", ("tests", i, "resume"), case["resume"], "TC306",
-                           f"{label} resume data"))
+            checks.append(
+                (
+                    "resumeSchema",
+                    ("tests", i, "resume"),
+                    case["resume"],
+                    "TC306",
+                    f"{label} resume data",
+                )
+            )
         if "context" in case and spec.request_context_schema is not None:
-            checks.append(("requestContextSchema", ("tests", i, "context"), case["context"],
-                           "TC306", f"{label} context"))
+            checks.append(
+                (
+                    "requestContextSchema",
+                    ("tests", i, "context"),
+                    case["context"],
+                    "TC306",
+                    f"{label} context",
+                )
+            )
     for key, path, instance, code, label in checks:
         if key in bad_schemas:
             continue
         for problem in cached_validator(spec.schema(key)).errors(instance, limit=5):
             where = problem.pointer or "/"
-            out.append(error(spec.locate(*path, *problem.path), code,
-                             f"{label} does not match {key} at {where}: {problem.message}",
-                             tool=spec.name))
+            out.append(
+                error(
+                    spec.locate(*path, *problem.path),
+                    code,
+                    f"{label} does not match {key} at {where}: {problem.message}",
+                    tool=spec.name,
+                )
+            )
 
 
 def _check_schemas(
-    raw: dict[str, Any], doc: Document, pointer: JsonPath, file: Path, root: Path,
-    ctx: _Context, out: list[Diagnostic],
+    raw: dict[str, Any],
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    root: Path,
+    ctx: _Context,
+    out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
@@ -151,44 +195,81 @@ def _check_schemas(
     for key in SCHEMA_KEYS:
         if key not in raw:
             continue
-        schema, problems = refs.bundle(raw[key], file=file, display=doc.file, root_dir=root,
-                                       load=ctx.load_doc)
+        schema, problems = refs.bundle(
+            raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+        )
         for p in problems:
             own = p.file == doc.file
-            out.append(error(loc((key, *p.path) if own else p.path, p.file), p.code, p.message,
-                             hint=p.hint, tool=name))
+            out.append(
+                error(
+                    loc((key, *p.path) if own else p.path, p.file),
+                    p.code,
+                    p.message,
+                    hint=p.hint,
+                    tool=name,
+                )
+            )
             bad.add(key)
         for sp in check_schema(schema):
-            out.append(error(loc((key, *sp.path)), "TC301",
-                             f"{key} is not a valid JSON Schema: {sp.message}", tool=name,
-                             hint="see https://json-schema.org/understanding-json-schema/"))
+            out.append(
+                error(
+                    loc((key, *sp.path)),
+                    "TC301",
+                    f"{key} is not a valid JSON Schema: {sp.message}",
+                    tool=name,
+                    hint="see https://json-schema.org/understanding-json-schema/",
+                )
+            )
             bad.add(key)
         for at, chain in refs.endless_cycles(schema):
-            out.append(error(loc((key, *at)), "TC303",
-                             f"{key} has a $ref cycle that never ends: {' -> '.join(chain)}",
-                             tool=name, hint="break the cycle with properties/items"))
+            out.append(
+                error(
+                    loc((key, *at)),
+                    "TC303",
+                    f"{key} has a $ref cycle that never ends: {' -> '.join(chain)}",
+                    tool=name,
+                    hint="break the cycle with properties/items",
+                )
+            )
             bad.add(key)
         bundled[key] = schema
     return bundled, bad
 
 
 def _build_tool(
-    raw: dict[str, Any], doc: Document, pointer: JsonPath, file: Path, root: Path,
-    origin: Origin, ctx: _Context,
+    raw: dict[str, Any],
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    root: Path,
+    origin: Origin,
+    ctx: _Context,
 ) -> tuple[ToolSpec, list[Diagnostic]]:
     out: list[Diagnostic] = []
     bundled, bad = _check_schemas(raw, doc, pointer, file, root, ctx, out)
     line, col = doc.locate((*pointer, "name"))
-    spec = ToolSpec.from_validated(raw, origin=origin, location=Location(doc.file, line, col),
-                                   document=doc, pointer=pointer, schemas=bundled)
+    spec = ToolSpec.from_validated(
+        raw,
+        origin=origin,
+        location=Location(doc.file, line, col),
+        document=doc,
+        pointer=pointer,
+        schemas=bundled,
+    )
     _check_instances(spec, out, bad)
     python_path = ctx.python_path if origin.kind == "file" else []
     for path, ref in _refs_in(raw):
         problem = references.check_static(ref, python_path)
         if problem:
-            out.append(error(spec.locate(*path), "TC402", f"{ref!r} does not resolve: {problem}",
-                             tool=spec.name,
-                             hint="check the module path and `pythonPath` in toolctl.yaml"))
+            out.append(
+                error(
+                    spec.locate(*path),
+                    "TC402",
+                    f"{ref!r} does not resolve: {problem}",
+                    tool=spec.name,
+                    hint="check the module path and `pythonPath` in toolctl.yaml",
+                )
+            )
     return spec, out
 
 
@@ -209,14 +290,16 @@ def load_file_tools(
     try:
         doc = load_file(path, display)
     except YamlError as exc:
-        ctx.diagnostics.append(error(Location(display, exc.line, exc.col), exc.code,
-                                     exc.message, hint=exc.hint))
+        ctx.diagnostics.append(
+            error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
+        )
         return []
     ctx.docs[path.resolve()] = doc
     format_diags = check_format(doc)
     ctx.diagnostics.extend(format_diags)
-    if not isinstance(doc.data, dict) or any(not d.pointer.startswith("/tools/")
-                                             for d in format_diags):
+    if not isinstance(doc.data, dict) or any(
+        not d.pointer.startswith("/tools/") for d in format_diags
+    ):
         return []
     broken = {d.pointer.split("/")[2] for d in format_diags}
     origin = Origin(origin_kind, origin_name, display)
@@ -246,14 +329,12 @@ def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
     """(pack name, directory) for each installed registry pack, located without importing."""
     for ep in _pack_entry_points():
         dist = getattr(ep.dist, "name", None) or ep.name
-        origin, problem = references._find_module(ep.module, references.search_path([]))
-        directory = Path(origin).parent if origin else None
-        if ep.attr:
-            directory = directory / ep.attr.replace(".", "/") if directory else None
-        if problem or directory is None or not directory.is_dir():
+        target = ep.value.replace(":", ".")
+        directory = references.package_dir(target)
+        if directory is None or not directory.is_dir():
             ctx.diagnostics.append(error(Location(f"<pack {dist}>"), "TC205",
-                                         f"registry pack {ep.name!r} ({ep.value}) has no tools "
-                                         f"directory: {problem or 'not found'}",
+                                         f"registry pack {ep.name!r}: {target!r} is not a "
+                                         "package directory that can be found",
                                          hint="point the entry point at a package with YAML"))
             continue
         yield f"{dist}", directory
@@ -273,18 +354,29 @@ def _dedupe(specs: list[ToolSpec], ctx: _Context) -> dict[str, ToolSpec]:
         if valid:
             tools[name] = valid[0]
         if len(group) > 1:
-            where = ", ".join(str(s.location) if s.origin.kind == "file"
-                              else f"{s.origin.name} pack ({s.location})" for s in group)
+            where = ", ".join(
+                str(s.location)
+                if s.origin.kind == "file"
+                else f"{s.origin.name} pack ({s.location})"
+                for s in group
+            )
             for spec in group:
                 code = "TC204" if any(s.origin.kind == "package" for s in group) else "TC203"
-                ctx.diagnostics.append(error(spec.location, code,
-                                             f"duplicate tool name {name!r}: defined in {where}",
-                                             tool=name, hint="rename all but one"))
+                ctx.diagnostics.append(
+                    error(
+                        spec.location,
+                        code,
+                        f"duplicate tool name {name!r}: defined in {where}",
+                        tool=name,
+                        hint="rename all but one",
+                    )
+                )
     return tools
 
 
-def load_registry(path: str | Path | None = None, *, packs: bool = True,
-                  project: Project | None = None) -> Registry:
+def load_registry(
+    path: str | Path | None = None, *, packs: bool = True, project: Project | None = None
+) -> Registry:
     """Load a registry and return it with every diagnostic. Raises only for a bad config."""
     project = project or project_for(Path(path) if path is not None else None)
     ctx = _Context(project.python_path)

@@ -66,6 +66,18 @@ def _find_module_cached(module: str, search: tuple[str, ...]) -> tuple[str | Non
     return origin, ""
 
 
+def package_dir(module: str) -> Path | None:
+    """The directory of package ``module`` (regular or namespace), found without importing."""
+    parts = module.split(".")
+    paths: list[str] | None = search_path([])
+    for part in parts:
+        spec = PathFinder.find_spec(part, paths)
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        paths = list(spec.submodule_search_locations)
+    return Path(paths[0]) if paths else None
+
+
 @functools.lru_cache(maxsize=512)
 def _module_names(origin: str) -> frozenset[str] | None:
     """Names bound at module level in a source file; None when it cannot be known statically."""

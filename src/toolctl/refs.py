@@ -108,16 +108,27 @@ class _Bundler:
     def external(self, ref: str, from_file: Path, display: str, at: JsonPath) -> str | None:
         """Bundle the target of a non-local ref; return the new local ref, or None on error."""
         if _SCHEME.match(ref):
-            self.problems.append(RefProblem(
-                display, at, f"remote and file: references are not allowed ({ref.split('#')[0]})",
-                hint="copy the schema into the registry and refer to it by relative path"))
+            self.problems.append(
+                RefProblem(
+                    display,
+                    at,
+                    f"remote and file: references are not allowed ({ref.split('#')[0]})",
+                    hint="copy the schema into the registry and refer to it by relative path",
+                )
+            )
             return None
         target, _, fragment = ref.partition("#")
         path = (from_file.parent / unquote(target)).resolve()
         root = self.root_dir.resolve()
         if root != path and root not in path.parents:
-            self.problems.append(RefProblem(display, at, f"reference {target!r} leaves the registry",
-                                            hint="keep shared schemas inside the tools directory"))
+            self.problems.append(
+                RefProblem(
+                    display,
+                    at,
+                    f"reference {target!r} leaves the registry",
+                    hint="keep shared schemas inside the tools directory",
+                )
+            )
             return None
         key = (str(path), fragment)
         if key in self.names:
@@ -171,9 +182,16 @@ def bundle(
     """
     if not isinstance(schema, dict):
         return schema, []
-    problems = [RefProblem(display, at, "nested $id is not supported in tool schemas", "TC305",
-                           hint="use $defs and '#/$defs/Name' references instead")
-                for at in _nested_ids(schema)]
+    problems = [
+        RefProblem(
+            display,
+            at,
+            "nested $id is not supported in tool schemas",
+            "TC305",
+            hint="use $defs and '#/$defs/Name' references instead",
+        )
+        for at in _nested_ids(schema)
+    ]
     refs = list(iter_refs(schema))
     external = [r for _, r in refs if not r.startswith("#")]
     for at, ref in refs:
@@ -181,8 +199,13 @@ def bundle(
             try:
                 resolve_pointer(schema, parse_pointer(ref[1:]))
             except (KeyError, ValueError):
-                problems.append(RefProblem(display, (*at, "$ref"),
-                                           f"reference {ref!r} points at nothing in this schema"))
+                problems.append(
+                    RefProblem(
+                        display,
+                        (*at, "$ref"),
+                        f"reference {ref!r} points at nothing in this schema",
+                    )
+                )
     if not external:
         return schema, problems
     bundler = _Bundler(root_dir, load)
@@ -215,9 +238,11 @@ def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith("#"):
             try:
-                yield ref[1:], resolve_pointer(schema, parse_pointer(ref[1:]))
+                target = resolve_pointer(schema, parse_pointer(ref[1:]))
             except (KeyError, ValueError):
-                pass
+                target = None
+            if target is not None:
+                yield ref[1:], target
         for key in _IN_PLACE:
             for i, sub in enumerate(node.get(key, []) if isinstance(node.get(key), list) else []):
                 yield f"{ptr}/{key}/{i}", sub

@@ -96,4 +96,5 @@ class Registry:
         """Lint findings for the registry (see :mod:`toolctl.lint`)."""
         from toolctl import lint
 
-        return lint.lint(self, **options)
+        found: list[Diagnostic] = lint.lint(self, **options)
+        return found

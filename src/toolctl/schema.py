@@ -35,8 +35,11 @@ class SchemaProblem:
 
     @property
     def pointer(self) -> str:
-        return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path) \
-            if self.path else ""
+        return (
+            "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
+            if self.path
+            else ""
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.pointer or "/", "message": self.message, "keyword": self.keyword}
@@ -45,7 +48,7 @@ class SchemaProblem:
 def _refuse(uri: str) -> Any:
     from referencing.exceptions import NoSuchResource
 
-    raise NoSuchResource(ref=uri)
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
 @functools.cache
@@ -66,8 +69,11 @@ def _translate(pattern: str) -> str:
         ch = pattern[i]
         if ch == "\\" and i + 1 < len(pattern):
             nxt = pattern[i + 1]
-            table = ({"d": "0-9", "w": "A-Za-z0-9_"} if in_class else
-                     {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"})
+            table = (
+                {"d": "0-9", "w": "A-Za-z0-9_"}
+                if in_class
+                else {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
+            )
             out.append(table.get(nxt, ch + nxt))
             i += 2
             continue
@@ -94,7 +100,7 @@ def compile_pattern(pattern: str) -> Any:
 
 
 def pattern_search(pattern: str, text: str, timeout: float = PATTERN_TIMEOUT) -> bool:
-    """True when ``pattern`` matches somewhere in ``text``; ``TimeoutError`` if it takes too long."""
+    """True when ``pattern`` matches in ``text``; ``TimeoutError`` if it takes too long."""
     return compile_pattern(pattern).search(text, timeout=timeout) is not None
 
 
@@ -138,9 +144,13 @@ def _dialect_classes() -> dict[str, Any]:
     from jsonschema import validators
 
     classes: dict[str, Any] = {}
-    for cls in (validators.Draft202012Validator, validators.Draft201909Validator,
-                validators.Draft7Validator, validators.Draft6Validator,
-                validators.Draft4Validator):
+    for cls in (
+        validators.Draft202012Validator,
+        validators.Draft201909Validator,
+        validators.Draft7Validator,
+        validators.Draft6Validator,
+        validators.Draft4Validator,
+    ):
         uri = cls.META_SCHEMA["$schema"].rstrip("#")
         classes[uri] = cls
         classes[uri.replace("https://", "http://")] = cls
@@ -161,7 +171,7 @@ def _validator_class(dialect: str) -> Any:
     from jsonschema import validators
 
     base = _dialect_classes()[dialect]
-    return validators.extend(
+    return validators.extend(  # type: ignore[no-untyped-call]
         base, {"pattern": _kw_pattern, "patternProperties": _kw_pattern_properties}
     )
 
@@ -186,7 +196,7 @@ class Validator:
         self._impl = cls(schema, registry=_registry(), format_checker=cls.FORMAT_CHECKER)
 
     def is_valid(self, instance: Any) -> bool:
-        """True when ``instance`` is valid (an unresolvable ``$ref`` or runaway recursion: False)."""
+        """True when ``instance`` is valid (unresolvable ``$ref`` or runaway recursion: False)."""
         return not self.errors(instance, limit=1)
 
     def errors(self, instance: Any, limit: int = MAX_ERRORS) -> list[SchemaProblem]:
@@ -243,8 +253,12 @@ def _walk_patterns(node: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
             elif key == "patternProperties" and isinstance(value, dict):
                 for patrn in value:
                     yield (*path, key, patrn), patrn
-            if isinstance(value, (dict, list)) and key not in ("const", "enum", "default",
-                                                                "examples"):
+            if isinstance(value, (dict, list)) and key not in (
+                "const",
+                "enum",
+                "default",
+                "examples",
+            ):
                 yield from _walk_patterns(value, (*path, key))
     elif isinstance(node, list):
         for i, item in enumerate(node):
@@ -263,8 +277,14 @@ def check_schema(schema: Any) -> list[SchemaProblem]:
         return [SchemaProblem((), "a schema must be an object or a boolean", "type")]
     dialect = dialect_of(schema)
     if dialect is None:
-        return [SchemaProblem(("$schema",), f"unknown $schema dialect {schema.get('$schema')!r}; "
-                              "use https://json-schema.org/draft/2020-12/schema", "$schema")]
+        return [
+            SchemaProblem(
+                ("$schema",),
+                f"unknown $schema dialect {schema.get('$schema')!r}; "
+                "use https://json-schema.org/draft/2020-12/schema",
+                "$schema",
+            )
+        ]
     problems: list[SchemaProblem] = []
     fast = _rs_meta_is_valid()
     valid = False

@@ -82,7 +82,9 @@ def _scalar(event: Any) -> Any:
         if tag in _STR_TAGS:
             return value
         raise _fail(
-            event, f"tag {tag!r} is not allowed", "TC103",
+            event,
+            f"tag {tag!r} is not allowed",
+            "TC103",
             hint="remove the tag; toolctl files are plain JSON-like YAML",
         )
     if not event.implicit[0]:
@@ -100,8 +102,12 @@ def _scalar(event: Any) -> Any:
     if _FLOAT.match(value):
         number = float(value)
         if not math.isfinite(number):
-            raise _fail(event, f"number {value} is out of range", "TC109",
-                        hint="quote it if you meant a string")
+            raise _fail(
+                event,
+                f"number {value} is out of range",
+                "TC109",
+                hint="quote it if you meant a string",
+            )
         return number
     return value
 
@@ -119,8 +125,12 @@ class _Builder:
 
     def _check_node(self, event: Any) -> None:
         if event.anchor is not None:
-            raise _fail(event, f"anchors and aliases are not allowed (anchor &{event.anchor})",
-                        "TC102", hint="write the value out in full")
+            raise _fail(
+                event,
+                f"anchors and aliases are not allowed (anchor &{event.anchor})",
+                "TC102",
+                hint="write the value out in full",
+            )
 
     def _child_path(self, event: Any) -> JsonPath | None:
         """Where a new node goes; ``None`` when it is a mapping key."""
@@ -150,16 +160,28 @@ class _Builder:
             raise _fail(event, "mapping keys must be strings (complex key found)", "TC105")
         key = _scalar(event)
         if not isinstance(key, str):
-            raise _fail(event, f"mapping keys must be strings, got {event.value!r}", "TC105",
-                        hint=f"quote it: \"{event.value}\"")
+            raise _fail(
+                event,
+                f"mapping keys must be strings, got {event.value!r}",
+                "TC105",
+                hint=f'quote it: "{event.value}"',
+            )
         if key == "<<" and event.implicit[0]:
-            raise _fail(event, "merge keys (<<) are not allowed", "TC102",
-                        hint="write the merged keys out in full")
+            raise _fail(
+                event,
+                "merge keys (<<) are not allowed",
+                "TC102",
+                hint="write the merged keys out in full",
+            )
         path = (*frame[1], key)
         if key in frame[0]:
             first = self.key_positions.get(path, (0, 0))
-            raise _fail(event, f"duplicate key {key!r} (first defined at line {first[0]})",
-                        "TC104", hint="remove one of the two entries")
+            raise _fail(
+                event,
+                f"duplicate key {key!r} (first defined at line {first[0]})",
+                "TC104",
+                hint="remove one of the two entries",
+            )
         self.key_positions[path] = _mark(event)
         frame[3] = key
 
@@ -169,12 +191,20 @@ class _Builder:
         if isinstance(event, yaml.DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
-                raise _fail(event, "multiple YAML documents in one file", "TC106",
-                            hint="put each document in its own file, or use a `tools:` list")
+                raise _fail(
+                    event,
+                    "multiple YAML documents in one file",
+                    "TC106",
+                    hint="put each document in its own file, or use a `tools:` list",
+                )
             return
         if isinstance(event, yaml.AliasEvent):
-            raise _fail(event, f"anchors and aliases are not allowed (alias *{event.anchor})",
-                        "TC102", hint="write the value out in full")
+            raise _fail(
+                event,
+                f"anchors and aliases are not allowed (alias *{event.anchor})",
+                "TC102",
+                hint="write the value out in full",
+            )
         if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             self.stack.pop()
             return
@@ -189,10 +219,15 @@ class _Builder:
             self._attach(value, child)
             return
         if event.tag is not None and event.tag not in (
-            "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+            "tag:yaml.org,2002:map",
+            "tag:yaml.org,2002:seq",
         ):
-            raise _fail(event, f"tag {event.tag!r} is not allowed", "TC103",
-                        hint="remove the tag; toolctl files are plain JSON-like YAML")
+            raise _fail(
+                event,
+                f"tag {event.tag!r} is not allowed",
+                "TC103",
+                hint="remove the tag; toolctl files are plain JSON-like YAML",
+            )
         if len(self.stack) >= MAX_DEPTH:
             raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
         container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
@@ -223,10 +258,10 @@ def loads(text: str, file: str = "<string>") -> Document:
         problem = exc.problem or exc.context or "invalid YAML"
         line, col = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         if "maximum nesting depth" in problem:
-            raise YamlError(f"nesting deeper than {MAX_DEPTH} levels", line=line, col=col,
-                            code="TC107") from None
-        raise YamlError(f"YAML syntax error: {problem}", line=line, col=col,
-                        code="TC101") from None
+            raise YamlError(
+                f"nesting deeper than {MAX_DEPTH} levels", line=line, col=col, code="TC107"
+            ) from None
+        raise YamlError(f"YAML syntax error: {problem}", line=line, col=col, code="TC101") from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", code="TC101") from None
     finally:
@@ -245,29 +280,40 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     except OSError as exc:
         raise YamlError(f"cannot read file: {exc.strerror}", code="TC110") from None
     if not stat.S_ISREG(st.st_mode):
-        raise YamlError("not a regular file (FIFOs, devices and directories are refused)",
-                        code="TC110")
+        raise YamlError(
+            "not a regular file (FIFOs, devices and directories are refused)", code="TC110"
+        )
     if st.st_size > max_bytes:
-        raise YamlError(f"file larger than {max_bytes} bytes ({st.st_size} bytes)", code="TC108",
-                        hint="split it into several files")
+        raise YamlError(
+            f"file larger than {max_bytes} bytes ({st.st_size} bytes)",
+            code="TC108",
+            hint="split it into several files",
+        )
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as fh:
         raw = fh.read(max_bytes + 1)
     if len(raw) > max_bytes:
-        raise YamlError(f"file larger than {max_bytes} bytes", code="TC108",
-                        hint="split it into several files")
+        raise YamlError(
+            f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise YamlError(f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})", line=line,
-                        col=col, code="TC109", hint="save the file as UTF-8") from None
+        raise YamlError(
+            f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            line=line,
+            col=col,
+            code="TC109",
+            hint="save the file as UTF-8",
+        ) from None
 
 
-def load_file(path: Path, display: str | None = None, *, max_bytes: int = MAX_FILE_BYTES
-              ) -> Document:
+def load_file(
+    path: Path, display: str | None = None, *, max_bytes: int = MAX_FILE_BYTES
+) -> Document:
     """Read and parse one file; errors carry ``display`` (default: the path) as the file name."""
     name = display or str(path)
     text = read_text(path, max_bytes=max_bytes)

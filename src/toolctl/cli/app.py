@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from typing import Annotated
 
 import typer
 
@@ -18,7 +19,12 @@ COMMAND_MODULES = [
     "toolctl.cli.serve",
 ]
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL, EXIT_PENDING, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # findings, or a tool that failed
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+EXIT_PENDING = 4  # awaiting approval or suspended
+EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
     name="toolctl",
@@ -38,9 +44,12 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
-    ),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """A declarative registry of LLM tools: validate, lint, test, run, export and serve."""
 

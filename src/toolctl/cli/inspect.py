@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,8 +12,12 @@ from toolctl.cli.options import OutputFormat
 if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
-_HINTS = (("readOnlyHint", "read-only"), ("destructiveHint", "destructive"),
-          ("idempotentHint", "idempotent"), ("openWorldHint", "open-world"))
+_HINTS = (
+    ("readOnlyHint", "read-only"),
+    ("destructiveHint", "destructive"),
+    ("idempotentHint", "idempotent"),
+    ("openWorldHint", "open-world"),
+)
 
 
 def _annotations(spec: ToolSpec) -> str:
@@ -37,10 +41,14 @@ def _row(spec: ToolSpec) -> dict[str, Any]:
 
 
 def list_tools(
-    path: Optional[Path] = typer.Argument(None, help="Tool file or directory."),  # noqa: UP007
-    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
-    all_: bool = typer.Option(False, "--all", "-a", help="Include disabled tools."),
-    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Only tools with this tag."),  # noqa: UP007
+    path: Annotated[Path | None, typer.Argument(help="Tool file or directory.")] = None,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = OutputFormat.text,
+    all_: Annotated[bool, typer.Option("--all", "-a", help="Include disabled tools.")] = False,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only tools with this tag.")
+    ] = None,
 ) -> None:
     """List the tools: name, title, annotations, approval, handler, tags and origin."""
     from toolctl.cli.render import console, print_diagnostics, print_json
@@ -59,27 +67,43 @@ def list_tools(
         table.add_column(column, overflow="fold")
     for s in specs:
         name = s.name if s.enabled else f"{s.name} (disabled)"
-        table.add_row(name, s.title or "", _annotations(s),
-                      "required" if s.require_approval else "-", s.handler or "(none)",
-                      ", ".join(s.tags), str(s.origin))
+        table.add_row(
+            name,
+            s.title or "",
+            _annotations(s),
+            "required" if s.require_approval else "-",
+            s.handler or "(none)",
+            ", ".join(s.tags),
+            str(s.origin),
+        )
     console().print(table)
 
 
 def _resolved(spec: ToolSpec) -> dict[str, Any]:
     data = dict(spec.raw)
     data.pop("toolctl", None)
-    for key in ("inputSchema", "outputSchema", "suspendSchema", "resumeSchema",
-                "requestContextSchema"):
+    for key in (
+        "inputSchema",
+        "outputSchema",
+        "suspendSchema",
+        "resumeSchema",
+        "requestContextSchema",
+    ):
         if key in data:
             data[key] = spec.schema(key)
-    data["x-toolctl"] = {"origin": str(spec.origin), "location": str(spec.location),
-                         "digest": spec.digest}
+    data["x-toolctl"] = {
+        "origin": str(spec.origin),
+        "location": str(spec.location),
+        "digest": spec.digest,
+    }
     return data
 
 
 def show(
-    name: str = typer.Argument(..., help="Tool name."),
-    path: Optional[Path] = typer.Option(None, "--path", "-p", help="Tool file or directory."),  # noqa: UP007
+    name: Annotated[str, typer.Argument(help="Tool name.")],
+    path: Annotated[
+        Path | None, typer.Option("--path", "-p", help="Tool file or directory.")
+    ] = None,
 ) -> None:
     """Show one tool's full resolved declaration (bundled schemas, origin, digest) as JSON."""
     from toolctl.cli.render import print_json

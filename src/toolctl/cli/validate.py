@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import typer
 
@@ -11,11 +11,16 @@ from toolctl.cli.options import OutputFormat
 
 
 def validate(
-    paths: Optional[list[Path]] = typer.Argument(  # noqa: UP007 - typer needs Optional
-        None, help="Tool files or directories (default: the registry found from here)."
-    ),
-    fmt: OutputFormat = typer.Option(OutputFormat.text, "--format", "-f", help="Output format."),
-    packs: bool = typer.Option(True, "--packs/--no-packs", help="Include installed tool packs."),
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Tool files or directories (default: the registry found from here)."),
+    ] = None,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = OutputFormat.text,
+    packs: Annotated[
+        bool, typer.Option("--packs/--no-packs", help="Include installed tool packs.")
+    ] = True,
 ) -> None:
     """Check every tool file: format, schemas, $refs, examples, tests and handler references.
 
@@ -42,9 +47,9 @@ def validate(
 
 
 def schema(
-    output: Optional[Path] = typer.Option(  # noqa: UP007
-        None, "--output", "-o", help="Write to this file instead of stdout."
-    ),
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema of the tool file format (for editors and CI)."""
     import json

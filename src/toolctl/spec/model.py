@@ -157,8 +157,13 @@ class ToolSpec:
         """SHA-256 of the canonical declaration (with bundled schemas): changes when it changes."""
         canon = {
             "raw": self.raw,
-            "schemas": [self.input_schema, self.output_schema, self.suspend_schema,
-                        self.resume_schema, self.request_context_schema],
+            "schemas": [
+                self.input_schema,
+                self.output_schema,
+                self.suspend_schema,
+                self.resume_schema,
+                self.request_context_schema,
+            ],
         }
         blob = json.dumps(canon, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -174,5 +179,10 @@ class ToolSpec:
         }[key]
 
 
-SCHEMA_KEYS = ("inputSchema", "outputSchema", "suspendSchema", "resumeSchema",
-               "requestContextSchema")
+SCHEMA_KEYS = (
+    "inputSchema",
+    "outputSchema",
+    "suspendSchema",
+    "resumeSchema",
+    "requestContextSchema",
+)
