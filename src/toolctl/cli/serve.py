@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Optional
+from typing import Annotated
 
 import typer
 
@@ -19,25 +19,28 @@ class Transport(str, enum.Enum):
 
 
 def serve(
-    path: Optional[Path] = typer.Argument(None, help="Tool file or directory."),  # noqa: UP007
-    transport: Transport = typer.Option(Transport.stdio, "--transport", "-t",
-                                        help="stdio (a client starts toolctl) or http."),
-    host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address."),
-    port: int = typer.Option(8000, "--port", help="HTTP port (0 picks a free one)."),
-    tool: Optional[list[str]] = typer.Option(None, "--tool", help="Serve only this tool (repeatable)."),  # noqa: UP007, E501
-    tag: Optional[list[str]] = typer.Option(None, "--tag", help="Serve only tools with this tag (repeatable)."),  # noqa: UP007, E501
-    reload: bool = typer.Option(False, "--reload", help="Watch tools.d; swap in valid changes."),
-    allowed_host: Optional[list[str]] = typer.Option(  # noqa: UP007
-        None, "--allowed-host", help="Host header value clients use (required off loopback)."),
-    allowed_origin: Optional[list[str]] = typer.Option(  # noqa: UP007
-        None, "--allowed-origin", help="Browser Origin to accept, e.g. https://app.example.com."),
-    auth_token_env: Optional[str] = typer.Option(  # noqa: UP007
-        None, "--auth-token-env", metavar="VAR",
-        help="Require 'Authorization: Bearer $VAR' (required off loopback)."),
-    max_request_bytes: int = typer.Option(4 * 1024 * 1024, "--max-request-bytes",
-                                          help="Largest HTTP request body accepted (413 above)."),
-    log_level: str = typer.Option("warning", "--log-level",
-                                  help="Server log level on stderr: debug, info, warning, error."),
+    path: Annotated[Path | None, typer.Argument(help="Tool file or directory.")] = None,
+    transport: Annotated[Transport, typer.Option(
+        "--transport", "-t", help="stdio (a client starts toolctl) or http.")] = Transport.stdio,
+    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="HTTP port (0 picks a free one).")] = 8000,
+    tool: Annotated[list[str] | None, typer.Option(
+        "--tool", help="Serve only this tool (repeatable).")] = None,
+    tag: Annotated[list[str] | None, typer.Option(
+        "--tag", help="Serve only tools with this tag (repeatable).")] = None,
+    reload: Annotated[bool, typer.Option(
+        "--reload", help="Watch the tool files; swap in valid changes.")] = False,
+    allowed_host: Annotated[list[str] | None, typer.Option(
+        "--allowed-host", help="Host header clients use (required off loopback).")] = None,
+    allowed_origin: Annotated[list[str] | None, typer.Option(
+        "--allowed-origin", help="Browser Origin to accept (https://app.example.com).")] = None,
+    auth_token_env: Annotated[str | None, typer.Option(
+        "--auth-token-env", metavar="VAR",
+        help="Require 'Authorization: Bearer $VAR' (required off loopback).")] = None,
+    max_request_bytes: Annotated[int, typer.Option(
+        "--max-request-bytes", help="Largest HTTP request body (413 above).")] = 4 * 1024 * 1024,
+    log_level: Annotated[str, typer.Option(
+        "--log-level", help="Server log on stderr: debug, info, warning, error.")] = "warning",
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocol 2025-11-25).
 
