@@ -91,21 +91,20 @@ def error_result(message: str, meta: dict[str, Any] | None = None) -> dict[str, 
 
 
 def suspended_text(result: RunResult) -> str:
-    """What a model reads for a suspended run: the payload and how to resume it."""
+    """What a model reads for a suspended run: the (display) payload and how to resume it."""
+    value = (result.model_output or {}).get("value")
+    payload = value.get("payload") if isinstance(value, dict) else result.suspend_payload
     return (
-        f"The tool {result.tool} suspended (run {result.run_id}) and is waiting for input. "
-        f"Payload: {_json(result.suspend_payload)}. "
-        f"Resume it with: toolctl resume {result.run_id} --data '<JSON>'"
+        f"The tool {result.tool} suspended (run {result.run_id}) and is waiting for input: "
+        f"{_json(payload)}. It continues when resumed: toolctl resume {result.run_id} "
+        "--data '<JSON>'."
     )
 
 
 def approval_text(result: RunResult) -> str:
-    """What a model reads when a tool needs approval the server could not ask for."""
-    return (
-        f"Approval required: the tool {result.tool} needs a user's approval before it runs, and "
-        f"it did not run. Ask the user to approve run {result.run_id} "
-        f"(toolctl approve {result.run_id}) and call again, or use another tool."
-    )
+    """What a model reads when a tool needs approval this client could not be asked for."""
+    return ("Approval required: this MCP client cannot ask the user (no elicitation support), "
+            "so the tool did not run. " + error_text(result))
 
 
 def error_text(result: RunResult) -> str:
