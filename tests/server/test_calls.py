@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import http_server, stdio_params
+from serve_helpers import http_server, stdio_params
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,24 +80,42 @@ def test_unknown_tool_is_a_protocol_error(registry_dir: Path) -> None:
 def test_to_model_output_becomes_content_blocks(registry_dir: Path) -> None:
     result = call(registry_dir, "picture", {})
     assert [b["type"] for b in result["content"]] == ["text", "image", "resource_link"]
-    assert result["content"][1] == {"type": "image", "data": "iVBORw0KGgo=",
-                                    "mimeType": "image/png"}
+    assert result["content"][1] == {
+        "type": "image",
+        "data": "iVBORw0KGgo=",
+        "mimeType": "image/png",
+    }
     assert result["content"][2]["uri"] == "https://example.com/cat.png"
     assert result["structuredContent"]["caption"] == "a cat"
 
 
 def test_print_in_a_handler_never_reaches_the_json_rpc_stream(registry_dir: Path) -> None:
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "shout", "arguments": {"text": "hi"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "shout", "arguments": {"text": "hi"}},
+        },
     ]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve"], cwd=registry_dir, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=registry_dir,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert proc.stdin is not None and proc.stdout is not None
     for message in lines:
@@ -110,8 +128,9 @@ def test_print_in_a_handler_never_reaches_the_json_rpc_stream(registry_dir: Path
     assert all(json.loads(line) for line in rest.splitlines())
 
 
-def _elicit(action: str, content: dict[str, Any] | None = None, seen: list[Any] | None = None
-            ) -> Any:
+def _elicit(
+    action: str, content: dict[str, Any] | None = None, seen: list[Any] | None = None
+) -> Any:
     from mcp_types import ElicitResult
 
     async def answer(context: Any, params: Any) -> Any:
@@ -124,16 +143,21 @@ def _elicit(action: str, content: dict[str, Any] | None = None, seen: list[Any] 
 
 def test_approval_accepted_through_elicitation_runs_the_tool(registry_dir: Path) -> None:
     seen: list[Any] = []
-    result = call(registry_dir, "delete_file", {"path": "/tmp/x"},
-                  elicitation_callback=_elicit("accept", {}, seen))
+    result = call(
+        registry_dir,
+        "delete_file",
+        {"path": "/tmp/x"},
+        elicitation_callback=_elicit("accept", {}, seen),
+    )
     assert result["isError"] is False
     assert result["structuredContent"] == {"deleted": "/tmp/x"}
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
 
 
 def test_approval_declined_through_elicitation_does_not_run(registry_dir: Path) -> None:
-    result = call(registry_dir, "delete_file", {"path": "/tmp/x"},
-                  elicitation_callback=_elicit("decline"))
+    result = call(
+        registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=_elicit("decline")
+    )
     assert result["isError"] is True
     assert result["_meta"]["toolctl/run"]["status"] == "declined"
     assert "declined" in result["content"][0]["text"]
@@ -151,8 +175,9 @@ def test_approval_without_elicitation_is_an_error_saying_approval_is_required(
 
 def test_suspend_resumes_in_the_same_call_through_elicitation(registry_dir: Path) -> None:
     seen: list[Any] = []
-    result = call(registry_dir, "greet", {},
-                  elicitation_callback=_elicit("accept", {"name": "Ada"}, seen))
+    result = call(
+        registry_dir, "greet", {}, elicitation_callback=_elicit("accept", {"name": "Ada"}, seen)
+    )
     assert result["structuredContent"] == {"greeting": "Hello, Ada!"}
     assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
     assert "What is your name?" in seen[0].message
@@ -191,6 +216,7 @@ def test_client_cancellation_cancels_the_run(registry_dir: Path) -> None:
             started.set()
 
         async with anyio.create_task_group() as tg:
+
             async def slow() -> None:
                 await c.call_tool("sleepy", {"steps": 600}, progress_callback=on_progress)
 
@@ -226,11 +252,12 @@ def test_calls_over_http(registry_dir: Path) -> None:
     from mcp import Client
 
     async def main(url: str) -> list[dict[str, Any]]:
-        async with Client(url, mode="legacy",
-                          elicitation_callback=_elicit("accept", {})) as c:
-            return [dump(await c.call_tool("add", {"a": 2, "b": 2})),
-                    dump(await c.call_tool("add", {"a": "x", "b": 1})),
-                    dump(await c.call_tool("delete_file", {"path": "/p"}))]
+        async with Client(url, mode="legacy", elicitation_callback=_elicit("accept", {})) as c:
+            return [
+                dump(await c.call_tool("add", {"a": 2, "b": 2})),
+                dump(await c.call_tool("add", {"a": "x", "b": 1})),
+                dump(await c.call_tool("delete_file", {"path": "/p"})),
+            ]
 
     with http_server(registry_dir) as server:
         ok, bad, approved = anyio.run(main, server.url)

@@ -11,21 +11,31 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import HttpServer, http_server
+from serve_helpers import HttpServer, http_server
 
 pytestmark = pytest.mark.timeout(60)
 TOKEN = "s3cret-token-for-tests"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {},
-    "clientInfo": {"name": "probe", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
 
 
 def post(server: HttpServer, body: bytes | dict[str, object], **headers: str) -> int:
     """POST to the MCP endpoint; the HTTP status."""
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-    sent = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-            "Host": f"127.0.0.1:{server.port}"}
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "Host": f"127.0.0.1:{server.port}",
+    }
     sent.update({k.replace("_", "-"): v for k, v in headers.items()})
     try:
         conn.putrequest("POST", "/mcp", skip_host=True, skip_accept_encoding=True)
@@ -51,8 +61,13 @@ def matrix(server: HttpServer, **auth: str) -> dict[str, int]:
     }
 
 
-EXPECTED = {"legit": 200, "evil host": 421, "evil origin": 403, "null origin": 403,
-            "text/plain": 400}
+EXPECTED = {
+    "legit": 200,
+    "evil host": 421,
+    "evil origin": 403,
+    "null origin": 403,
+    "text/plain": 400,
+}
 
 
 def test_loopback_default_checks_host_origin_and_content_type(registry_dir: Path) -> None:
@@ -65,7 +80,10 @@ def test_loopback_default_checks_host_origin_and_content_type(registry_dir: Path
 def test_non_loopback_bind_needs_allowed_host_and_token(registry_dir: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--host", "0.0.0.0"],
-        cwd=registry_dir, capture_output=True, text=True, timeout=30,
+        cwd=registry_dir,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 2
     assert "refusing to serve on 0.0.0.0" in proc.stderr
@@ -75,9 +93,24 @@ def test_non_loopback_bind_needs_allowed_host_and_token(registry_dir: Path) -> N
 
 def test_auth_token_variable_must_be_set(registry_dir: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--host", "0.0.0.0",
-         "--allowed-host", "mcp.test", "--auth-token-env", "TOOLCTL_TEST_UNSET_TOKEN"],
-        cwd=registry_dir, capture_output=True, text=True, timeout=30,
+        [
+            sys.executable,
+            "-m",
+            "toolctl",
+            "serve",
+            "--transport",
+            "http",
+            "--host",
+            "0.0.0.0",
+            "--allowed-host",
+            "mcp.test",
+            "--auth-token-env",
+            "TOOLCTL_TEST_UNSET_TOKEN",
+        ],
+        cwd=registry_dir,
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert proc.returncode == 2
     assert "TOOLCTL_TEST_UNSET_TOKEN is not set" in proc.stderr

@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 import pytest
-from conftest import http_server, stdio_params
+from serve_helpers import http_server, stdio_params
 
 import toolctl
 from toolctl.export.mcp import tool_to_mcp, tools_list
@@ -43,7 +43,9 @@ def test_stdio_lists_enabled_tools_in_name_order_as_declared(registry_dir: Path)
 def test_tool_and_tag_select_what_is_served(registry_dir: Path) -> None:
     assert [t["name"] for t in list_stdio(registry_dir, "--tag", "text")] == ["picture", "shout"]
     assert [t["name"] for t in list_stdio(registry_dir, "--tool", "add", "--tool", "greet")] == [
-        "add", "greet"]
+        "add",
+        "greet",
+    ]
 
 
 def test_http_lists_the_same_tools_as_stdio(registry_dir: Path) -> None:

@@ -18,15 +18,16 @@ PROTOCOL_VERSION = "2025-11-25"
 
 
 def tool_to_mcp(spec: ToolSpec) -> dict[str, Any]:
-    """The MCP ``Tool`` dict for ``spec``: name, title, description, schemas, annotations, icons,
-    ``_meta`` exactly as declared (schemas bundled, so only ``#/...`` references remain).
+    """The MCP ``Tool`` dict for ``spec``: name, title (``title``, else ``annotations.title``),
+    description, schemas, annotations, icons and ``_meta`` as declared (schemas bundled, so only
+    ``#/...`` references remain).
 
     ``outputSchema`` is included only when its root is ``type: object`` (2025-11-25 requires
     it); a tool with another output schema still validates its output at run time.
     """
     tool: dict[str, Any] = {"name": spec.name}
-    if spec.raw.get("title"):
-        tool["title"] = spec.raw["title"]
+    if spec.title:
+        tool["title"] = spec.title
     tool["description"] = spec.description
     tool["inputSchema"] = copy.deepcopy(spec.input_schema)
     output = spec.output_schema

@@ -37,13 +37,14 @@ class ToolServer:
         self._toolset = toolset
         self.reload = reload
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self.lowlevel: Server[Any] = Server(
-            name,
-            version=__version__,
-            on_list_tools=self._list_tools,
-            on_call_tool=CallHandler(lambda: self._toolset),
+        self.lowlevel: Server[Any] = Server(name, version=__version__)
+        # Registered by method so the handlers may return prebuilt wire dicts.
+        low = self.lowlevel
+        low.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+        low.add_request_handler(
+            "tools/call", types.CallToolRequestParams, CallHandler(lambda: self._toolset)
         )
-        self.lowlevel.add_request_handler("server/discover", types.RequestParams, _no_discover)
+        low.add_request_handler("server/discover", types.RequestParams, _no_discover)
         if reload:
             self.lowlevel.middleware.append(self._track_connection)
 
@@ -59,7 +60,7 @@ class ToolServer:
         )
 
     async def _list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
     ) -> dict[str, Any]:
         # Built once per snapshot; the whole list in one page, in name order.
         return self._toolset.listing

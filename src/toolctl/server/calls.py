@@ -57,15 +57,19 @@ class CallHandler:
 
 
 async def _with_progress(
-    ctx: ServerRequestContext[Any, Any], toolset: ToolSet, name: str, arguments: Any,
+    ctx: ServerRequestContext[Any, Any],
+    toolset: ToolSet,
+    name: str,
+    arguments: Any,
     options: dict[str, Any],
 ) -> Any:
     relay = ProgressRelay(ctx)
     async with anyio.create_task_group() as tg:
         tg.start_soon(relay.run)
         try:
-            return await toolset.registry.acall(name, arguments, on_progress=relay.report,
-                                                **options)
+            return await toolset.registry.acall(
+                name, arguments, on_progress=relay.report, **options
+            )
         finally:
             relay.close()
 
@@ -75,5 +79,11 @@ def _log_result(result: Any) -> None:
     if result.error is None:
         log.info("run %s %s: %s", result.run_id, result.tool, status)
     else:
-        log.warning("run %s %s: %s (%s: %s)", result.run_id, result.tool, status,
-                    result.error.code, result.error.message)
+        log.warning(
+            "run %s %s: %s (%s: %s)",
+            result.run_id,
+            result.tool,
+            status,
+            result.error.code,
+            result.error.message,
+        )

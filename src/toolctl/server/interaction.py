@@ -26,9 +26,24 @@ log = logging.getLogger("toolctl.server")
 
 _ELICIT = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 _PRIMITIVES = {"string", "number", "integer", "boolean"}
-_PROPERTY_KEYS = {"type", "title", "description", "default", "enum", "enumNames", "oneOf",
-                  "minimum", "maximum", "minLength", "maxLength", "format", "items",
-                  "minItems", "maxItems", "anyOf"}
+_PROPERTY_KEYS = {
+    "type",
+    "title",
+    "description",
+    "default",
+    "enum",
+    "enumNames",
+    "oneOf",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "format",
+    "items",
+    "minItems",
+    "maxItems",
+    "anyOf",
+}
 _PREVIEW_LIMIT = 2000
 
 
@@ -52,8 +67,10 @@ def make_approver(
 
     async def approve(request: ApprovalRequest) -> bool | None:
         name = request.title or request.tool
-        message = (f"Allow the tool {name!r} to run with this input?\n"
-                   f"{_preview(request.display_input)}\nAccept to run it, decline to refuse.")
+        message = (
+            f"Allow the tool {name!r} to run with this input?\n"
+            f"{_preview(request.display_input)}\nAccept to run it, decline to refuse."
+        )
         answer = await ctx.session.elicit_form(
             message, {"type": "object", "properties": {}}, related_request_id=ctx.request_id
         )
@@ -94,9 +111,7 @@ def _is_primitive(prop: dict[str, Any]) -> bool:
     if kind in _PRIMITIVES:
         return True
     items = prop.get("items")
-    return kind == "array" and isinstance(items, dict) and (
-        "enum" in items or "anyOf" in items
-    )
+    return kind == "array" and isinstance(items, dict) and ("enum" in items or "anyOf" in items)
 
 
 def make_on_suspend(
@@ -125,9 +140,7 @@ class ProgressRelay:
     def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
         self._ctx = ctx
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = (
-            asyncio.Queue()
-        )
+        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
 
     @staticmethod
     def wanted(ctx: ServerRequestContext[Any, Any]) -> bool:

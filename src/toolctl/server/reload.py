@@ -52,8 +52,9 @@ def stamp(project: Project) -> Stamp:
 class RegistryWatcher:
     """Reloads ``project`` into ``server`` whenever its files change."""
 
-    def __init__(self, server: ToolServer, project: Project, selection: Selection,
-                 interval: float = 0.5) -> None:
+    def __init__(
+        self, server: ToolServer, project: Project, selection: Selection, interval: float = 0.5
+    ) -> None:
         self.server = server
         self.project = project
         self.selection = selection
@@ -81,14 +82,14 @@ class RegistryWatcher:
         from toolctl.loader import load_registry
 
         try:
-            registry = await anyio.to_thread.run_sync(
-                lambda: load_registry(project=self.project)
-            )
+            registry = await anyio.to_thread.run_sync(lambda: load_registry(project=self.project))
             if not registry.ok:
                 for d in registry.diagnostics:
                     log.error("%s", d.format())
-                log.error("reload: the registry has errors; still serving the previous %d "
-                          "tool(s)", len(self.server.toolset.specs))
+                log.error(
+                    "reload: the registry has errors; still serving the previous %d tool(s)",
+                    len(self.server.toolset.specs),
+                )
                 return False
             toolset = build_toolset(registry, self.selection)
         except ToolctlError as exc:

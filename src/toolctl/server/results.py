@@ -60,7 +60,11 @@ def content_block(part: dict[str, Any], run_id: str, index: int) -> dict[str, An
     value = part.get("value")
     # A custom part that already is an MCP content block passes through unchanged.
     if isinstance(value, dict) and value.get("type") in (
-        "text", "image", "audio", "resource_link", "resource"
+        "text",
+        "image",
+        "audio",
+        "resource_link",
+        "resource",
     ):
         return dict(value)
     return _text(value if isinstance(value, str) else _json(value))
@@ -103,8 +107,10 @@ def suspended_text(result: RunResult) -> str:
 
 def approval_text(result: RunResult) -> str:
     """What a model reads when a tool needs approval this client could not be asked for."""
-    return ("Approval required: this MCP client cannot ask the user (no elicitation support), "
-            "so the tool did not run. " + error_text(result))
+    return (
+        "Approval required: this MCP client cannot ask the user (no elicitation support), "
+        "so the tool did not run. " + error_text(result)
+    )
 
 
 def error_text(result: RunResult) -> str:
@@ -132,8 +138,11 @@ def call_result(result: RunResult) -> dict[str, Any]:
             out["structuredContent"] = result.output
         return out
     if status == "suspended":
-        return {"content": [_text(suspended_text(result))], "isError": False,
-                "_meta": _meta(result)}
+        return {
+            "content": [_text(suspended_text(result))],
+            "isError": False,
+            "_meta": _meta(result),
+        }
     if status == "awaiting_approval":
         return error_result(approval_text(result), _meta(result))
     return error_result(error_text(result), _meta(result))

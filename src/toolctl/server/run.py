@@ -31,7 +31,7 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8000
     path: str = "/mcp"
-    selection: Selection = Selection()
+    selection: Selection = field(default_factory=Selection)
     reload: bool = False
     reload_interval: float = 0.5
     allowed_hosts: tuple[str, ...] = ()
@@ -46,8 +46,9 @@ def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, Http
     """Build the server, checking every option first (so a bad option fails before serving)."""
     security = None
     if options.transport == "http":
-        security = http_security(options.host, options.allowed_hosts, options.allowed_origins,
-                                 options.auth_token_env)
+        security = http_security(
+            options.host, options.allowed_hosts, options.allowed_origins, options.auth_token_env
+        )
     toolset = build_toolset(registry, options.selection)
     return ToolServer(toolset, name=options.name, reload=options.reload), security
 
@@ -59,8 +60,9 @@ def serve(registry: Registry, options: ServeOptions) -> None:
     if options.reload and registry.project is not None:
         from toolctl.server.reload import RegistryWatcher
 
-        watcher = RegistryWatcher(server, registry.project, options.selection,
-                                  options.reload_interval)
+        watcher = RegistryWatcher(
+            server, registry.project, options.selection, options.reload_interval
+        )
     if security is None:
         anyio.run(serve_stdio, server, watcher, options)
     else:
@@ -81,8 +83,9 @@ def _stdout_to_stderr() -> Iterator[None]:
         sys.stdout = saved
 
 
-async def serve_stdio(server: ToolServer, watcher: RegistryWatcher | None,
-                      options: ServeOptions) -> None:
+async def serve_stdio(
+    server: ToolServer, watcher: RegistryWatcher | None, options: ServeOptions
+) -> None:
     """Serve over the process's stdin/stdout (one client) until stdin closes."""
     from mcp.server.runner import serve_loop
     from mcp.server.stdio import stdio_server
@@ -96,8 +99,9 @@ async def serve_stdio(server: ToolServer, watcher: RegistryWatcher | None,
                 if watcher is not None:
                     tg.start_soon(watcher.run)
                 # The handshake-only loop (2025-11-25): see ToolServer's docstring.
-                await serve_loop(low, read, write, lifespan_state=state,
-                                 init_options=server.init_options())
+                await serve_loop(
+                    low, read, write, lifespan_state=state, init_options=server.init_options()
+                )
                 tg.cancel_scope.cancel()
 
 
@@ -119,14 +123,24 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
     return BearerAuth(app, security.token) if security.token else app
 
 
-async def serve_http(server: ToolServer, watcher: RegistryWatcher | None,
-                     options: ServeOptions, security: HttpSecurity) -> None:
+async def serve_http(
+    server: ToolServer,
+    watcher: RegistryWatcher | None,
+    options: ServeOptions,
+    security: HttpSecurity,
+) -> None:
     """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
     import uvicorn
 
-    config = uvicorn.Config(http_app(server, options, security), host=options.host,
-                            port=options.port, log_level="warning", access_log=False,
-                            lifespan="on", server_header=False)
+    config = uvicorn.Config(
+        http_app(server, options, security),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+    )
     web = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
         if watcher is not None:

@@ -67,7 +67,7 @@ def _token(env_var: str | None) -> str | None:
         raise ServeUsageError(
             f"--auth-token-env {env_var}: the environment variable {env_var} is not set or empty",
             hint=f"export {env_var}=<a long random token> and pass it to clients as "
-                 f"'Authorization: Bearer <token>'",
+            f"'Authorization: Bearer <token>'",
         )
     return value.strip()
 
@@ -86,15 +86,18 @@ def http_security(
             (*LOOPBACK_ORIGINS, *allowed_origins),
             token,
         )
-    missing = [flag for flag, ok in (("--allowed-host", allowed_hosts),
-                                     ("--auth-token-env", token)) if not ok]
+    missing = [
+        flag
+        for flag, ok in (("--allowed-host", allowed_hosts), ("--auth-token-env", token))
+        if not ok
+    ]
     if missing:
         raise ServeUsageError(
             f"refusing to serve on {host}, a non-loopback address, without "
             + " and ".join(missing),
             hint="a server reachable from the network needs the host names clients use "
-                 "(--allowed-host mcp.example.com) and a bearer token "
-                 "(--auth-token-env TOOLCTL_TOKEN); or bind 127.0.0.1",
+            "(--allowed-host mcp.example.com) and a bearer token "
+            "(--auth-token-env TOOLCTL_TOKEN); or bind 127.0.0.1",
         )
     return HttpSecurity(tuple(_host_patterns(allowed_hosts)), tuple(allowed_origins), token)
 
@@ -117,7 +120,15 @@ class BearerAuth:
 
 async def _unauthorized(send: Any) -> None:
     body = b'{"error":"unauthorized","error_description":"missing or wrong bearer token"}'
-    await send({"type": "http.response.start", "status": 401, "headers": [
-        (b"content-type", b"application/json"), (b"www-authenticate", b'Bearer realm="toolctl"'),
-        (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"www-authenticate", b'Bearer realm="toolctl"'),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})

@@ -39,11 +39,12 @@ class ToolSet:
         return {name: spec.digest for name, spec in self.specs.items()}
 
 
-def build_toolset(registry: Registry, selection: Selection = Selection()) -> ToolSet:
+def build_toolset(registry: Registry, selection: Selection | None = None) -> ToolSet:
     """Select the tools to serve (enabled ones, in name order) and build their listing.
 
     Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks.
     """
+    selection = selection or Selection()
     specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
     return ToolSet(registry, {s.name: s for s in specs}, tools_list(specs))
 
