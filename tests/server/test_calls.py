@@ -264,3 +264,42 @@ def test_calls_over_http(registry_dir: Path) -> None:
     assert ok["structuredContent"] == {"sum": 4}
     assert bad["isError"] is True
     assert approved["structuredContent"] == {"deleted": "/p"}
+
+
+def test_background_tools_report_progress_and_return_the_result(registry_dir: Path) -> None:
+    progress: list[str | None] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message)
+
+    async def body(c: Any) -> Any:
+        return dump(await c.call_tool("chores", {"seconds": 1}, progress_callback=on_progress))
+
+    result = run_stdio(registry_dir, body)
+    assert result["isError"] is False
+    assert result["structuredContent"] == {"done": 1}
+    assert progress and "running in the background" in str(progress[0])
+
+
+def test_cancelling_a_background_call_cancels_the_run(registry_dir: Path) -> None:
+    from toolctl.runtime.store import open_store
+
+    async def body(c: Any) -> None:
+        started = anyio.Event()
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            started.set()
+
+        async with anyio.create_task_group() as tg:
+
+            async def slow() -> None:
+                await c.call_tool("chores", {"seconds": 60}, progress_callback=on_progress)
+
+            tg.start_soon(slow)
+            await started.wait()
+            tg.cancel_scope.cancel()
+        await c.call_tool("add", {"a": 1, "b": 1})  # answered after the cancellation
+
+    run_stdio(registry_dir, body)
+    runs = open_store(registry_dir / ".toolctl" / "state.db").query(tool="chores")
+    assert [r.status for r in runs] == ["cancelled"]

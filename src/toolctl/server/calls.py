@@ -10,6 +10,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import ProgressRelay, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
 
@@ -40,11 +41,14 @@ class CallHandler:
             "on_suspend": make_on_suspend(ctx, spec),
         }
         arguments = params.arguments if params.arguments is not None else {}
+        progress = ProgressRelay.wanted(ctx)
         try:
-            if ProgressRelay.wanted(ctx):
+            if progress:
                 result = await _with_progress(ctx, toolset, params.name, arguments, options)
             else:
                 result = await toolset.registry.acall(params.name, arguments, **options)
+            if result.status.value == "running":  # a background tool: its worker finishes it
+                result = await wait_for_run(toolset.registry, result, ctx, progress)
         except Exception:
             # A bug, not a tool error: details stay in the server log, never reach the client.
             log.exception("internal error while calling %s", params.name)

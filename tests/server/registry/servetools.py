@@ -44,3 +44,8 @@ def leaky(data: dict[str, Any]) -> dict[str, Any]:
 
 def picture(data: dict[str, Any]) -> dict[str, Any]:
     return {"png": "iVBORw0KGgo=", "url": "https://example.com/cat.png", "caption": "a cat"}
+
+
+def chores(data: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(float(data.get("seconds", 0.3)))
+    return {"done": data.get("seconds", 0.3)}
