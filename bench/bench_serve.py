@@ -27,10 +27,10 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-HANDLER = '''
+HANDLER = """
 def add(data):
     return {"sum": data["a"] + data["b"]}
-'''
+"""
 
 TOOL = """toolctl: 1
 name: {name}
@@ -64,7 +64,7 @@ def add(a: int, b: int) -> Sum:
 server.run("stdio")
 '''
 
-LOWLEVEL = '''
+LOWLEVEL = """
 import json
 
 import anyio
@@ -96,7 +96,7 @@ async def main():
         await server.run(read, write, server.create_initialization_options())
 
 anyio.run(main)
-'''
+"""
 
 
 def registry(root: Path, count: int, state: str | None = None) -> Path:
@@ -143,9 +143,14 @@ async def measure_lists(params: StdioServerParameters, lists: int) -> tuple[int,
 
 def measure_raw_lists(root: Path, lists: int) -> list[float]:
     """tools/list round trips on the bare stdio pipe: the server's cost without a client SDK."""
-    proc = subprocess.Popen([sys.executable, "-m", "toolctl", "serve"], cwd=root, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=root,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
     assert proc.stdin is not None and proc.stdout is not None
 
     def rpc(message: dict[str, Any]) -> Any:
@@ -154,9 +159,18 @@ def measure_raw_lists(root: Path, lists: int) -> list[float]:
         proc.stdin.flush()
         return json.loads(proc.stdout.readline()) if "id" in message else None
 
-    rpc({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"}}})
+    rpc(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
+    )
     rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
     times = []
     for i in range(lists + 2):
@@ -200,26 +214,32 @@ def main() -> None:
         large = registry(root / "thousand", 1000)
         servers = {
             "lowlevel (floor)": StdioServerParameters(
-                command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL))]),
+                command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL))]
+            ),
             "MCPServer": StdioServerParameters(
-                command=py, args=[str(script(root, "mcpserver.py", MCPSERVER))]),
+                command=py, args=[str(script(root, "mcpserver.py", MCPSERVER))]
+            ),
             "toolctl serve": StdioServerParameters(
-                command=py, args=["-m", "toolctl", "serve"], cwd=str(small)),
+                command=py, args=["-m", "toolctl", "serve"], cwd=str(small)
+            ),
         }
         shm = Path("/dev/shm")
         if shm.is_dir():  # the run history on tmpfs: the same work without the disk's fsync
             tmpfs = Path(tempfile.mkdtemp(dir=shm))
             on_tmpfs = registry(root / "tmpfs", 1, state=str(tmpfs / "state.db"))
             servers["  history on tmpfs"] = StdioServerParameters(
-                command=py, args=["-m", "toolctl", "serve"], cwd=str(on_tmpfs))
+                command=py, args=["-m", "toolctl", "serve"], cwd=str(on_tmpfs)
+            )
         p50: dict[str, float] = {}
         print(f"tools/call over stdio, {args.calls} sequential calls after 20 warm-up calls")
         print(f"{'server':<18} {'p50 us':>8} {'p90 us':>8} {'p99 us':>8} {'calls/s':>8}")
         for label, params in servers.items():
             times = anyio.run(measure_calls, params, args.calls)
             p50[label] = statistics.median(times)
-            print(f"{label:<18} {p50[label] * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
-                  f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}")
+            print(
+                f"{label:<18} {p50[label] * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
+                f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}"
+            )
         runtime_rows: list[tuple[str, Any]] = [("runtime in-process", None)]
         if shm.is_dir():
             runtime_rows.append(("  history on tmpfs", str(tmpfs / "inproc.db")))
@@ -228,30 +248,41 @@ def main() -> None:
         for label, store in runtime_rows:
             times = anyio.run(measure_runtime, small, args.calls, store)
             p50["runtime " + label.strip()] = statistics.median(times)
-            print(f"{label:<18} {statistics.median(times) * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
-                  f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}")
+            print(
+                f"{label:<18} {statistics.median(times) * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
+                f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}"
+            )
         floor, high, ours = p50["lowlevel (floor)"], p50["MCPServer"], p50["toolctl serve"]
         if shm.is_dir():
             layer = p50["  history on tmpfs"] - p50["runtime history on tmpfs"]
-            print(f"toolctl serve without the runtime's cost (tmpfs: serve - in-process) = "
-                  f"{layer * 1e6:.0f} us = {layer / floor:.2f}x floor")
-        print(f"toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
-              f"{'OK' if ours <= 1.3 * floor else 'OVER'}")
-        print(f"toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
-              f"{'OK' if ours < high else 'OVER'}")
-        params = StdioServerParameters(command=py, args=["-m", "toolctl", "serve"],
-                                       cwd=str(large))
+            print(
+                f"toolctl serve without the runtime's cost (tmpfs: serve - in-process) = "
+                f"{layer * 1e6:.0f} us = {layer / floor:.2f}x floor"
+            )
+        print(
+            f"toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
+            f"{'OK' if ours <= 1.3 * floor else 'OVER'}"
+        )
+        print(
+            f"toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
+            f"{'OK' if ours < high else 'OVER'}"
+        )
+        params = StdioServerParameters(command=py, args=["-m", "toolctl", "serve"], cwd=str(large))
         count, times = anyio.run(measure_lists, params, args.lists)
         raw = measure_raw_lists(large, args.lists)
         median, raw_median = statistics.median(times), statistics.median(raw)
         if shm.is_dir():
             shutil.rmtree(tmpfs, ignore_errors=True)
         print(f"tools/list with {count} tools over stdio (budget < 100 ms):")
-        print(f"  raw JSON-RPC pipe (server + transport): median {raw_median * 1e3:.1f} ms, "
-              f"max {max(raw) * 1e3:.1f} ms {'OK' if raw_median < 0.1 else 'OVER'}")
-        print(f"  SDK Client.list_tools (adds client-side validation): median "
-              f"{median * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
-              f"{'OK' if median < 0.1 else 'OVER'}")
+        print(
+            f"  raw JSON-RPC pipe (server + transport): median {raw_median * 1e3:.1f} ms, "
+            f"max {max(raw) * 1e3:.1f} ms {'OK' if raw_median < 0.1 else 'OVER'}"
+        )
+        print(
+            f"  SDK Client.list_tools (adds client-side validation): median "
+            f"{median * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
+            f"{'OK' if median < 0.1 else 'OVER'}"
+        )
 
 
 if __name__ == "__main__":

@@ -14,10 +14,10 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
-from mcp_types.methods import serialize_server_result
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.shared.exceptions import MCPError
+from mcp_types.methods import serialize_server_result
 
 from toolctl import __version__
 from toolctl.export.mcp import PROTOCOL_VERSION

@@ -6,6 +6,7 @@ it, reports progress while it runs, and cancels the run when the client cancels 
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,5 @@ async def wait_for_run(
 def _cancel_quietly(cancel: Any, store: Any, run_id: str) -> None:
     from toolctl.runtime.errors import RunStateError
 
-    try:
+    with contextlib.suppress(RunStateError):  # it ended meanwhile: nothing to cancel
         cancel(store, run_id)
-    except RunStateError:  # it ended meanwhile: nothing to cancel
-        pass
