@@ -12,6 +12,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REGISTRY = Path(__file__).parent / "registry"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+
+
+def run_serve(registry: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``toolctl serve ARGS`` run to its end (for options it refuses)."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolctl", "serve", *args],
+        cwd=registry,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def copy_registry(tmp_path: Path) -> Path:

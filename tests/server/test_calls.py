@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import http_server, stdio_params
+from serve_helpers import INIT, http_server, stdio_params
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -91,16 +91,7 @@ def test_to_model_output_becomes_content_blocks(registry_dir: Path) -> None:
 
 def test_print_in_a_handler_never_reaches_the_json_rpc_stream(registry_dir: Path) -> None:
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        },
+        INIT,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
@@ -206,7 +197,9 @@ def test_progress_is_reported_while_a_tool_runs(registry_dir: Path) -> None:
     assert progress == [(0, 3, "step 0"), (1, 3, "step 1"), (2, 3, "step 2")]
 
 
-def test_client_cancellation_cancels_the_run(registry_dir: Path) -> None:
+def cancel_once_running(registry: Path, name: str, args: dict[str, Any]) -> list[str]:
+    """Call ``name``, cancel the call at its first progress notification, check the server
+    still answers; the statuses of the tool's recorded runs."""
     from toolctl.runtime.store import open_store
 
     async def body(c: Any) -> Any:
@@ -215,20 +208,21 @@ def test_client_cancellation_cancels_the_run(registry_dir: Path) -> None:
         async def on_progress(value: float, total: float | None, message: str | None) -> None:
             started.set()
 
+        async def slow() -> None:
+            await c.call_tool(name, args, progress_callback=on_progress)
+
         async with anyio.create_task_group() as tg:
-
-            async def slow() -> None:
-                await c.call_tool("sleepy", {"steps": 600}, progress_callback=on_progress)
-
             tg.start_soon(slow)
             await started.wait()
             tg.cancel_scope.cancel()
-        # The server is still serving on the same connection.
-        return dump(await c.call_tool("add", {"a": 1, "b": 1}))
+        return dump(await c.call_tool("add", {"a": 1, "b": 1}))  # same connection, still served
 
-    assert run_stdio(registry_dir, body)["structuredContent"] == {"sum": 2}
-    runs = open_store(registry_dir / ".toolctl" / "state.db").query(tool="sleepy")
-    assert [r.status for r in runs] == ["cancelled"]
+    assert run_stdio(registry, body)["structuredContent"] == {"sum": 2}
+    return [r.status for r in open_store(registry / ".toolctl" / "state.db").query(tool=name)]
+
+
+def test_client_cancellation_cancels_the_run(registry_dir: Path) -> None:
+    assert cancel_once_running(registry_dir, "sleepy", {"steps": 600}) == ["cancelled"]
 
 
 def test_a_slow_tool_does_not_block_other_calls(registry_dir: Path) -> None:
@@ -282,24 +276,4 @@ def test_background_tools_report_progress_and_return_the_result(registry_dir: Pa
 
 
 def test_cancelling_a_background_call_cancels_the_run(registry_dir: Path) -> None:
-    from toolctl.runtime.store import open_store
-
-    async def body(c: Any) -> None:
-        started = anyio.Event()
-
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            started.set()
-
-        async with anyio.create_task_group() as tg:
-
-            async def slow() -> None:
-                await c.call_tool("chores", {"seconds": 60}, progress_callback=on_progress)
-
-            tg.start_soon(slow)
-            await started.wait()
-            tg.cancel_scope.cancel()
-        await c.call_tool("add", {"a": 1, "b": 1})  # answered after the cancellation
-
-    run_stdio(registry_dir, body)
-    runs = open_store(registry_dir / ".toolctl" / "state.db").query(tool="chores")
-    assert [r.status for r in runs] == ["cancelled"]
+    assert cancel_once_running(registry_dir, "chores", {"seconds": 60}) == ["cancelled"]

@@ -5,26 +5,14 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
-from serve_helpers import HttpServer, http_server
+from serve_helpers import INIT, HttpServer, http_server, run_serve
 
 pytestmark = pytest.mark.timeout(60)
 TOKEN = "s3cret-token-for-tests"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
 
 
 def post(server: HttpServer, body: bytes | dict[str, object], **headers: str) -> int:
@@ -78,13 +66,7 @@ def test_loopback_default_checks_host_origin_and_content_type(registry_dir: Path
 
 
 def test_non_loopback_bind_needs_allowed_host_and_token(registry_dir: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--host", "0.0.0.0"],
-        cwd=registry_dir,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = run_serve(registry_dir, "--transport", "http", "--host", "0.0.0.0")
     assert proc.returncode == 2
     assert "refusing to serve on 0.0.0.0" in proc.stderr
     assert "--allowed-host and --auth-token-env" in proc.stderr
@@ -92,25 +74,16 @@ def test_non_loopback_bind_needs_allowed_host_and_token(registry_dir: Path) -> N
 
 
 def test_auth_token_variable_must_be_set(registry_dir: Path) -> None:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolctl",
-            "serve",
-            "--transport",
-            "http",
-            "--host",
-            "0.0.0.0",
-            "--allowed-host",
-            "mcp.test",
-            "--auth-token-env",
-            "TOOLCTL_TEST_UNSET_TOKEN",
-        ],
-        cwd=registry_dir,
-        capture_output=True,
-        text=True,
-        timeout=30,
+    proc = run_serve(
+        registry_dir,
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--allowed-host",
+        "mcp.test",
+        "--auth-token-env",
+        "TOOLCTL_TEST_UNSET_TOKEN",
     )
     assert proc.returncode == 2
     assert "TOOLCTL_TEST_UNSET_TOKEN is not set" in proc.stderr

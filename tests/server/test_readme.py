@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,12 +47,6 @@ def test_the_refusal_shown_is_the_real_output(registry_dir: Path) -> None:
     lines = section().splitlines()
     at = lines.index("$ toolctl serve --transport http --host 0.0.0.0")
     shown = lines[at + 1 : at + 3]
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--host", "0.0.0.0"],
-        cwd=registry_dir,
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    proc = run_serve(registry_dir, "--transport", "http", "--host", "0.0.0.0")
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == shown
