@@ -22,6 +22,7 @@ inputSchema:
 
 
 async def _wait_for(predicate: Any, what: str) -> None:
+    """Wait (up to 20 s) until ``predicate()`` holds."""
     with anyio.fail_after(20, shield=False):
         while not predicate():
             await anyio.sleep(0.05)
@@ -73,3 +74,28 @@ def test_reload_swaps_valid_changes_and_keeps_the_old_set_on_errors(
     text = log()
     assert f"reload: now serving {len(after)} tool(s) (+subtract)" in text
     assert "broken.yaml" in text  # the diagnostics name the file
+
+
+def test_reload_over_http_notifies_the_client(registry_dir: Path) -> None:
+    from mcp import Client
+    from mcp_types import ToolListChangedNotification
+    from serve_helpers import http_server
+
+    changed: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, ToolListChangedNotification):
+            changed.append(message)
+
+    async def main(url: str) -> list[str]:
+        async with Client(url, mode="legacy", message_handler=on_message) as c:
+            await c.list_tools()
+            math = registry_dir / "tools.d" / "math.yaml"
+            math.write_text(math.read_text().replace("name: add", "name: plus"))
+            await _wait_for(lambda: changed, "tools/list_changed")
+            return [t.name for t in (await c.list_tools()).tools]
+
+    with http_server(registry_dir, "--reload") as server:
+        names = anyio.run(main, server.url)
+    assert "plus" in names and "add" not in names
+    assert any("(+plus -add)" in line for line in server.log)
