@@ -62,7 +62,11 @@ def test_mcp_export_equals_the_live_tools_list(where: str, tmp_path: Path) -> No
     registry = toolctl.load(root / "tools.d")
     if not registry.tools:
         pytest.skip(f"no tools in {where}/tools.d yet")
-    exported = tools_list(registry.select())["tools"]
     live = list_stdio(root, str(root / "tools.d"))
-    assert live == exported
+    assert live == tools_list(registry.select())["tools"]
     assert all(tool_to_mcp(registry.get(t["name"])) == t for t in live)
+    try:  # the `toolctl export mcp` format, once the exporters are merged
+        exported = registry.export("mcp")
+    except (AttributeError, ImportError):
+        pytest.skip("the mcp export format is not on this branch yet")
+    assert live == exported["tools"]

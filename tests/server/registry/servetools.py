@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -13,6 +16,8 @@ def add(data: dict[str, Any]) -> dict[str, Any]:
 
 def shout(data: dict[str, Any]) -> str:
     print("this print must not reach the JSON-RPC stream")
+    os.write(1, b"nor this write to fd 1\n")
+    subprocess.run([sys.executable, "-c", "print('nor a child process')"], check=True)
     return data["text"].upper()
 
 
