@@ -277,3 +277,12 @@ def test_background_tools_report_progress_and_return_the_result(registry_dir: Pa
 
 def test_cancelling_a_background_call_cancels_the_run(registry_dir: Path) -> None:
     assert cancel_once_running(registry_dir, "chores", {"seconds": 60}) == ["cancelled"]
+
+
+def test_an_unusable_run_history_is_an_error_result_saying_why(registry_dir: Path) -> None:
+    config = registry_dir / "toolctl.yaml"
+    config.write_text(config.read_text().replace(".toolctl/state.db", "toolctl.yaml/state.db"))
+    result = call(registry_dir, "add", {"a": 1, "b": 2})
+    assert result["isError"] is True
+    assert "the server is misconfigured" in result["content"][0]["text"]
+    assert "state.db" not in result["content"][0]["text"]  # paths stay in the server log

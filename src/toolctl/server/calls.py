@@ -10,6 +10,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.errors import ToolctlError
 from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import ProgressRelay, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
@@ -17,6 +18,7 @@ from toolctl.server.results import call_result, error_result
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from toolctl.runtime import RunResult
     from toolctl.server.toolset import ToolSet
 
 log = logging.getLogger("toolctl.server")
@@ -49,6 +51,12 @@ class CallHandler:
                 result = await toolset.registry.acall(params.name, arguments, **options)
             if result.status.value == "running":  # a background tool: its worker finishes it
                 result = await wait_for_run(toolset.registry, result, ctx, progress)
+        except ToolctlError as exc:  # the server's setup (e.g. its run history), not the call
+            log.error("cannot run %s: %s", params.name, exc)
+            return error_result(
+                f"toolctl could not run {params.name}: the server is misconfigured "
+                "(the server log says how to fix it)."
+            )
         except Exception:
             # A bug, not a tool error: details stay in the server log, never reach the client.
             log.exception("internal error while calling %s", params.name)
@@ -66,19 +74,20 @@ async def _with_progress(
     name: str,
     arguments: Any,
     options: dict[str, Any],
-) -> Any:
+) -> RunResult:
     relay = ProgressRelay(ctx)
     async with anyio.create_task_group() as tg:
         tg.start_soon(relay.run)
         try:
-            return await toolset.registry.acall(
+            result: RunResult = await toolset.registry.acall(
                 name, arguments, on_progress=relay.report, **options
             )
         finally:
             relay.close()
+    return result
 
 
-def _log_result(result: Any) -> None:
+def _log_result(result: RunResult) -> None:
     status = result.status.value
     if result.error is None:
         log.info("run %s %s: %s", result.run_id, result.tool, status)
