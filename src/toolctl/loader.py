@@ -332,10 +332,15 @@ def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
         target = ep.value.replace(":", ".")
         directory = references.package_dir(target)
         if directory is None or not directory.is_dir():
-            ctx.diagnostics.append(error(Location(f"<pack {dist}>"), "TC205",
-                                         f"registry pack {ep.name!r}: {target!r} is not a "
-                                         "package directory that can be found",
-                                         hint="point the entry point at a package with YAML"))
+            ctx.diagnostics.append(
+                error(
+                    Location(f"<pack {dist}>"),
+                    "TC205",
+                    f"registry pack {ep.name!r}: {target!r} is not a "
+                    "package directory that can be found",
+                    hint="point the entry point at a package with YAML",
+                )
+            )
             continue
         yield f"{dist}", directory
 

@@ -16,6 +16,8 @@ from toolctl import __version__
 COMMAND_MODULES = [
     "toolctl.cli.validate",
     "toolctl.cli.inspect",
+    "toolctl.cli.run",
+    "toolctl.cli.runs",
     "toolctl.cli.serve",
 ]
 

@@ -31,6 +31,7 @@ from toolctl.runtime.store import MemoryStore, RunRecord, open_store, owner_fiel
 from toolctl.spec import ToolSpec
 
 _MEMORY = MemoryStore()
+_DEFAULT_STORES: dict[int, tuple[Any, Any]] = {}
 
 
 def resolve_store(registry: Any, store: Any = None) -> Any:
@@ -40,16 +41,38 @@ def resolve_store(registry: Any, store: Any = None) -> Any:
     if store is None or store is True:
         if getattr(registry, "project", None) is None:
             return _MEMORY
-        return open_store(None, registry)
+        found = _DEFAULT_STORES.get(id(registry))
+        if found is None or found[0] is not registry:
+            found = _DEFAULT_STORES[id(registry)] = (registry, open_store(None, registry))
+        return found[1]
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
 
 
-def _root(registry: Any) -> str | None:
+_INFO: dict[int, tuple[Any, tuple[str, ...], dict[str, Any] | None]] = {}
+
+
+def _info(registry: Any) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The registry's python path and locator, computed once per registry (path resolution
+    costs more than the rest of a call)."""
+    found = _INFO.get(id(registry))
+    if found is None or found[0] is not registry:
+        if len(_INFO) > 256:
+            _INFO.clear()
+        found = _INFO[id(registry)] = (registry, python_path_of(registry), locator(registry))
+    return found[1], found[2]
+
+
+def locator(registry: Any) -> dict[str, Any] | None:
+    """How a background worker finds this registry again: project root and tool paths."""
     project = getattr(registry, "project", None)
-    root = getattr(project, "root", None)
-    return str(Path(root).resolve()) if root is not None else None
+    if project is None:
+        return None
+    return {
+        "root": str(Path(project.root).resolve()),
+        "tools": [str(Path(p).resolve()) for p in project.tool_paths],
+    }
 
 
 def _spec(registry: Any, name: str) -> ToolSpec:
@@ -64,13 +87,14 @@ def _spec(registry: Any, name: str) -> ToolSpec:
 
 def _new_call(registry: Any, name: str, store: Any, sync: bool, **options: Any) -> Call:
     spec = _spec(registry, name)
+    python_path, where = _info(registry)
     return Call(
         spec,
         resolve_store(registry, store),
-        python_path=python_path_of(registry),
+        python_path=python_path,
         options=Options(**options),
         sync=sync,
-        registry_root=_root(registry),
+        registry=where,
     )
 
 
@@ -190,7 +214,7 @@ def _pending_call(registry: Any, rec: RunRecord, store: Any, sync: bool, **optio
             **options,
         ),
         sync=sync,
-        registry_root=rec.registry_root or _root(registry),
+        registry=rec.registry or locator(registry),
     )
     c.input, c.context, c.recorded = rec.raw_input, rec.raw_context, True
     if rec.approval:
@@ -221,10 +245,9 @@ async def _resume(
     st = resolve_store(registry, store)
     rec = st.get(run_id)
     if rec.status != RunStatus.SUSPENDED.value:
-        extra = (
-            " (it was already resumed)" if rec.resume_count and rec.status != "suspended" else ""
-        )
-        raise RunStateError(f"run {rec.run_id} is not suspended (status: {rec.status}){extra}")
+        if rec.resume_count:
+            raise RunStateError(f"run {rec.run_id} was already resumed (status: {rec.status})")
+        raise RunStateError(f"run {rec.run_id} is not suspended (status: {rec.status})")
     spec = registry.get(rec.tool)
     _check_binding(rec, spec, for_resume=True)
     c = _pending_call(registry, rec, st, sync, **options)
@@ -305,8 +328,7 @@ def _approve_background(c: Call, rec: RunRecord, st: Any) -> RunResult:
         **owner_fields(token, background.SPAWN_LEASE_S),
     ):
         raise RunStateError(f"run {rec.run_id} was already approved or declined")
-    background.spawn(st, rec.run_id, token, c.registry_root)
-    c.notes.append("running in the background: toolctl runs wait " + rec.run_id)
+    background.spawn(st, rec.run_id, token, c.registry)
     return c.result(RunStatus.RUNNING, ended=False)
 
 

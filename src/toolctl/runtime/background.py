@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import Any
 
+from toolctl.runtime import jsondata
 from toolctl.runtime.store import _start_time
 
 SPAWN_LEASE_S = 24 * 3600.0
@@ -20,11 +21,11 @@ SPAWN_LEASE_S = 24 * 3600.0
 _children: list[subprocess.Popen[bytes]] = []
 
 
-def spawn(store: Any, run_id: str, token: str, registry_root: str | None) -> int:
+def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) -> int:
     """Start ``python -m toolctl.runtime.worker`` for ``run_id``; return its pid."""
     from toolctl.runtime.errors import StateError
 
-    if registry_root is None:
+    if registry is None:
         raise StateError("a background run needs a registry loaded from a project directory")
     cmd = [
         sys.executable,
@@ -33,7 +34,7 @@ def spawn(store: Any, run_id: str, token: str, registry_root: str | None) -> int
         "--state",
         str(store.path),
         "--registry",
-        registry_root,
+        jsondata.dumps(registry),
         run_id,
         token,
     ]
@@ -44,7 +45,7 @@ def spawn(store: Any, run_id: str, token: str, registry_root: str | None) -> int
         stderr=subprocess.DEVNULL,
         start_new_session=True,
         close_fds=True,
-        cwd=registry_root,
+        cwd=registry["root"],
     )
     store.update(run_id, expect_owner=token, owner_pid=proc.pid, owner_start=_start_time(proc.pid))
     # Reap the child when it ends so a long-lived caller collects no zombies.

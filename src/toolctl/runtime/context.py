@@ -32,27 +32,42 @@ class SuspendRequested(BaseException):
 class AbortSignal:
     """Set when the run times out or is cancelled; cooperative handlers check it."""
 
+    _lock = threading.Lock()
+
     def __init__(self) -> None:
-        self._event = threading.Event()
+        self._aborted = False
+        self._event: threading.Event | None = None  # made on first wait: most runs never wait
         self.reason: str | None = None
+
+    def _ensure_event(self) -> threading.Event:
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._aborted:
+                    self._event.set()
+            return self._event
 
     @property
     def aborted(self) -> bool:
-        return self._event.is_set()
+        return self._aborted
 
     def wait(self, seconds: float | None = None) -> bool:
         """Sleep up to ``seconds``; True as soon as the run is aborted (an interruptible sleep)."""
-        return self._event.wait(seconds)
+        return self._ensure_event().wait(seconds)
 
     def raise_if_aborted(self) -> None:
         """Raise :class:`ToolAborted` when the run has been aborted."""
-        if self._event.is_set():
+        if self._aborted:
             raise ToolAborted(self.reason or "aborted")
 
     def abort(self, reason: str) -> None:
-        if not self._event.is_set():
-            self.reason = reason
-            self._event.set()
+        with self._lock:
+            if self._aborted:
+                return
+            self.reason, self._aborted = reason, True
+            event = self._event
+        if event is not None:
+            event.set()
 
 
 class Observe:

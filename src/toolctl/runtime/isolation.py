@@ -37,19 +37,24 @@ class ChildOutcome:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the child's process group, SIGKILL what is left, and close the pipes."""
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, 2.0)):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
         try:
             proc.wait(wait)
+            break
         except subprocess.TimeoutExpired:
             continue
-        # The leader is gone; make sure the rest of its group is too.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        return
+    # The leader is gone; make sure nothing else of its group survives.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    try:
+        proc.communicate(timeout=1.0)
+    except (subprocess.TimeoutExpired, ValueError):
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
 
 
 def run_isolated(

@@ -33,7 +33,7 @@ from toolctl.runtime.invoke import (
     wants_context,
 )
 from toolctl.runtime.loading import load_callable
-from toolctl.runtime.redact import Redactor, redact_text
+from toolctl.runtime.redact import redact_text, redactor_for
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -100,8 +100,18 @@ def new_run_id() -> str:
     return f"{int(time.time() * 1000):012x}{secrets.token_hex(4)}"
 
 
-def _problems(validator_schema: Any, value: Any) -> list[dict[str, Any]]:
-    return [p.to_dict() for p in cached_validator(validator_schema).errors(value)]
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+
+
+def _problems(schema: Any, value: Any) -> list[dict[str, Any]]:
+    """Validation problems of ``value``; validators memoised per schema object (specs are frozen,
+    so identity is a cheap key in front of ``cached_validator``'s content key)."""
+    found = _VALIDATORS.get(id(schema))
+    if found is None or found[0] is not schema:
+        if len(_VALIDATORS) > 4096:
+            _VALIDATORS.clear()
+        found = _VALIDATORS[id(schema)] = (schema, cached_validator(schema))
+    return [p.to_dict() for p in found[1].errors(value)]
 
 
 class Call:
@@ -115,14 +125,14 @@ class Call:
         python_path: tuple[str, ...] = (),
         options: Options | None = None,
         sync: bool = False,
-        registry_root: str | None = None,
+        registry: dict[str, Any] | None = None,
     ) -> None:
         self.spec = spec
         self.store = store
         self.python_path = python_path
         self.opts = options or Options()
         self.sync = sync
-        self.registry_root = registry_root
+        self.registry = registry
         self.run_id = self.opts.run_id or new_run_id()
         self.notes: list[str] = []
         self.display: dict[str, Any] = {}
@@ -153,36 +163,47 @@ class Call:
     # ------------------------------------------------------------ transforms
 
     def phase(self, phase: str, payload: Any, schema: Any = None) -> None:
-        """Record the display and transcript forms of ``payload`` (redacted)."""
+        """Record the display and transcript forms of ``payload`` (transformed, redacted)."""
         tspec = self.spec.transform
-        redactor = Redactor(schema)
-        for target, out in (("display", self.display), ("transcript", self.transcript)):
-            spec = tspec.get(target, {}).get(phase) if tspec else None
-            try:
-                value = transforms.apply(
-                    spec,
-                    payload,
-                    {
-                        "phase": phase,
-                        "target": target,
-                        "toolName": self.spec.name,
-                        "runId": self.run_id,
-                        "toolCallId": self.run_id,
-                    },
-                    self.python_path,
-                )
-            except (transforms.TransformError, ToolctlError) as exc:
-                # Never fall back to the raw payload: show the failure instead.
-                self.notes.append(redact_text(f"{target} transform for {phase} failed: {exc}"))
-                value = {"transformError": redact_text(str(exc))}
+        specs = [tspec.get(t, {}).get(phase) if tspec else None for t in ("display", "transcript")]
+        redactor = redactor_for(schema)
+        if specs == [None, None]:
+            # No transform: both targets show the same redacted payload; redact it once.
+            shown = redactor.redact(payload)
+            self._put(self.display, phase, shown)
+            self._put(self.transcript, phase, shown)
+            return
+        for target, out, spec in (
+            ("display", self.display, specs[0]),
+            ("transcript", self.transcript, specs[1]),
+        ):
+            value = self._transform(spec, payload, phase, target)
             if value is transforms.SUPPRESSED:
                 out.pop(phase, None)
-                continue
-            value = redactor.redact(value)
-            if phase == "inputDelta":
-                out.setdefault(phase, []).append(value)
             else:
-                out[phase] = value
+                self._put(out, phase, redactor.redact(value))
+
+    def _transform(self, spec: Any, payload: Any, phase: str, target: str) -> Any:
+        info = {
+            "phase": phase,
+            "target": target,
+            "toolName": self.spec.name,
+            "runId": self.run_id,
+            "toolCallId": self.run_id,
+        }
+        try:
+            return transforms.apply(spec, payload, info, self.python_path)
+        except (transforms.TransformError, ToolctlError) as exc:
+            # Never fall back to the raw payload: show the failure instead.
+            self.notes.append(redact_text(f"{target} transform for {phase} failed: {exc}"))
+            return {"transformError": redact_text(str(exc))}
+
+    @staticmethod
+    def _put(out: dict[str, Any], phase: str, value: Any) -> None:
+        if phase == "inputDelta":
+            out.setdefault(phase, []).append(value)
+        else:
+            out[phase] = value
 
     # ------------------------------------------------------------ results
 
@@ -250,31 +271,41 @@ class Call:
             input_hash=jsondata.digest(self.input) if self.input is not None else None,
             background=bool(self.opts.background or self.spec.background),
             timeout=self.timeout,
-            registry_root=self.registry_root,
+            registry=self.registry,
             approval=self.approval_dict(),
         )
 
-    def finish(self, result: RunResult, **extra: Any) -> None:
-        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
-        if not self.history and result.status.final and not self.recorded:
-            return
-        fields = self._record(result, **extra)
+    def _write(self, fields: dict[str, Any], *, cas: bool = True) -> str | None:
+        """Insert the run's row, or update it — with ``cas``, only if it is still in
+        ``expect_status`` and owned by this call. None on success, else the state found."""
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
             self.store.insert(rec)
             self.recorded = True
-            return
-        if not self.store.update(
-            self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
-        ):
-            current = self.store.get(self.run_id)
-            result.notes.append(
-                f"the run was already {current.status} when it finished "
-                "(e.g. cancelled); that state was kept"
+            return None
+        if cas:
+            done = self.store.update(
+                self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
             )
-            result.status = RunStatus(current.status)
+        else:
+            done = self.store.update(self.run_id, **fields)
+        return None if done else str(self.store.get(self.run_id).status)
+
+    def _kept(self, result: RunResult, found: str | None) -> None:
+        """Another writer (``runs cancel``) ended the run first: its state stands."""
+        if found is not None:
+            result.notes.append(
+                f"the run was already {found} when it finished; that state was kept"
+            )
+            result.status = RunStatus(found)
+
+    def finish(self, result: RunResult, **extra: Any) -> None:
+        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
+        if not self.history and result.status.final and not self.recorded:
+            return
+        self._kept(result, self._write(self._record(result, **extra)))
 
     def mark_running(self) -> None:
         """Write the ``running`` row before any side effect can happen.
@@ -283,20 +314,14 @@ class Call:
         """
         if self.owner is not None:
             return
-        self.owner = secrets.token_hex(8)
         if not self.history:
+            self.owner = "local"  # nothing to claim: the run is not recorded
             return
+        self.owner = secrets.token_hex(8)
         claim = owner_fields(self.owner, self.timeout + 60.0 if self.timeout else None)
-        if not self.recorded:
-            rec = self._new_record()
-            rec.input = self.transcript.get("input")
-            rec.started_at = time.time()
-            for key, value in claim.items():
-                setattr(rec, key, value)
-            self.store.insert(rec)
-            self.recorded = True
-        else:
-            self.store.update(self.run_id, **claim)
+        self._write(
+            {"input": self.transcript.get("input"), "started_at": time.time(), **claim}, cas=False
+        )
 
     @property
     def timeout(self) -> float | None:
@@ -340,21 +365,14 @@ class Call:
         self.phase("input", value, spec.input_schema)
         problems = _problems(spec.input_schema, value)
         if problems:
-            shown = jsondata.shorten(Redactor(spec.input_schema).redact(value))
+            shown = jsondata.shorten(redactor_for(spec.input_schema).redact(value))
             raise _Failed(
                 ErrorCode.INVALID_INPUT.value,
                 f"Tool input validation failed for {spec.name}. Fix these errors and "
                 f"try again. Provided arguments: {shown}",
                 problems,
             )
-        await hooks.fire(
-            spec.hooks,
-            "onInputAvailable",
-            self._hook_payload(input=value),
-            python_path=self.python_path,
-            notes=self.notes,
-            resolve=self.resolve,
-        )
+        await self.fire("onInputAvailable", input=value)
         self._check_context()
 
     def _check_context(self) -> None:
@@ -373,7 +391,7 @@ class Call:
         if schema is not None:
             problems = _problems(schema, {} if context is None else context)
             if problems:
-                shown = jsondata.shorten(Redactor(schema).redact(context))
+                shown = jsondata.shorten(redactor_for(schema).redact(context))
                 raise _Failed(
                     ErrorCode.INVALID_CONTEXT.value,
                     f"Request context validation failed for {self.spec.name}. "
@@ -381,6 +399,18 @@ class Call:
                     problems,
                 )
         self.context = context
+
+    async def fire(self, name: str, **payload: Any) -> None:
+        """Run hook ``name`` if the tool declares it (a failure is noted, never raised)."""
+        if name in self.spec.hooks:
+            await hooks.fire(
+                self.spec.hooks,
+                name,
+                self._hook_payload(**payload),
+                python_path=self.python_path,
+                notes=self.notes,
+                resolve=self.resolve,
+            )
 
     def _hook_payload(self, **payload: Any) -> dict[str, Any]:
         return {
@@ -392,8 +422,15 @@ class Call:
         }
 
     def approval_request(self) -> ApprovalRequest:
+        """What an approver sees: the ``approval`` phase, by default the input's display form."""
         self.phase("approval", self.input, self.spec.input_schema)
-        shown = self.display.get("approval", self.display.get("input"))
+        for target, out in (("display", self.display), ("transcript", self.transcript)):
+            if "approval" not in self.spec.transform.get(target, {}):
+                if "input" in out:
+                    out["approval"] = out["input"]
+                else:
+                    out.pop("approval", None)
+        shown = self.display.get("approval")
         return ApprovalRequest(
             run_id=self.run_id,
             tool=self.spec.name,
@@ -460,18 +497,7 @@ class Call:
             result, raw_input=self.input, raw_context=self.context, owner=None, **extra
         )
         fields["error"] = None
-        if not self.recorded:
-            rec = self._new_record()
-            for key, value in fields.items():
-                setattr(rec, key, value)
-            self.store.insert(rec)
-            self.recorded = True
-        elif not self.store.update(
-            self.run_id, expect_status=RunStatus.RUNNING.value, expect_owner=self.owner, **fields
-        ):
-            current = self.store.get(self.run_id)
-            result.status = RunStatus(current.status)
-            result.notes.append(f"the run was already {current.status}; that state was kept")
+        self._kept(result, self._write(fields))
 
     def start_background(self) -> RunResult:
         """Store the run as ``running`` and hand it to a detached worker process."""
@@ -485,35 +511,17 @@ class Call:
                 )
             )
         token = secrets.token_hex(8)
-        rec = self._new_record()
-        rec.input = self.transcript.get("input")
-        rec.raw_input, rec.raw_context = self.input, self.context
-        for key, value in owner_fields(token, background.SPAWN_LEASE_S).items():
-            setattr(rec, key, value)
-        if self.recorded:
-            self.store.update(
-                self.run_id,
-                **{
-                    k: getattr(rec, k)
-                    for k in (
-                        "raw_input",
-                        "raw_context",
-                        "owner",
-                        "owner_pid",
-                        "owner_host",
-                        "owner_start",
-                        "lease_expires",
-                        "approval",
-                        "background",
-                    )
-                },
-                status=RunStatus.RUNNING.value,
-            )
-        else:
-            self.store.insert(rec)
-            self.recorded = True
-        background.spawn(self.store, self.run_id, token, self.registry_root)
-        self.notes.append("running in the background: toolctl runs wait " + self.run_id)
+        self._write(
+            {
+                "input": self.transcript.get("input"),
+                "raw_input": self.input,
+                "raw_context": self.context,
+                "status": RunStatus.RUNNING.value,
+                **owner_fields(token, background.SPAWN_LEASE_S),
+            },
+            cas=False,
+        )
+        background.spawn(self.store, self.run_id, token, self.registry)
         return self.result(RunStatus.RUNNING, ended=False)
 
     # ------------------------------------------------------------ execution
@@ -576,7 +584,7 @@ class Call:
             return self.error_result(
                 ToolErrorInfo(
                     ErrorCode.HANDLER_ERROR.value,
-                    redact_text(f"{spec.name} failed: {type(exc).__name__}: {exc}"),
+                    redact_text(f"{type(exc).__name__}: {exc}"),
                     [{"type": type(exc).__name__}],
                 )
             )
@@ -621,15 +629,16 @@ class Call:
             raise KeyboardInterrupt
         raise _Failed(
             ErrorCode.HANDLER_ERROR.value,
-            redact_text(f"{self.spec.name} failed: {outcome.message}"),
+            redact_text(outcome.message),
         )
 
     def _check_output(self, output: Any) -> None:
+        # Strict dumps rejects NaN/Infinity, non-JSON types and over-long ints; encoding rejects
+        # lone surrogates. One pass, and it gives the size.
         try:
             size = len(jsondata.dumps(output).encode("utf-8"))
-            jsondata.check(output, what="tool output")
-        except (TypeError, ValueError, InvalidJSONError) as exc:
-            message = exc.message if isinstance(exc, InvalidJSONError) else str(exc)
+        except (TypeError, ValueError, RecursionError) as exc:
+            message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
             raise _Failed(
                 ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
             ) from None
@@ -660,14 +669,7 @@ class Call:
                     log.warning("%s: %s", spec.name, self.notes[-1])
         except _Failed as exc:
             return self.error_result(exc.info, exc.status)
-        await hooks.fire(
-            spec.hooks,
-            "onOutput",
-            self._hook_payload(output=output),
-            python_path=self.python_path,
-            notes=self.notes,
-            resolve=self.resolve,
-        )
+        await self.fire("onOutput", output=output)
         try:
             model = transforms.to_model_output(spec.to_model_output, output, self.python_path)
         except (transforms.TransformError, ToolctlError) as exc:
@@ -675,7 +677,7 @@ class Call:
                 ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, redact_text(str(exc)))
             )
         out_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
-        self.phase("output", output, out_schema or {})
+        self.phase("output", output, out_schema)
         result = self.result(RunStatus.SUCCEEDED, output=output, model_output=model)
         self.finish(result)
         return result
@@ -737,7 +739,7 @@ class Call:
                 return ToolErrorInfo(
                     ErrorCode.INVALID_RESUME.value,
                     f"Resume data for {self.spec.name} does not match its resumeSchema. "
-                    f"Provided data: {jsondata.shorten(Redactor(schema).redact(data))}",
+                    f"Provided data: {jsondata.shorten(redactor_for(schema).redact(data))}",
                     problems,
                 )
         self.resume_data = data

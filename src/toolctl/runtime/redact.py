@@ -137,21 +137,57 @@ def _child_schemas(schema: Any, root: Any, key: str | int) -> list[Any]:
     return out
 
 
+def _has_flags(node: Any, depth: int = 0) -> bool:
+    """True when any subschema carries ``x-sensitive``/``writeOnly`` (most schemas: none)."""
+    if depth > 64:
+        return True
+    if isinstance(node, dict):
+        if _schema_flag(node):
+            return True
+        return any(
+            _has_flags(v, depth + 1)
+            for k, v in node.items()
+            if k not in ("const", "enum", "default", "examples")
+        )
+    if isinstance(node, list):
+        return any(_has_flags(v, depth + 1) for v in node)
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """Redact by key names and value patterns only (the fast path)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {
+            k: REDACTED if is_sensitive_key(k) and isinstance(v, (str, dict, list)) else _plain(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
 class Redactor:
     """Redacts values shaped by one schema (its ``x-sensitive``/``writeOnly`` fields).
 
-    Build one per schema (see :func:`redactor_for`); :meth:`redact` returns a redacted copy and
-    never modifies its argument.
+    Use :func:`redactor_for` (cached per schema); :meth:`redact` returns a redacted copy and never
+    modifies its argument.
     """
 
     def __init__(self, schema: Any = None) -> None:
         self.schema = schema
+        self._annotated = schema is not None and _has_flags(schema)
 
     def redact(self, value: Any) -> Any:
         """A copy of ``value`` with secrets replaced by ``[REDACTED]``."""
-        return self._walk(value, [self.schema] if self.schema is not None else [])
+        if not self._annotated:
+            return _plain(value)
+        return self._walk(value, [self.schema])
 
     def _walk(self, value: Any, schemas: list[Any]) -> Any:
+        if not schemas:
+            return _plain(value)
         if isinstance(value, str):
             return redact_text(value)
         if isinstance(value, dict):
@@ -171,6 +207,21 @@ class Redactor:
         return value
 
 
+_REDACTORS: dict[int, tuple[Any, Redactor]] = {}
+
+
+def redactor_for(schema: Any) -> Redactor:
+    """The :class:`Redactor` of ``schema``, built once per schema object (specs are frozen)."""
+    found = _REDACTORS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
+    if len(_REDACTORS) > 4096:
+        _REDACTORS.clear()
+    made = Redactor(schema)
+    _REDACTORS[id(schema)] = (schema, made)  # holding the schema keeps its id unique
+    return made
+
+
 def _secret(key: str, item: Any, schemas: list[Any], root: Any) -> bool:
     if any(_schema_flag(_resolve(s, root)) or _schema_flag(s) for s in schemas):
         return item is not None
@@ -178,12 +229,9 @@ def _secret(key: str, item: Any, schemas: list[Any], root: Any) -> bool:
     return is_sensitive_key(key) and isinstance(item, (str, dict, list))
 
 
-_PLAIN = Redactor(None)
-
-
 def redact(value: Any, schema: Any = None) -> Any:
     """A redacted copy of ``value``; ``schema`` adds its ``x-sensitive``/``writeOnly`` fields."""
-    return _PLAIN.redact(value) if schema is None else Redactor(schema).redact(value)
+    return _plain(value) if schema is None else redactor_for(schema).redact(value)
 
 
 class RedactingFilter(logging.Filter):

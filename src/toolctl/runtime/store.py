@@ -39,6 +39,7 @@ _JSON_COLUMNS = (
     "raw_input",
     "raw_context",
     "approval",
+    "registry",
 )
 
 _DDL = """
@@ -69,7 +70,7 @@ CREATE TABLE IF NOT EXISTS runs (
     owner_start   TEXT,
     lease_expires REAL,
     resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry_root TEXT
+    registry      TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
@@ -107,7 +108,7 @@ class RunRecord:
     owner_start: str | None = None
     lease_expires: float | None = None
     resume_count: int = 0
-    registry_root: str | None = None
+    registry: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import api, hooks, jsondata
+from toolctl.runtime import api, jsondata
 from toolctl.runtime.pipeline import Call, drive
 from toolctl.runtime.result import RunResult
 
@@ -52,14 +52,7 @@ class InputStream:
     async def _start(self, c: Call) -> None:
         if not self._started:
             self._started = True
-            await hooks.fire(
-                c.spec.hooks,
-                "onInputStart",
-                c._hook_payload(),
-                python_path=c.python_path,
-                notes=c.notes,
-                resolve=c.resolve,
-            )
+            await c.fire("onInputStart")
 
     async def _feed(self, c: Call, delta: str) -> None:
         if self._done:
@@ -70,14 +63,7 @@ class InputStream:
         await self._start(c)
         self._chunks.append(delta)
         c.phase("inputDelta", delta)
-        await hooks.fire(
-            c.spec.hooks,
-            "onInputDelta",
-            c._hook_payload(inputTextDelta=delta),
-            python_path=c.python_path,
-            notes=c.notes,
-            resolve=c.resolve,
-        )
+        await c.fire("onInputDelta", inputTextDelta=delta)
 
     def start(self) -> None:
         """Fire onInputStart now (otherwise the first delta does)."""

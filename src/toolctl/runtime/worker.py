@@ -1,4 +1,4 @@
-"""The background worker: ``python -m toolctl.runtime.worker --state DB --registry DIR RUN TOKEN``.
+"""The background worker: ``python -m toolctl.runtime.worker --state DB --registry JSON RUN TOKEN``.
 
 It finishes one run that the spawning process stored as ``running`` with ``TOKEN`` as owner.
 SIGTERM (``toolctl runs cancel``) cancels the run like Ctrl-C does in the foreground.
@@ -7,9 +7,12 @@ SIGTERM (``toolctl runs cancel``) cancels the run like Ctrl-C does in the foregr
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import Any, NoReturn
 
 from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
@@ -36,9 +39,18 @@ def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
     )
 
 
-def run(state: str, registry_root: str, run_id: str, token: str) -> int:
-    """Finish the run; the exit code is for logs only (the row is the result)."""
+def load_registry_at(locator: dict[str, Any]) -> Any:
+    """The registry a run was started from (its project root and tool paths)."""
+    from toolctl.config import project_for
     from toolctl.loader import load_registry
+
+    project = project_for(Path(locator["root"]) / "__toolctl_probe__")
+    project = dataclasses.replace(project, tool_paths=[Path(p) for p in locator["tools"]])
+    return load_registry(project=project)
+
+
+def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
+    """Finish the run; the exit code is for logs only (the row is the result)."""
     from toolctl.runtime.loading import python_path_of
 
     store = SqliteStore(state, sweep=False)
@@ -46,27 +58,22 @@ def run(state: str, registry_root: str, run_id: str, token: str) -> int:
     if rec.status != "running" or rec.owner != token:
         return 0  # cancelled before we started, or another worker has it
     try:
-        registry = load_registry(registry_root)
+        registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
         return 1
+    options = Options(run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout)
     call = Call(
         spec,
         store,
         python_path=python_path_of(registry),
-        options=Options(
-            run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout
-        ),
+        options=options,
         sync=True,
-        registry_root=registry_root,
+        registry=locator,
     )
-    call.input, call.context, call.recorded, call.owner = (
-        rec.raw_input,
-        rec.raw_context,
-        True,
-        token,
-    )
+    call.input, call.context = rec.raw_input, rec.raw_context
+    call.recorded, call.owner = True, token
     if rec.approval:
         call.approval = ApprovalInfo.from_dict(rec.approval)
     call.phase("input", rec.raw_input, spec.input_schema)
@@ -85,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("token")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _on_term)
-    return run(args.state, args.registry, args.run_id, args.token)
+    return run(args.state, json.loads(args.registry), args.run_id, args.token)
 
 
 if __name__ == "__main__":
