@@ -20,6 +20,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -117,16 +118,27 @@ def script(root: Path, name: str, text: str) -> Path:
     return path
 
 
-async def measure_calls(params: StdioServerParameters, calls: int) -> list[float]:
-    async with Client(params, mode="legacy") as client:
-        for _ in range(20):  # warm up: imports, validators, the run store
-            await client.call_tool("add", {"a": 1, "b": 2})
-        times = []
-        for i in range(calls):
-            start = time.perf_counter()
-            result = await client.call_tool("add", {"a": i, "b": 2})
-            times.append(time.perf_counter() - start)
-            assert not result.is_error, result
+async def measure_calls(
+    servers: dict[str, Any], calls: int, rounds: int = 10
+) -> dict[str, list[float]]:
+    """Sequential tools/call latency per server, interleaved in rounds so that noise from the
+    rest of the machine falls on every server alike."""
+    async with AsyncExitStack() as stack:
+        clients = {
+            label: await stack.enter_async_context(Client(server, mode="legacy"))
+            for label, server in servers.items()
+        }
+        for client in clients.values():
+            for _ in range(20):  # warm up: imports, validators, the run store
+                await client.call_tool("add", {"a": 1, "b": 2})
+        times: dict[str, list[float]] = {label: [] for label in clients}
+        for _ in range(rounds):
+            for label, client in clients.items():
+                for i in range(calls // rounds):
+                    start = time.perf_counter()
+                    result = await client.call_tool("add", {"a": i, "b": 2})
+                    times[label].append(time.perf_counter() - start)
+                    assert not result.is_error, result
     return times
 
 
@@ -182,19 +194,52 @@ def measure_raw_lists(root: Path, lists: int) -> list[float]:
     return times[2:]
 
 
-async def measure_runtime(root: Path, calls: int, store: Any) -> list[float]:
-    """The same call in-process through ``registry.acall`` (what the server adds is the rest)."""
-    import toolctl
+class NoHistory:
+    """A registry whose calls skip the run history (to isolate the MCP layer's own cost)."""
 
-    registry = toolctl.load(root / "tools.d")
+    def __init__(self, registry: Any) -> None:
+        self._registry = registry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry, name)
+
+    async def acall(self, name: str, input: Any = None, **options: Any) -> Any:
+        return await self._registry.acall(name, input, store=False, **options)
+
+
+async def measure_inprocess(root: Path, calls: int, rounds: int = 10) -> dict[str, list[float]]:
+    """The same call in one process over the SDK's memory transport (no pipes), history off:
+    the floor server, toolctl's server, and ``registry.acall`` alone."""
+    import toolctl
+    from toolctl.server.app import ToolServer
+    from toolctl.server.toolset import build_toolset
+
+    namespace: dict[str, Any] = {}
+    exec(LOWLEVEL.split("async def main")[0], namespace)  # the floor server, not run
+    registry = NoHistory(toolctl.load(root / "tools.d"))
+    ours = ToolServer(build_toolset(registry))  # type: ignore[arg-type]
+    times = await measure_calls(
+        {"lowlevel (floor)": namespace["server"], "toolctl": ours.lowlevel}, calls, rounds
+    )
+    times["registry.acall"] = []
     for _ in range(20):
-        await registry.acall("add", {"a": 1, "b": 2}, store=store)
-    times = []
+        await registry.acall("add", {"a": 1, "b": 2})
     for i in range(calls):
         start = time.perf_counter()
-        await registry.acall("add", {"a": i, "b": 2}, store=store)
-        times.append(time.perf_counter() - start)
+        await registry.acall("add", {"a": i, "b": 2})
+        times["registry.acall"].append(time.perf_counter() - start)
     return times
+
+
+def table(times: dict[str, list[float]]) -> dict[str, float]:
+    """Print p50/p90/p99 and calls/s per row; return the p50s."""
+    print(f"  {'server':<20} {'p50 us':>8} {'p90 us':>8} {'p99 us':>8} {'calls/s':>8}")
+    for label, values in times.items():
+        print(
+            f"  {label:<20} {statistics.median(values) * 1e6:8.0f} {p(values, 0.9) * 1e6:8.0f} "
+            f"{p(values, 0.99) * 1e6:8.0f} {len(values) / sum(values):8.0f}"
+        )
+    return {label: statistics.median(values) for label, values in times.items()}
 
 
 def p(values: list[float], q: float) -> float:
@@ -212,67 +257,46 @@ def main() -> None:
         root = Path(tmp)
         small = registry(root / "one", 1)
         large = registry(root / "thousand", 1000)
-        servers = {
+        serve = ["-m", "toolctl", "serve"]
+        servers: dict[str, Any] = {
             "lowlevel (floor)": StdioServerParameters(
                 command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL))]
             ),
             "MCPServer": StdioServerParameters(
                 command=py, args=[str(script(root, "mcpserver.py", MCPSERVER))]
             ),
-            "toolctl serve": StdioServerParameters(
-                command=py, args=["-m", "toolctl", "serve"], cwd=str(small)
-            ),
+            "toolctl serve": StdioServerParameters(command=py, args=serve, cwd=str(small)),
         }
-        shm = Path("/dev/shm")
-        if shm.is_dir():  # the run history on tmpfs: the same work without the disk's fsync
-            tmpfs = Path(tempfile.mkdtemp(dir=shm))
+        tmpfs = Path(tempfile.mkdtemp(dir="/dev/shm")) if Path("/dev/shm").is_dir() else None
+        if tmpfs is not None:  # the run history on tmpfs: the same work without disk fsyncs
             on_tmpfs = registry(root / "tmpfs", 1, state=str(tmpfs / "state.db"))
             servers["  history on tmpfs"] = StdioServerParameters(
-                command=py, args=["-m", "toolctl", "serve"], cwd=str(on_tmpfs)
+                command=py, args=serve, cwd=str(on_tmpfs)
             )
-        p50: dict[str, float] = {}
-        print(f"tools/call over stdio, {args.calls} sequential calls after 20 warm-up calls")
-        print(f"{'server':<18} {'p50 us':>8} {'p90 us':>8} {'p99 us':>8} {'calls/s':>8}")
-        for label, params in servers.items():
-            times = anyio.run(measure_calls, params, args.calls)
-            p50[label] = statistics.median(times)
-            print(
-                f"{label:<18} {p50[label] * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
-                f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}"
-            )
-        runtime_rows: list[tuple[str, Any]] = [("runtime in-process", None)]
-        if shm.is_dir():
-            runtime_rows.append(("  history on tmpfs", str(tmpfs / "inproc.db")))
-        runtime_rows.append(("  history off", False))
-        print("the same call in-process through registry.acall (no MCP):")
-        for label, store in runtime_rows:
-            times = anyio.run(measure_runtime, small, args.calls, store)
-            p50["runtime " + label.strip()] = statistics.median(times)
-            print(
-                f"{label:<18} {statistics.median(times) * 1e6:8.0f} {p(times, 0.9) * 1e6:8.0f} "
-                f"{p(times, 0.99) * 1e6:8.0f} {len(times) / sum(times):8.0f}"
-            )
+        print(f"tools/call over stdio, {args.calls} sequential calls per server (interleaved)")
+        p50 = table(anyio.run(measure_calls, servers, args.calls))
         floor, high, ours = p50["lowlevel (floor)"], p50["MCPServer"], p50["toolctl serve"]
-        if shm.is_dir():
-            layer = p50["  history on tmpfs"] - p50["runtime history on tmpfs"]
-            print(
-                f"toolctl serve without the runtime's cost (tmpfs: serve - in-process) = "
-                f"{layer * 1e6:.0f} us = {layer / floor:.2f}x floor"
-            )
         print(
-            f"toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
+            f"  toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
             f"{'OK' if ours <= 1.3 * floor else 'OVER'}"
         )
         print(
-            f"toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
+            f"  toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
             f"{'OK' if ours < high else 'OVER'}"
         )
+        print("the same call in-process (SDK memory transport, run history off):")
+        inproc = table(anyio.run(measure_inprocess, small, args.calls))
+        layer = inproc["toolctl"] - inproc["lowlevel (floor)"] - inproc["registry.acall"]
+        print(
+            f"  toolctl's MCP layer = toolctl - floor - registry.acall = {layer * 1e6:.0f} us; "
+            f"the rest of the stdio gap is the runtime's (pipeline and run history)"
+        )
+        if tmpfs is not None:
+            shutil.rmtree(tmpfs, ignore_errors=True)
         params = StdioServerParameters(command=py, args=["-m", "toolctl", "serve"], cwd=str(large))
         count, times = anyio.run(measure_lists, params, args.lists)
         raw = measure_raw_lists(large, args.lists)
         median, raw_median = statistics.median(times), statistics.median(raw)
-        if shm.is_dir():
-            shutil.rmtree(tmpfs, ignore_errors=True)
         print(f"tools/list with {count} tools over stdio (budget < 100 ms):")
         print(
             f"  raw JSON-RPC pipe (server + transport): median {raw_median * 1e3:.1f} ms, "
