@@ -286,3 +286,14 @@ def test_an_unusable_run_history_is_an_error_result_saying_why(registry_dir: Pat
     assert result["isError"] is True
     assert "the server is misconfigured" in result["content"][0]["text"]
     assert "state.db" not in result["content"][0]["text"]  # paths stay in the server log
+
+
+def test_a_failing_elicitation_leaves_the_run_awaiting_approval(registry_dir: Path) -> None:
+    from mcp_types import ErrorData
+
+    async def broken(context: Any, params: Any) -> Any:
+        return ErrorData(code=-32603, message="the client's form crashed")
+
+    result = call(registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=broken)
+    assert result["isError"] is True
+    assert result["_meta"]["toolctl/run"]["status"] == "awaiting_approval"

@@ -71,10 +71,10 @@ def make_approver(
             f"Allow the tool {name!r} to run with this input?\n"
             f"{_preview(request.display_input)}\nAccept to run it, decline to refuse."
         )
-        answer = await ctx.session.elicit_form(
-            message, {"type": "object", "properties": {}}, related_request_id=ctx.request_id
-        )
-        log.info("approval for run %s: %s", request.run_id, answer.action)
+        answer = await _ask(ctx, message, {"type": "object", "properties": {}})
+        log.info("approval for run %s: %s", request.run_id, answer and answer.action)
+        if answer is None:
+            return None
         if answer.action == "accept":
             return True
         if answer.action == "decline":
@@ -82,6 +82,17 @@ def make_approver(
         return None  # dismissed: leave the run awaiting approval
 
     return approve
+
+
+async def _ask(
+    ctx: ServerRequestContext[Any, Any], message: str, form: dict[str, Any]
+) -> types.ElicitResult | None:
+    """The client's answer to a form, or None when it could not answer (logged)."""
+    try:
+        return await ctx.session.elicit_form(message, form, related_request_id=ctx.request_id)
+    except Exception as exc:  # the client failed or went away: the run stays pending
+        log.warning("elicitation failed (%s: %s); the run stays pending", type(exc).__name__, exc)
+        return None
 
 
 def elicitation_schema(schema: Any) -> dict[str, Any] | None:
@@ -125,8 +136,8 @@ def make_on_suspend(
     async def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
         name = spec.title or spec.name
         message = f"The tool {name!r} needs more input to continue.\n{_preview(payload)}"
-        answer = await ctx.session.elicit_form(message, form, related_request_id=ctx.request_id)
-        if answer.action == "accept" and answer.content is not None:
+        answer = await _ask(ctx, message, form)
+        if answer is not None and answer.action == "accept" and answer.content is not None:
             return dict(answer.content)
         return None  # declined or dismissed: the run stays suspended
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import logging
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
     from toolctl.registry import Registry
     from toolctl.server.reload import RegistryWatcher
 
-log = logging.getLogger("toolctl.server")
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
 
