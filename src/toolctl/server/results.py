@@ -106,10 +106,11 @@ def suspended_text(result: RunResult) -> str:
 
 
 def approval_text(result: RunResult) -> str:
-    """What a model reads when a tool needs approval this client could not be asked for."""
+    """What a model reads when a tool needs approval the user has not given (the client cannot
+    ask, or the question was dismissed)."""
     return (
-        "Approval required: this MCP client cannot ask the user (no elicitation support), "
-        "so the tool did not run. " + error_text(result)
+        "Approval required: the user has not approved this call, so the tool did not run. "
+        + error_text(result)
     )
 
 
