@@ -125,3 +125,43 @@ async def _names(url: str) -> list[str]:
     async with Client(url, mode="legacy") as client:
         result = await client.list_tools()
     return [t.name for t in result.tools]
+
+
+def test_a_client_that_disconnects_mid_call_cancels_the_run(registry_dir: Path) -> None:
+    from toolctl.runtime.store import open_store
+
+    with http_server(registry_dir) as server:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        conn.request("POST", "/mcp", json.dumps(INIT), headers)
+        response = conn.getresponse()
+        response.read()
+        headers["mcp-session-id"] = response.getheader("mcp-session-id") or ""
+        headers["mcp-protocol-version"] = "2025-11-25"
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        conn.request("POST", "/mcp", json.dumps(initialized), headers)
+        conn.getresponse().read()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "sleepy", "arguments": {"steps": 600}},
+        }
+        conn.request("POST", "/mcp", json.dumps(call), headers)
+        assert conn.getresponse().status == 200  # the call is running, streaming its answer
+        conn.close()  # ... and the client goes away
+        db = registry_dir / ".toolctl" / "state.db"
+
+        def statuses() -> list[str]:
+            return [r.status for r in open_store(db).query(tool="sleepy")] if db.exists() else []
+
+        async def cancelled() -> None:
+            with anyio.fail_after(20):
+                while statuses() != ["cancelled"]:
+                    await anyio.sleep(0.1)
+
+        anyio.run(cancelled)
+        assert post(server, INIT) == 200

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 
     from toolctl.runtime import RunResult
     from toolctl.server.toolset import ToolSet
+    from toolctl.spec import ToolSpec
 
 log = logging.getLogger("toolctl.server")
+DISCONNECT_POLL = 0.5
 
 
 class CallHandler:
@@ -38,6 +40,26 @@ class CallHandler:
         spec = toolset.specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        probe = getattr(ctx.request, "is_disconnected", None)
+        if probe is None:  # stdio: a closed stdin ends the session and cancels its calls
+            return await self._run(ctx, toolset, spec, params)
+        # Over HTTP the SDK keeps a handler running when its client goes away: watch for it.
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_disconnect, probe, scope)
+                result = await self._run(ctx, toolset, spec, params)
+                tg.cancel_scope.cancel()
+            return result
+        log.warning("the client disconnected: the call of %s was cancelled", params.name)
+        return error_result(f"The call of {params.name} was cancelled: the client disconnected.")
+
+    async def _run(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        toolset: ToolSet,
+        spec: ToolSpec,
+        params: types.CallToolRequestParams,
+    ) -> dict[str, Any]:
         options: dict[str, Any] = {
             "approver": make_approver(ctx, spec),
             "on_suspend": make_on_suspend(ctx, spec),
@@ -85,6 +107,14 @@ async def _with_progress(
         finally:
             relay.close()
     return result
+
+
+async def _cancel_on_disconnect(
+    is_disconnected: Callable[[], Awaitable[bool]], scope: anyio.CancelScope
+) -> None:
+    while not await is_disconnected():
+        await anyio.sleep(DISCONNECT_POLL)
+    scope.cancel()
 
 
 def _log_result(result: RunResult) -> None:
