@@ -35,6 +35,7 @@ def test_other_commands_do_not_import_the_sdk() -> None:
 
 
 def test_serve_refuses_a_registry_with_errors(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
     (tmp_path / "tools.d").mkdir()
     (tmp_path / "tools.d" / "bad.yaml").write_text("toolctl: 1\nname: x\n")
     proc = subprocess.run(
@@ -48,3 +49,22 @@ def test_serve_refuses_a_registry_with_errors(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "tools.d/bad.yaml:" in proc.stderr
     assert "not serving a registry with errors" in proc.stderr
+
+
+def test_serve_names_unknown_and_disabled_tools() -> None:
+    pytest.importorskip("mcp")
+    for tool, expected in (
+        ("nope", "no tool named 'nope'"),
+        ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "toolctl", "serve", "--tool", tool],
+            cwd=REGISTRY,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 1
+        assert expected in proc.stderr
+        assert "Traceback" not in proc.stderr
