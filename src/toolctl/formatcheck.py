@@ -48,7 +48,10 @@ def _best(err: Any) -> Any:
     from jsonschema.exceptions import best_match
 
     while err.validator in ("oneOf", "anyOf") and err.context:
-        err = best_match(err.context)
+        # A branch whose type does not even fit the value is the least likely intent:
+        # `background: {timeout: -1}` must report the timeout, not "is not of type 'boolean'".
+        fitting = [e for e in err.context if e.validator != "type" or e.relative_path]
+        err = best_match(fitting or err.context)
     return err
 
 
@@ -72,6 +75,22 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
                 )
             )
         return out
+    forbidden = err.validator_value.get("required") if err.validator == "not" else None
+    if forbidden and isinstance(err.instance, dict):
+        # `not: {required: [k]}` forbids a key: say so at the key, not by quoting the schema
+        key = next((k for k in forbidden if k in err.instance), forbidden[0])
+        line, col = doc.locate((*path, key), key=True)
+        return [
+            error(
+                Location(doc.file, line, col),
+                "TC201",
+                f"key {key!r} is not allowed here",
+                hint="`toolctl:` goes once at the top of a file, not inside each tool"
+                if key == "toolctl"
+                else None,
+                pointer=_pointer((*path, key)),
+            )
+        ]
     line, col = doc.locate(path)
     where = _pointer(path) or "the file"
     message = f"{where}: {err.message}" if path else err.message

@@ -22,7 +22,7 @@ from toolctl.formatcheck import check_format
 from toolctl.registry import Registry
 from toolctl.schema import cached_validator, check_schema
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
-from toolctl.yamlsrc import Document, JsonPath, load_file
+from toolctl.yamlsrc import Document, JsonPath, gc_paused, load_file
 
 TOOL_SUFFIXES = (".yaml", ".yml")
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
@@ -83,6 +83,8 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         for name in sorted(filenames):
             if not name.endswith(TOOL_SUFFIXES) or name.endswith(SCHEMA_SUFFIXES):
                 continue
+            if name.startswith("."):  # hidden files and editor locks (Emacs `.#t.yaml` links)
+                continue
             path = Path(dirpath) / name
             if path.is_symlink():
                 target = path.resolve()
@@ -132,9 +134,12 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
         )
     for i, case in enumerate(spec.tests):
         label = f"test {case.get('name', i)!r}"
-        if "input" in case:
+        # a case that expects its input, resume data or context to be rejected is written
+        # invalid on purpose
+        rejected = case.get("error", {}).get("code")
+        if "input" in case and rejected != "invalid_input":
             checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
-        if "resume" in case and spec.resume_schema is not None:
+        if "resume" in case and spec.resume_schema is not None and rejected != "invalid_resume":
             checks.append(
                 (
                     "resumeSchema",
@@ -144,7 +149,11 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                     f"{label} resume data",
                 )
             )
-        if "context" in case and spec.request_context_schema is not None:
+        if (
+            "context" in case
+            and spec.request_context_schema is not None
+            and rejected != "invalid_context"
+        ):
             checks.append(
                 (
                     "requestContextSchema",
@@ -383,6 +392,11 @@ def load_registry(
     path: str | Path | None = None, *, packs: bool = True, project: Project | None = None
 ) -> Registry:
     """Load a registry and return it with every diagnostic. Raises only for a bad config."""
+    with gc_paused():  # the load builds big acyclic trees; collecting them frees nothing
+        return _load_registry(path, packs, project)
+
+
+def _load_registry(path: str | Path | None, packs: bool, project: Project | None) -> Registry:
     project = project or project_for(Path(path) if path is not None else None)
     ctx = _Context(project.python_path)
     specs: list[ToolSpec] = []

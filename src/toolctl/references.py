@@ -80,12 +80,15 @@ def package_dir(module: str) -> Path | None:
 
 @functools.lru_cache(maxsize=512)
 def _module_names(origin: str) -> frozenset[str] | None:
-    """Names bound at module level in a source file; None when it cannot be known statically."""
+    """Names bound at module level in a source file; None when it cannot be known statically.
+
+    Raises :class:`SyntaxError` when the file does not parse: importing it would fail too.
+    """
     if not origin.endswith(".py"):
         return None
     try:
         tree = ast.parse(Path(origin).read_bytes(), filename=origin)
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, ValueError):
         return None
     names: set[str] = set()
     for node in _top_level(tree.body):
@@ -136,7 +139,10 @@ def check_static(ref: str, python_path: Iterable[Path]) -> str | None:
         return problem
     if origin is None:
         return None  # namespace package or built-in: cannot check statically
-    names = _module_names(origin)
+    try:
+        names = _module_names(origin)
+    except SyntaxError as exc:
+        return f"module {parsed.module!r} has a syntax error (line {exc.lineno}: {exc.msg})"
     first = parsed.attr.split(".")[0]
     if names is not None and first not in names:
         return f"module {parsed.module!r} defines no {first!r} at module level"

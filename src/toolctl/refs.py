@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolctl.errors import YamlError
 from toolctl.yamlsrc import Document, JsonPath
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -58,34 +59,50 @@ def resolve_pointer(doc: Any, tokens: list[str]) -> Any:
     return node
 
 
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+
+
+def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], list[JsonPath]]:
+    """One pass over a schema: its ``$ref`` strings and the paths of nested ``$id``s.
+
+    This runs on every schema of every tool, so it is iterative and builds a node's path (as a
+    linked ``(parent, key)`` pair, turned into a tuple only for hits) instead of a tuple per node.
+    """
+    found: list[tuple[Any, str]] = []
+    ids: list[Any] = []
+    stack: list[tuple[Any, Any]] = [(root, None)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, link = pop()
+        if type(node) is dict:
+            ref = node.get("$ref")
+            if type(ref) is str:
+                found.append((link, ref))
+            if link is not None and type(node.get("$id")) is str:
+                ids.append(link)
+            for key, value in reversed(list(node.items())):  # reversed: pop in document order
+                if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                    push((value, (link, key)))
+        else:
+            for i in range(len(node) - 1, -1, -1):
+                if type(node[i]) is dict or type(node[i]) is list:
+                    push((node[i], (link, i)))
+    return [((*base, *_unlink(at)), ref) for at, ref in found], [
+        (*base, *_unlink(at)) for at in ids
+    ]
+
+
+def _unlink(link: Any) -> JsonPath:
+    parts: list[str | int] = []
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    return tuple(reversed(parts))
+
+
 def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     """Every ``$ref`` string in a schema, with the JSON path of the object holding it."""
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            yield path, ref
-        for key, value in node.items():
-            if key in ("const", "enum", "default", "examples"):
-                continue
-            if isinstance(value, (dict, list)):
-                yield from iter_refs(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from iter_refs(item, (*path, i))
-
-
-def _nested_ids(node: Any, path: JsonPath = ()) -> Iterator[JsonPath]:
-    if isinstance(node, dict):
-        if path and isinstance(node.get("$id"), str):
-            yield path
-        for key, value in node.items():
-            if key not in ("const", "enum", "default", "examples") and isinstance(
-                value, (dict, list)
-            ):
-                yield from _nested_ids(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _nested_ids(item, (*path, i))
+    return iter(_scan(node, path)[0])
 
 
 @dataclass
@@ -95,13 +112,14 @@ class _Bundler:
     problems: list[RefProblem] = field(default_factory=list)
     defs: dict[str, Any] = field(default_factory=dict)
     names: dict[tuple[str, str], str] = field(default_factory=dict)
+    taken: frozenset[str] = frozenset()  # $defs the schema already has
 
     def _def_name(self, file: Path, fragment: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
         tail = re.sub(r"[^A-Za-z0-9_]+", "_", fragment.split("/")[-1]) if fragment else ""
         base = f"{stem}__{tail}" if tail else stem
         name, n = base, 2
-        while name in self.defs:
+        while name in self.defs or name in self.taken:
             name, n = f"{base}_{n}", n + 1
         return name
 
@@ -136,7 +154,14 @@ class _Bundler:
         rel = str(path.relative_to(root)) if path != root else path.name
         try:
             doc = self.load(path)
-            target_node = resolve_pointer(doc.data, parse_pointer(fragment))
+            tokens = parse_pointer(fragment)
+            target_node = resolve_pointer(doc.data, tokens)
+        except YamlError as exc:  # say where the referenced file is broken
+            where = f"{rel}:{exc.line}:{exc.col}" if exc.line else rel
+            self.problems.append(
+                RefProblem(display, at, f"{ref!r}: cannot load {where}: {exc.message}")
+            )
+            return None
         except KeyError:
             self.problems.append(RefProblem(display, at, f"{ref!r}: no such location in {rel}"))
             return None
@@ -149,20 +174,27 @@ class _Bundler:
         name = self._def_name(path, fragment)
         self.names[key] = name
         self.defs[name] = None  # reserve the name before descending (recursion)
-        self.defs[name] = self.rewrite(copy.deepcopy(target_node), path, rel, doc.data, True)
+        node = copy.deepcopy(target_node)
+        self.defs[name] = self.rewrite(node, path, doc.file, True, base=tuple(tokens))
         return f"#/$defs/{name}"
 
-    def rewrite(self, node: Any, file: Path, display: str, file_root: Any, foreign: bool) -> Any:
-        """Rewrite refs in ``node`` (which lives in ``file``); local refs of foreign files too."""
+    def rewrite(
+        self, node: Any, file: Path, display: str, foreign: bool, base: JsonPath = ()
+    ) -> Any:
+        """Rewrite the refs in ``node`` (at ``base`` in ``file``), local ones too if foreign.
+
+        Problems are reported in ``display`` (the file as the loader names it) at their path in
+        that file, so they can be located there.
+        """
         for at, ref in list(iter_refs(node)):
             holder = resolve_pointer(node, [str(p) for p in at]) if at else node
             if ref.startswith("#"):
                 if foreign:
-                    new = self.external(file.name + ref, file, display, at)
+                    new = self.external(file.name + ref, file, display, (*base, *at))
                     if new is not None:
                         holder["$ref"] = new
                 continue
-            new = self.external(ref, file, display, at)
+            new = self.external(ref, file, display, (*base, *at))
             if new is not None:
                 holder["$ref"] = new
         return node
@@ -182,6 +214,7 @@ def bundle(
     """
     if not isinstance(schema, dict):
         return schema, []
+    refs, nested_ids = _scan(schema)
     problems = [
         RefProblem(
             display,
@@ -190,9 +223,8 @@ def bundle(
             "TC305",
             hint="use $defs and '#/$defs/Name' references instead",
         )
-        for at in _nested_ids(schema)
+        for at in nested_ids
     ]
-    refs = list(iter_refs(schema))
     external = [r for _, r in refs if not r.startswith("#")]
     for at, ref in refs:
         if ref.startswith("#"):
@@ -208,15 +240,17 @@ def bundle(
                 )
     if not external:
         return schema, problems
-    bundler = _Bundler(root_dir, load)
-    out = bundler.rewrite(copy.deepcopy(schema), file, display, schema, False)
+    own_defs = schema.get("$defs")
+    bundler = _Bundler(
+        root_dir, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ())
+    )
+    out = bundler.rewrite(copy.deepcopy(schema), file, display, False)
     if bundler.defs:
         defs = out.setdefault("$defs", {})
         for name, value in bundler.defs.items():
             defs.setdefault(name, value if value is not None else {})
     for p in bundler.problems:
-        if p.file == display:
-            p.path = (*p.path, "$ref")
+        p.path = (*p.path, "$ref")  # point at the reference itself, in whichever file
     return out, problems + bundler.problems
 
 
@@ -227,8 +261,8 @@ def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
     references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
     Returns the path where each cycle starts and the chain of references.
     """
-    if not isinstance(schema, dict):
-        return []
+    if not isinstance(schema, dict) or not _scan(schema)[0]:
+        return []  # no $ref at all: no cycle (the common case, so checked cheaply first)
     found: list[tuple[JsonPath, list[str]]] = []
     state: dict[str, int] = {}
 

@@ -9,6 +9,7 @@ and records where each value and key starts. Nothing in a file can run code or e
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import math
 import os
@@ -37,6 +38,8 @@ _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _TRUES = frozenset({"true", "True", "TRUE"})
 _FALSES = frozenset({"false", "False", "FALSE"})
 _STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
+# First characters of every plain scalar that resolves to something other than a string.
+_SPECIAL_START = frozenset("-0123456789~nNtTfF")
 
 
 @dataclass
@@ -89,6 +92,8 @@ def _scalar(event: Any) -> Any:
         )
     if not event.implicit[0]:
         return value  # quoted, literal or folded: always a string
+    if value and value[0] not in _SPECIAL_START:
+        return value  # fast path: cannot be a null, boolean or number
     if value in _NULLS:
         return None
     if value in _TRUES:
@@ -186,6 +191,42 @@ class _Builder:
         frame[3] = key
 
     def feed(self, event: Any) -> None:
+        """Consume one event. Scalars and ends (most events) take the inlined fast path."""
+        kind = type(event)
+        if kind is yaml.ScalarEvent and event.anchor is None and self.stack:
+            frame = self.stack[-1]
+            if frame[2]:
+                if frame[3] is None:
+                    key = event.value
+                    if (
+                        event.tag is None
+                        and key
+                        and key[0] not in _SPECIAL_START
+                        and key not in frame[0]
+                        and key != "<<"
+                    ):  # fast path of _key: a plain, new, ordinary string key
+                        mark = event.start_mark
+                        path = (*frame[1], key)
+                        self.key_positions[path] = (mark.line + 1, mark.column + 1)
+                        frame[3] = key
+                    else:
+                        self._key(event)
+                    return
+                child: JsonPath = (*frame[1], frame[3])
+                frame[0][frame[3]] = _scalar(event)
+                frame[3] = None
+            else:
+                child = (*frame[1], len(frame[0]))
+                frame[0].append(_scalar(event))
+            mark = event.start_mark
+            self.positions[child] = (mark.line + 1, mark.column + 1)
+            return
+        if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            self.stack.pop()
+            return
+        self._feed_other(event)
+
+    def _feed_other(self, event: Any) -> None:
         if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
             return
         if isinstance(event, yaml.DocumentStartEvent):
@@ -205,9 +246,6 @@ class _Builder:
                 "TC102",
                 hint="write the value out in full",
             )
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            self.stack.pop()
-            return
         child = self._child_path(event)
         if child is None:
             self._key(event)
@@ -245,14 +283,29 @@ def _events(text: str) -> Iterator[Any]:
         loader.dispose()
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (nestable).
+
+    Building large acyclic trees of dicts triggers repeated full collections that free nothing:
+    that is most of the time of a plain YAML load, so loading pauses it.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def loads(text: str, file: str = "<string>") -> Document:
     """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
     builder = _Builder()
-    was_enabled = gc.isenabled()
-    gc.disable()  # GC is most of the load time for large trees and frees nothing here
     try:
-        for event in _events(text):
-            builder.feed(event)
+        with gc_paused():
+            for event in _events(text):
+                builder.feed(event)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -262,12 +315,24 @@ def loads(text: str, file: str = "<string>") -> Document:
                 f"nesting deeper than {MAX_DEPTH} levels", line=line, col=col, code="TC107"
             ) from None
         raise YamlError(f"YAML syntax error: {problem}", line=line, col=col, code="TC101") from None
+    except yaml.reader.ReaderError as exc:
+        line, col = _line_col(text, exc.position)
+        raise YamlError(
+            f"character U+{exc.character:04X} is not allowed ({exc.reason})",
+            line=line,
+            col=col,
+            code="TC101",
+            hint=f'remove it, or write it as "\\u{exc.character:04x}" in a double-quoted string',
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", code="TC101") from None
-    finally:
-        if was_enabled:
-            gc.enable()
     return Document(builder.root, file, builder.positions, builder.key_positions)
+
+
+def _line_col(text: str, byte_offset: int) -> tuple[int, int]:
+    """1-based line and column of a UTF-8 byte offset into ``text`` (libyaml counts bytes)."""
+    before = text.encode("utf-8")[:byte_offset].decode("utf-8", "replace")
+    return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
 def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:

@@ -147,3 +147,16 @@ def test_state_option(project: Path, tmp_path: Path, capsys: Capture) -> None:
         capsys, "run", "add", "-i", "{}", "--state", str(tmp_path / "no" / "s.db")
     )
     assert code == 1 and "does not exist" in err
+
+
+def test_ctrl_c_is_a_cancelled_run(project: Path, capsys: Capture) -> None:
+    code, _, err = toolctl(capsys, "run", "interrupt", "-i", "{}")
+    assert code == 130 and "cancelled" in err
+    code, out, _ = toolctl(capsys, "runs", "list", "--tool", "interrupt", "--format", "json")
+    assert json.loads(out)[0]["status"] == "cancelled"
+
+
+def test_handler_prints_do_not_mix_with_the_result(project: Path, capsys: Capture) -> None:
+    code, out, err = toolctl(capsys, "run", "printer", "-i", "{}", "--format", "json")
+    assert code == 0 and json.loads(out)["output"] == {"ok": True}
+    assert "hello from the handler" in err

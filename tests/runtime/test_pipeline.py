@@ -225,3 +225,19 @@ def test_cancelling_acall_records_cancelled(reg: Registry) -> None:
 
     run_id = asyncio.run(main())
     assert row(reg, run_id).status == "cancelled"
+
+
+def test_huge_invalid_input_gets_a_capped_error_report(make_registry) -> None:  # type: ignore[no-untyped-def]
+    reg = make_registry(
+        {
+            "list.yaml": (
+                "toolctl: 1\nname: nums\ndescription: Numbers.\nhandler: rt_handlers:echo\n"
+                "inputSchema:\n  type: object\n"
+                "  properties: {xs: {type: array, items: {type: integer}}}\n"
+            )
+        }
+    )
+    result = reg.call("nums", {"xs": ["x"] * 200_000})
+    assert result.error is not None and result.error.code == "invalid_input"
+    assert 0 < len(result.error.details) <= 20
+    assert len(result.error.message) < 1000

@@ -18,6 +18,9 @@ COMMAND_MODULES = [
     "toolctl.cli.inspect",
     "toolctl.cli.run",
     "toolctl.cli.runs",
+    "toolctl.cli.export",
+    "toolctl.cli.lint",
+    "toolctl.cli.test",
     "toolctl.cli.serve",
 ]
 

@@ -70,7 +70,7 @@ def print_diagnostics(diags: Iterable[Diagnostic]) -> None:
         line += escape(d.message)
         if d.hint:
             line += f" [dim](hint: {escape(d.hint)})[/]"
-        con.print(line)
+        con.print(line, soft_wrap=True)  # one diagnostic, one line: never wrapped
 
 
 def summary_line(diags: Iterable[Diagnostic], checked: str) -> str:

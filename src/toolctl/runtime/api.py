@@ -43,6 +43,8 @@ def resolve_store(registry: Any, store: Any = None) -> Any:
             return _MEMORY
         found = _DEFAULT_STORES.get(id(registry))
         if found is None or found[0] is not registry:
+            if len(_DEFAULT_STORES) > 256:
+                _DEFAULT_STORES.clear()
             found = _DEFAULT_STORES[id(registry)] = (registry, open_store(None, registry))
         return found[1]
     if isinstance(store, (str, Path)):

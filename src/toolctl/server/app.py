@@ -20,7 +20,6 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.methods import serialize_server_result
 
 from toolctl import __version__
-from toolctl.export.mcp import PROTOCOL_VERSION
 from toolctl.server.calls import CallHandler
 
 if TYPE_CHECKING:
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from toolctl.server.toolset import ToolSet
 
 log = logging.getLogger("toolctl.server")
+PROTOCOL_VERSION = "2025-11-25"  # the revision of the prebuilt listing (the mcp export's default)
 
 
 class ToolServer:

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
-from toolctl.export.mcp import tools_list
 
 if TYPE_CHECKING:
+    from toolctl.diagnostics import Diagnostic
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
 
@@ -33,6 +33,7 @@ class ToolSet:
     registry: Registry
     specs: dict[str, ToolSpec]
     listing: dict[str, Any] = field(repr=False)
+    diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
 
     @property
     def fingerprint(self) -> dict[str, str]:
@@ -55,7 +56,25 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
             f"{disabled[0].location})",
             hint="set enabled: true to serve it",
         )
-    return ToolSet(registry, {s.name: s for s in specs}, tools_list(specs))
+    return ToolSet(registry, {s.name: s for s in specs}, *mcp_listing(specs))
+
+
+def mcp_listing(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The ``tools/list`` result for ``specs``: the ``mcp`` export (protocol 2025-11-25), so the
+    server lists exactly what ``toolctl export --format mcp`` writes. Raises when it refuses."""
+    from toolctl.errors import ExportError
+    from toolctl.export import export_result
+
+    result = export_result(specs, "mcp", names=[s.name for s in specs])
+    if not result.ok:
+        problems = [d for d in result.diagnostics if d.severity.value == "error"]
+        raise ExportError(
+            f"cannot serve these tools over MCP: {problems[0].message}",
+            hint="toolctl export --format mcp shows every problem",
+            diagnostics=result.diagnostics,
+        )
+    listing: dict[str, Any] = result.data
+    return listing, result.diagnostics
 
 
 def describe_change(old: ToolSet, new: ToolSet) -> str:

@@ -1,0 +1,69 @@
+"""Shared helpers for the foundation tests: registries in temp dirs, running the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolctl.loader import load_registry
+from toolctl.registry import Registry
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _stable_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No colour, fixed width, a throwaway HOME: output is stable and nothing leaks out."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Write ``files`` (relative path → text, dedented) under ``root``; return ``root``."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def registry_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Registry]:
+    """Write a project (``tools.d/...`` files and modules) and load it without packs."""
+
+    def load(files: dict[str, str]) -> Registry:
+        write(tmp_path, files)
+        (tmp_path / "tools.d").mkdir(exist_ok=True)
+        monkeypatch.chdir(tmp_path)
+        return load_registry(tmp_path / "tools.d", packs=False)
+
+    return load
+
+
+def codes(registry: Registry) -> list[str]:
+    """The diagnostic codes of a registry, in order."""
+    return [d.code for d in registry.diagnostics]
+
+
+def run_toolctl(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``python -m toolctl ARGS`` in a fresh process (text output, never raises on exit code)."""
+    full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "toolctl", *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

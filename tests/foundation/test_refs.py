@@ -1,0 +1,328 @@
+"""``$ref`` safety and schema checks: every case of reliability.md §2.2 (16-22)."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from toolctl.schema import make_validator
+
+from .conftest import codes, run_toolctl, write
+
+SECRET = "s3cr3t-token-value"
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]]
+
+    def do_GET(self) -> None:
+        type(self).hits.append(self.path)
+        body = b'{"type": "string", "maxLength": 1}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[str]]]:
+    """A schema server on 127.0.0.1 that records every request: (base URL, hits)."""
+    hits: list[str] = []
+    handler = type("Handler", (_Counting,), {"hits": hits})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _tool(schema_yaml: str, extra: str = "") -> str:
+    """A tool file whose inputSchema is ``schema_yaml`` (indented 2) plus ``type: object``."""
+    if not schema_yaml.startswith("  type: object\n"):
+        schema_yaml = "  type: object\n" + schema_yaml
+    return f"toolctl: 1\nname: t\ndescription: d\ninputSchema:\n{schema_yaml}{extra}"
+
+
+def _all_text(registry: Any) -> str:
+    return "\n".join(d.format() for d in registry.diagnostics)
+
+
+# 16 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(30)
+def test_remote_ref_is_refused_with_zero_hits(registry_of: Any, server: Any) -> None:
+    url, hits = server
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": _tool(
+                f"  type: object\n  properties:\n    x: {{$ref: '{url}/x.json'}}\n",
+                "inputExamples:\n  - input: {x: hello}\n",
+            )
+        }
+    )
+    [diag] = registry.diagnostics
+    assert diag.code == "TC302"
+    assert "remote and file: references are not allowed" in diag.message
+    assert (diag.file, diag.line, diag.col) == ("tools.d/t.yaml", 7, 15)  # the $ref value
+    assert hits == []
+
+
+@pytest.mark.timeout(30)
+def test_validator_never_fetches(server: Any) -> None:
+    url, hits = server
+    validator = make_validator({"$ref": f"{url}/x.json"})
+    [problem] = validator.errors("hello")
+    assert problem.keyword == "$ref"
+    assert "cannot be resolved" in problem.message
+    assert not validator.is_valid("hello")
+    assert hits == []
+
+
+# 17 -----------------------------------------------------------------------------------------
+
+
+def test_file_uri_ref_never_shows_the_file(registry_of: Any, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.json"
+    secret.write_text(f'{{"const": "{SECRET}"}}', encoding="utf-8")
+    uri = secret.as_uri()
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": _tool(
+                f"  type: object\n  properties:\n    x: {{$ref: '{uri}'}}\n",
+                "inputExamples:\n  - input: {x: nope}\n",
+            )
+        }
+    )
+    assert codes(registry) == ["TC302"]
+    assert SECRET not in _all_text(registry)
+    problems = make_validator({"$ref": uri}).errors("nope")
+    assert problems and all(SECRET not in p.message for p in problems)
+    result = run_toolctl("validate", "tools.d", "--no-packs", cwd=tmp_path)
+    assert result.returncode == 1
+    assert SECRET not in result.stderr + result.stdout
+
+
+# 18 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(30)
+def test_id_with_relative_ref_stays_offline(registry_of: Any, server: Any) -> None:
+    url, hits = server
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": _tool(
+                f"  $id: '{url}/'\n  $ref: x.json\n", "tests:\n  - name: a\n    input: {}\n"
+            )
+        }
+    )
+    assert "TC302" in codes(registry)
+    assert hits == []
+    validator = make_validator({"$id": f"{url}/", "$ref": "x.json"})
+    assert not validator.is_valid("abc")
+    assert hits == []
+
+
+# 19 -----------------------------------------------------------------------------------------
+
+COMMON = """
+$defs:
+  Id:
+    type: string
+    pattern: '^[a-z]+-[0-9]+$'
+"""
+
+
+def test_local_ref_to_registry_schema_file_resolves(registry_of: Any) -> None:
+    registry = registry_of(
+        {
+            "tools.d/common.schema.yaml": COMMON,
+            "tools.d/t.yaml": _tool(
+                "  type: object\n  properties:\n"
+                "    id: {$ref: 'common.schema.yaml#/$defs/Id'}\n  required: [id]\n",
+                "inputExamples:\n  - input: {id: abc-12}\n",
+            ),
+        }
+    )
+    assert registry.diagnostics == []
+    schema = registry.get("t").input_schema
+    assert all(r.startswith("#") for r in _refs(schema))
+    validator = make_validator(schema)
+    assert validator.is_valid({"id": "abc-12"})
+    assert not validator.is_valid({"id": "ABC"})
+
+
+def test_example_checked_against_bundled_ref(registry_of: Any) -> None:
+    registry = registry_of(
+        {
+            "tools.d/common.schema.yaml": COMMON,
+            "tools.d/t.yaml": _tool(
+                "  type: object\n  properties:\n    id: {$ref: 'common.schema.yaml#/$defs/Id'}\n",
+                "inputExamples:\n  - input: {id: NOPE}\n",
+            ),
+        }
+    )
+    [diag] = registry.diagnostics
+    assert diag.code == "TC304"
+    assert (diag.line, diag.col) == (9, 17)
+
+
+def _refs(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        own = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+        return own + [r for v in node.values() for r in _refs(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _refs(v)]
+    return []
+
+
+@pytest.mark.parametrize("ref", ["../../etc/passwd", "../outside.schema.yaml#/$defs/Id"])
+def test_ref_leaving_the_registry_is_refused(registry_of: Any, tmp_path: Path, ref: str) -> None:
+    write(tmp_path, {"outside.schema.yaml": COMMON})
+    registry = registry_of({"tools.d/t.yaml": _tool(f"  $ref: '{ref}'\n")})
+    [diag] = registry.diagnostics
+    assert diag.code == "TC302"
+    assert "leaves the registry" in diag.message
+    assert (diag.line, diag.col) == (6, 9)  # the $ref value
+    assert "root:" not in _all_text(registry)  # no /etc/passwd contents
+
+
+def test_symlinked_schema_leaving_the_registry_is_refused(registry_of: Any, tmp_path: Path) -> None:
+    write(tmp_path, {"outside/secret.schema.yaml": f"const: {SECRET}\n"})
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "link.schema.yaml").symlink_to(
+        tmp_path / "outside" / "secret.schema.yaml"
+    )
+    registry = registry_of({"tools.d/t.yaml": _tool("  $ref: link.schema.yaml\n")})
+    assert codes(registry) == ["TC302"]
+    assert SECRET not in _all_text(registry)
+
+
+# 20 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "schema_yaml",
+    [
+        "  $ref: '#'\n",
+        "  $defs:\n    a: {$ref: '#/$defs/b'}\n    b: {$ref: '#/$defs/a'}\n  $ref: '#/$defs/a'\n",
+        "  allOf:\n    - $ref: '#'\n",
+    ],
+)
+def test_ref_cycles_are_reported_not_recursion(registry_of: Any, schema_yaml: str) -> None:
+    registry = registry_of(
+        {"tools.d/t.yaml": _tool(schema_yaml, "inputExamples:\n  - input: {}\n")}
+    )
+    assert codes(registry) == ["TC303"]
+    assert "$ref cycle that never ends" in registry.diagnostics[0].message
+
+
+def test_cycle_across_schema_files_is_reported(registry_of: Any) -> None:
+    registry = registry_of(
+        {
+            "tools.d/c.schema.yaml": "$defs:\n  A: {$ref: '#/$defs/B'}\n  B: {$ref: '#/$defs/A'}\n",
+            "tools.d/t.yaml": _tool("  $ref: 'c.schema.yaml#/$defs/A'\n"),
+        }
+    )
+    assert codes(registry) == ["TC303"]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"$ref": "#"},
+        {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"},
+    ],
+)
+def test_validating_against_a_cycle_is_an_error_not_a_crash(schema: dict[str, Any]) -> None:
+    [problem] = make_validator(schema).errors(1)
+    assert problem.keyword == "depth"
+
+
+def test_recursion_through_properties_is_fine(registry_of: Any) -> None:
+    tree = (
+        "  $defs:\n    node:\n      type: object\n      properties:\n"
+        "        children: {type: array, items: {$ref: '#/$defs/node'}}\n"
+        "  $ref: '#/$defs/node'\n"
+    )
+    registry = registry_of(
+        {"tools.d/t.yaml": _tool(tree, "inputExamples:\n  - input: {children: [{}]}\n")}
+    )
+    assert registry.diagnostics == []
+
+
+# 21 -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.timeout(10)
+def test_schema_alias_bomb_is_rejected_at_load(registry_of: Any) -> None:
+    lines = ["toolctl: 1", "name: t", "description: d", "x-defs:", "  l0: &l0 {type: string}"]
+    for i in range(1, 9):
+        lines.append(f"  l{i}: &l{i} {{allOf: [{', '.join([f'*l{i - 1}'] * 6)}]}}")
+    lines.append("inputSchema: *l8")
+    registry = registry_of({"tools.d/t.yaml": "\n".join(lines) + "\n"})
+    [diag] = registry.diagnostics
+    assert (diag.code, diag.line) == ("TC102", 5)
+    assert len(registry) == 0
+
+
+# 22 -----------------------------------------------------------------------------------------
+
+
+def test_unclosed_pattern_is_a_schema_error(registry_of: Any) -> None:
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": _tool(
+                "  type: object\n  properties:\n    q: {type: string, pattern: '(unclosed'}\n",
+                "inputExamples:\n  - input: {q: x}\n",
+            )
+        }
+    )
+    assert codes(registry) == ["TC301"]
+    diag = registry.diagnostics[0]
+    assert "(unclosed" in diag.message
+    assert diag.line == 7
+
+
+# nested $id ---------------------------------------------------------------------------------
+
+
+def test_nested_id_is_refused(registry_of: Any) -> None:
+    registry = registry_of(
+        {"tools.d/t.yaml": _tool("  type: object\n  properties:\n    a: {$id: 'urn:a'}\n")}
+    )
+    assert codes(registry) == ["TC305"]
+    assert registry.diagnostics[0].line == 7
+
+
+def test_bundled_name_never_shadows_an_existing_def(registry_of: Any) -> None:
+    """A schema that already has `$defs/common_schema__Id` keeps it, and the ref still works."""
+    registry = registry_of(
+        {
+            "tools.d/common.schema.yaml": COMMON,
+            "tools.d/t.yaml": _tool(
+                "  type: object\n  $defs:\n    common_schema__Id: {type: integer}\n"
+                "  properties:\n"
+                "    id: {$ref: 'common.schema.yaml#/$defs/Id'}\n"
+                "    n: {$ref: '#/$defs/common_schema__Id'}\n",
+                "inputExamples:\n  - input: {id: abc-1, n: 3}\n",
+            ),
+        }
+    )
+    assert registry.diagnostics == []
+    validator = make_validator(registry.get("t").input_schema)
+    assert validator.is_valid({"id": "abc-1", "n": 3})
+    assert not validator.is_valid({"id": 5})
+    assert not validator.is_valid({"n": "x"})
