@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from serve_helpers import copy_registry
+from .serve_helpers import copy_registry
 
 
 @pytest.fixture

@@ -11,7 +11,8 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import INIT, http_server, stdio_params
+
+from .serve_helpers import INIT, http_server, stdio_params
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from serve_helpers import INIT, HttpServer, http_server, run_serve
+
+from .serve_helpers import INIT, HttpServer, http_server, run_serve
 
 pytestmark = pytest.mark.timeout(60)
 TOKEN = "s3cret-token-for-tests"

@@ -7,9 +7,10 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import http_server, stdio_params
 
 import toolctl
+
+from .serve_helpers import http_server, stdio_params
 
 pytestmark = pytest.mark.timeout(60)
 REPO = Path(__file__).resolve().parents[2]

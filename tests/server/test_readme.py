@@ -11,7 +11,8 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import run_serve
+
+from .serve_helpers import run_serve
 
 pytestmark = pytest.mark.timeout(60)
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from serve_helpers import stdio_params
+
+from .serve_helpers import stdio_params
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -79,7 +80,8 @@ def test_reload_swaps_valid_changes_and_keeps_the_old_set_on_errors(
 def test_reload_over_http_notifies_the_client(registry_dir: Path) -> None:
     from mcp import Client
     from mcp_types import ToolListChangedNotification
-    from serve_helpers import http_server
+
+    from .serve_helpers import http_server
 
     changed: list[Any] = []
 
