@@ -298,3 +298,16 @@ def test_a_failing_elicitation_leaves_the_run_awaiting_approval(registry_dir: Pa
     result = call(registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=broken)
     assert result["isError"] is True
     assert result["_meta"]["toolctl/run"]["status"] == "awaiting_approval"
+
+
+def test_the_request_context_comes_from_the_call_meta(registry_dir: Path) -> None:
+    async def body(c: Any) -> list[dict[str, Any]]:
+        meta: Any = {"toolctl/requestContext": {"userId": "ada"}}
+        return [
+            dump(await c.call_tool("whoami", {}, meta=meta)),
+            dump(await c.call_tool("whoami", {})),
+        ]
+
+    given, missing = run_stdio(registry_dir, body)
+    assert given["structuredContent"] == {"user": "ada"}
+    assert missing["isError"] is True and "userId" in missing["content"][0]["text"]

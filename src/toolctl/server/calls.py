@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolctl.server")
 DISCONNECT_POLL = 0.5
+CONTEXT_META_KEY = "toolctl/requestContext"  # the request context a caller may send in _meta
 
 
 class CallHandler:
@@ -64,6 +65,9 @@ class CallHandler:
             "approver": make_approver(ctx, spec),
             "on_suspend": make_on_suspend(ctx, spec),
         }
+        meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys
+        if CONTEXT_META_KEY in meta:
+            options["context"] = meta[CONTEXT_META_KEY]
         arguments = params.arguments if params.arguments is not None else {}
         progress = ProgressRelay.wanted(ctx)
         try:

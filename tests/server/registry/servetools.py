@@ -54,3 +54,7 @@ def picture(data: dict[str, Any]) -> dict[str, Any]:
 def chores(data: dict[str, Any]) -> dict[str, Any]:
     time.sleep(float(data.get("seconds", 0.3)))
     return {"done": data.get("seconds", 0.3)}
+
+
+def whoami(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    return {"user": ctx.request_context["userId"]}
