@@ -13,6 +13,7 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from toolctl.server.toolset import ToolSet
 
 log = logging.getLogger("toolctl.server")
+NOTIFY_TIMEOUT = 1.0
 PROTOCOL_VERSION = "2025-11-25"  # the revision of the prebuilt listing (the mcp export's default)
 
 
@@ -96,10 +98,12 @@ class ToolServer:
         if not notify:
             return
         for connection in list(self._connections):
-            try:
-                await connection.send_tool_list_changed()
-            except Exception:  # a client that went away must not stop the others
-                log.debug("could not notify a client of the tool list change", exc_info=True)
+            # A client that went away (or stopped reading) must not hold up the others.
+            with anyio.move_on_after(NOTIFY_TIMEOUT):
+                try:
+                    await connection.send_tool_list_changed()
+                except Exception:
+                    log.debug("could not notify a client of the tool list change", exc_info=True)
 
 
 def wire_listing(toolset: ToolSet) -> dict[str, Any]:
