@@ -94,7 +94,8 @@ def serve(
 
     def ready(where: str) -> None:
         count = len(registry.select(tool, tag))
-        sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}\n")
+        note = " (no enabled tool matches --tool/--tag)" if not count and (tool or tag) else ""
+        sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}{note}\n")
         sys.stderr.flush()
 
     options = ServeOptions(
