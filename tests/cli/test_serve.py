@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.server.serve_helpers import run_serve
 from toolctl.cli.app import run
 
 REGISTRY = Path(__file__).resolve().parents[1] / "server" / "registry"
@@ -38,14 +39,7 @@ def test_serve_refuses_a_registry_with_errors(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     (tmp_path / "tools.d").mkdir()
     (tmp_path / "tools.d" / "bad.yaml").write_text("toolctl: 1\nname: x\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "toolctl", "serve"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    proc = run_serve(tmp_path)
     assert proc.returncode == 1
     assert "tools.d/bad.yaml:" in proc.stderr
     assert "not serving a registry with errors" in proc.stderr
@@ -57,14 +51,7 @@ def test_serve_names_unknown_and_disabled_tools() -> None:
         ("nope", "no tool named 'nope'"),
         ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
     ):
-        proc = subprocess.run(
-            [sys.executable, "-m", "toolctl", "serve", "--tool", tool],
-            cwd=REGISTRY,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_serve(REGISTRY, "--tool", tool)
         assert proc.returncode == 1
         assert expected in proc.stderr
         assert "Traceback" not in proc.stderr
