@@ -181,3 +181,13 @@ def test_lint_one_file(registry: Path, capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err
     assert "other.yaml" not in err
     assert "in 1 tool(s) in tools.d/weather.yaml" in err
+
+
+def test_settings_from_pyproject(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (registry / "pyproject.toml").write_text(
+        '[tool.toolctl.lint]\nfail-on = "warning"\nseverity = { TL208 = "info" }\n',
+        encoding="utf-8",
+    )
+    assert run(["lint"]) == 0
+    assert "info TL208" in capsys.readouterr().err
+    assert run(["lint", "--fail-on", "info"]) == 1
