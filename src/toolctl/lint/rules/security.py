@@ -23,7 +23,18 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]"
 )
-_INSTRUCTIONS = re.compile(
+
+
+class _Phrases:
+    """A lower-case pattern, compiled twice: case-sensitive for a fast first pass over case-folded
+    text (IGNORECASE is much slower in ``re``), and case-insensitive to report the original."""
+
+    def __init__(self, pattern: str) -> None:
+        self.fast = re.compile(pattern)
+        self.exact = re.compile(pattern, re.IGNORECASE)
+
+
+_INSTRUCTIONS = _Phrases(
     r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
     r"(previous|prior|above|earlier|preceding|other|system)\s+"
     r"(instructions?|prompts?|messages?|rules|directions)"
@@ -37,21 +48,34 @@ _INSTRUCTIONS = re.compile(
     r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
     r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?"
     r"|\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?",
-    re.IGNORECASE,
 )
-_CREDENTIALS = re.compile(
+_CREDENTIALS = _Phrases(
     r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)"
     r"|aws_secret_access_key|\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config"
     r"|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b"
     r"|(^|[\s/'\"`])\.env\b|claude_desktop_config\.json|\bmcp\.json\b|\.config/gcloud"
     r"|\bcredentials\.json\b|\.bash_history\b",
-    re.IGNORECASE,
 )
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 
-def _prose(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
-    yield from ctx.texts(tool)
+def _joined(tool: ToolSpec, ctx: LintContext) -> str:
+    """All of the tool's model-read texts in one string: one search rules most tools out."""
+    text: str = ctx.memo("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
+    return text
+
+
+def _found(
+    tool: ToolSpec, ctx: LintContext, phrases: _Phrases
+) -> Iterator[tuple[tuple[str | int, ...], bool, re.Match[str]]]:
+    """(path, is-a-key, first match) for each text the phrases match."""
+    lowered: str = ctx.memo("folded", tool, lambda t: _joined(t, ctx).casefold())
+    if phrases.fast.search(lowered) is None:
+        return
+    for path, key, text in ctx.texts(tool):
+        match = phrases.exact.search(text)
+        if match:
+            yield path, key, match
 
 
 def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
@@ -137,16 +161,14 @@ def model_directed_instruction(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     and "before using this tool, first ..." are the classic tool-poisoning phrases. A description
     says what the tool does; it never gives the model orders about the conversation.
     """
-    for path, key, text in _prose(tool, ctx):
-        match = _INSTRUCTIONS.search(text)
-        if match:
-            yield Hit(
-                tool,
-                path,
-                f"text gives the model instructions: {match.group(0)!r}",
-                key=key,
-                hint="describe what the tool does; remove orders to the model",
-            )
+    for path, key, match in _found(tool, ctx, _INSTRUCTIONS):
+        yield Hit(
+            tool,
+            path,
+            f"text gives the model instructions: {match.group(0)!r}",
+            key=key,
+            hint="describe what the tool does; remove orders to the model",
+        )
 
 
 @RULES.tool(
@@ -161,16 +183,14 @@ def credential_path(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Poisoned tools ask the model to read such files and pass their contents in a parameter
     (a parameter named ``content_from_reading_ssh_id_rsa``). No tool description needs them.
     """
-    for path, key, text in _prose(tool, ctx):
-        match = _CREDENTIALS.search(text)
-        if match:
-            yield Hit(
-                tool,
-                path,
-                f"text mentions a credential file: {match.group(0).strip()!r}",
-                key=key,
-                hint="remove the reference; tools get secrets from configuration",
-            )
+    for path, key, match in _found(tool, ctx, _CREDENTIALS):
+        yield Hit(
+            tool,
+            path,
+            f"text mentions a credential file: {match.group(0).strip()!r}",
+            key=key,
+            hint="remove the reference; tools get secrets from configuration",
+        )
 
 
 @RULES.tool(
@@ -187,7 +207,7 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     count; plain words do not. Let the model choose tools from their own descriptions.
     """
     others = ctx.names - {tool.name}
-    if not others:
+    if not others or not others.intersection(_NAME_TOKEN.findall(_joined(tool, ctx))):
         return
     for path, key, text in ctx.texts(tool):
         if key or path == ("name",):
