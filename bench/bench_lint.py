@@ -26,7 +26,7 @@ description: >-
 inputSchema:
   type: object
   properties:
-    itemId: {{type: string, description: Item id like IT-{i}., pattern: "^IT-[0-9]+$", maxLength: 16}}
+    itemId: {{type: string, description: Item id., pattern: "^IT-[0-9]+$", maxLength: 16}}
     warehouse: {{type: string, enum: [north, south, east, west], description: Warehouse.}}
     limit: {{type: integer, minimum: 1, maximum: 100, default: 10, description: Max rows.}}
     fields:
