@@ -191,3 +191,9 @@ def test_settings_from_pyproject(registry: Path, capsys: pytest.CaptureFixture[s
     assert run(["lint"]) == 0
     assert "info TL208" in capsys.readouterr().err
     assert run(["lint", "--fail-on", "info"]) == 1
+
+
+def test_format_that_does_not_fit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["lint", "--format", "markdown"]) == 2
+    assert run(["lint", "--list-rules", "--format", "sarif"]) == 2
+    assert "--list-rules takes text, json or markdown" in capsys.readouterr().err
