@@ -46,7 +46,7 @@ _SPECIAL_START = frozenset("-0123456789~nNtTfF")
 class Document:
     """A loaded file: the JSON-compatible ``data`` and where each part of it was written.
 
-    Use :meth:`locate`. Internally ``positions`` maps a path key (see :func:`path_key`) to
+    Use :meth:`locate`. Internally ``positions`` maps a path key (``_SEP`` + each key or index) to
     where that value starts, ``key_positions`` to where its mapping key starts, each as a packed
     ``line << 32 | col``: strings and ints are not tracked by the garbage collector, so a
     large document does not leave hundreds of thousands of tuples for it to scan.
@@ -73,11 +73,6 @@ class Document:
 # Path keys: "" for the root, then SEP + key or index per level. A container's children are all
 # keys or all indexes, so "0" and 0 cannot meet; a key containing SEP could only misplace a line.
 _SEP = "\x00"
-
-
-def path_key(path: JsonPath) -> str:
-    """The internal key of a JSON path in :class:`Document` position tables."""
-    return "".join(f"{_SEP}{part}" for part in path)
 
 
 def _unpack(packed: int) -> tuple[int, int]:
