@@ -161,9 +161,12 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
         )
     for i, case in enumerate(spec.tests):
         label = f"test {case.get('name', i)!r}"
-        if "input" in case:
+        # a case that expects its input, resume data or context to be rejected is written
+        # invalid on purpose
+        rejected = case.get("error", {}).get("code")
+        if "input" in case and rejected != "invalid_input":
             checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
-        if "resume" in case and spec.resume_schema is not None:
+        if "resume" in case and spec.resume_schema is not None and rejected != "invalid_resume":
             checks.append(
                 (
                     "resumeSchema",
@@ -173,7 +176,11 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                     f"{label} resume data",
                 )
             )
-        if "context" in case and spec.request_context_schema is not None:
+        if (
+            "context" in case
+            and spec.request_context_schema is not None
+            and rejected != "invalid_context"
+        ):
             checks.append(
                 (
                     "requestContextSchema",

@@ -86,6 +86,24 @@ class Registry:
 
         return await api.acall(self, name, input, **options)
 
+    def resume(self, run_id: str, data: Any = None, **options: Any) -> Any:
+        """Continue a suspended run with resume data (see :func:`toolctl.runtime.api.resume`)."""
+        from toolctl.runtime import api
+
+        return api.resume(self, run_id, data, **options)
+
+    def approve(self, run_id: str, **options: Any) -> Any:
+        """Approve a run awaiting approval and run it (see :func:`toolctl.runtime.api.approve`)."""
+        from toolctl.runtime import api
+
+        return api.approve(self, run_id, **options)
+
+    def decline(self, run_id: str, reason: str | None = None, **options: Any) -> Any:
+        """Decline a run awaiting approval (see :func:`toolctl.runtime.api.decline`)."""
+        from toolctl.runtime import api
+
+        return api.decline(self, run_id, reason, **options)
+
     def export(self, format: str, **options: Any) -> Any:
         """The registry in a provider's tool format (see :mod:`toolctl.export`)."""
         from toolctl import export

@@ -16,6 +16,11 @@ from toolctl import __version__
 COMMAND_MODULES = [
     "toolctl.cli.validate",
     "toolctl.cli.inspect",
+    "toolctl.cli.run",
+    "toolctl.cli.runs",
+    "toolctl.cli.export",
+    "toolctl.cli.lint",
+    "toolctl.cli.test",
 ]
 
 EXIT_OK = 0

@@ -1,0 +1,5 @@
+"""Helpers of the sample project."""
+
+
+def greet(name: str) -> str:
+    return f"Hello, {name}!"

@@ -1,0 +1,140 @@
+"""``toolctl export``: the registry in a provider's tool format, JSON on stdout.
+
+Diagnostics go to stderr (info notes only with ``--verbose``). Exit 0 when exported, 1 when the
+export was refused (or, with ``--check``, anything was lossy), 2 for an unknown format.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+# The exit codes of toolctl.cli.app (not imported: app imports this module while it starts).
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+
+def _list_formats() -> int:
+    from toolctl.cli.render import console
+    from toolctl.export import list_formats
+
+    con = console()
+    broken = False
+    for row in list_formats():
+        if "error" in row:
+            broken = True
+            con.print(f"{row['name']:<18} BROKEN ({row['package']}): {row['error']}", markup=False)
+        else:
+            con.print(f"{row['name']:<18} {row['description']}", markup=False)
+    return EXIT_FINDINGS if broken else EXIT_OK
+
+
+def _write(data: Any, indent: int | None, output: Path | None) -> None:
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        from toolctl.errors import ExportError
+
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise ExportError(
+                f"cannot write {output}: {exc.strerror or exc}",
+                hint="check that the directory exists and is writable",
+            ) from None
+
+
+def export_command(
+    fmt: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="Target format (see --list-formats)."),
+    ] = None,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", "-t", help="Export this tool (repeatable).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only tools with this tag (repeatable).")
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the JSON to this file.")
+    ] = None,
+    indent: Annotated[
+        int, typer.Option("--indent", min=0, help="JSON indent; 0 for one line.")
+    ] = 2,
+    check: Annotated[
+        bool, typer.Option("--check", help="Treat lossy steps as errors (for CI).")
+    ] = False,
+    list_formats: Annotated[
+        bool, typer.Option("--list-formats", help="List the installed formats and exit.")
+    ] = False,
+    examples_in_description: Annotated[
+        bool,
+        typer.Option(
+            "--examples-in-description",
+            help="Append inputExamples to descriptions where the target has no field.",
+        ),
+    ] = False,
+    gemini_parameters: Annotated[
+        str,
+        typer.Option("--gemini-parameters", help="gemini: json-schema (default) or openapi."),
+    ] = "json-schema",
+    mcp_protocol: Annotated[
+        str, typer.Option("--mcp-protocol", help="mcp: 2025-11-25 (default) or 2026-07-28.")
+    ] = "2025-11-25",
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Also show info notes on stderr.")
+    ] = False,
+    path: Annotated[
+        Path | None, typer.Option("--path", "-p", help="Tool file or directory.")
+    ] = None,
+) -> None:
+    """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
+    if list_formats:
+        raise typer.Exit(_list_formats())
+    from toolctl.cli.render import print_diagnostics, print_error
+    from toolctl.errors import ExportError
+    from toolctl.export import export_result, get_exporter
+    from toolctl.loader import load_registry
+
+    if fmt is None:
+        print_error(ExportError("--format is required", hint="see toolctl export --list-formats"))
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        get_exporter(fmt)
+    except ExportError as exc:
+        print_error(exc)
+        raise typer.Exit(EXIT_USAGE) from None
+    registry = load_registry(path)
+    if not registry.ok:
+        print_diagnostics(registry.diagnostics)
+        print_error(
+            ExportError(
+                "the registry has errors; nothing exported",
+                hint="fix them (toolctl validate) so the export has every tool",
+            )
+        )
+        raise typer.Exit(EXIT_FINDINGS)
+    result = export_result(
+        registry,
+        fmt,
+        names=tool,
+        tags=tag,
+        check=check,
+        examples_in_description=examples_in_description,
+        gemini_parameters=gemini_parameters,
+        mcp_protocol=mcp_protocol,
+    )
+    shown = [d for d in result.diagnostics if verbose or d.severity.value != "info"]
+    print_diagnostics(shown)
+    if not result.ok:
+        raise typer.Exit(EXIT_FINDINGS)
+    _write(result.data, indent or None, output)
+    raise typer.Exit(EXIT_OK)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``toolctl export`` to ``app``."""
+    app.command("export")(export_command)

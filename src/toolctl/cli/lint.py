@@ -1,0 +1,177 @@
+"""``toolctl lint``: the rule catalogue over the registry, as text, JSON, SARIF or GitHub."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from toolctl.diagnostics import Diagnostic
+
+
+class LintFormat(str, enum.Enum):
+    """Output formats of ``toolctl lint`` (``markdown`` only with ``--list-rules``)."""
+
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    markdown = "markdown"
+
+
+class FailOn(str, enum.Enum):
+    """The lowest severity that makes ``toolctl lint`` exit 1."""
+
+    error = "error"
+    warning = "warning"
+    info = "info"
+
+
+def _split(value: str | None) -> list[str] | None:
+    return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _list_rules(fmt: LintFormat) -> None:
+    from toolctl.cli.render import print_json
+    from toolctl.lint import catalogue
+    from toolctl.lint.report import markdown_table, rule_rows
+
+    cat = catalogue()
+    if fmt is LintFormat.json:
+        print_json(rule_rows(cat))
+    elif fmt is LintFormat.markdown:
+        typer.echo(markdown_table(cat), nl=False)
+    else:
+        for row in rule_rows(cat):
+            typer.echo(f"{row['code']}  {row['severity']:<7}  {row['name']:<32}  {row['summary']}")
+
+
+def _explain(code: str) -> None:
+    from toolctl.errors import ToolctlError
+    from toolctl.lint import catalogue
+    from toolctl.lint.report import explain
+
+    rule = catalogue().get(code)
+    if rule is None:
+        raise ToolctlError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
+    typer.echo(explain(rule), nl=False)
+
+
+def _render(diags: list[Diagnostic], fmt: LintFormat, checked: str) -> None:
+    from toolctl import __version__
+    from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
+    from toolctl.lint import catalogue
+    from toolctl.lint.report import github, sarif
+
+    if fmt is LintFormat.json:
+        print_json(diagnostics_json(diags))
+    elif fmt is LintFormat.sarif:
+        print_json(sarif(diags, catalogue(), __version__))
+    elif fmt is LintFormat.github:
+        for line in github(diags):
+            typer.echo(line)
+    else:
+        print_diagnostics(diags)
+        infos = sum(d.severity.value == "info" for d in diags)
+        tail = f", {infos} info" if infos else ""
+        typer.echo(summary_line(diags, checked) + tail, err=True)
+
+
+def lint(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Tool files or directories (default: the registry found from here)."),
+    ] = None,
+    fmt: Annotated[
+        LintFormat,
+        typer.Option(
+            "--format", "-f", help="text, json, sarif or github (markdown with --list-rules)."
+        ),
+    ] = LintFormat.text,
+    fail_on: Annotated[
+        FailOn | None,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 when a finding is at least this "
+            "severe (default: lint.fail-on, else error).",
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider", "-p", help="Providers to check, comma-separated (default: all)."
+        ),
+    ] = None,
+    select: Annotated[
+        str | None, typer.Option("--select", help="Only these codes/prefixes/families.")
+    ] = None,
+    ignore: Annotated[
+        str | None, typer.Option("--ignore", help="Skip these codes/prefixes/families.")
+    ] = None,
+    resolve: Annotated[
+        bool,
+        typer.Option(
+            "--resolve",
+            help="Import handlers and check their signatures "
+            "(runs user code: trusted registries only).",
+        ),
+    ] = False,
+    explain: Annotated[
+        str | None, typer.Option("--explain", help="Show the documentation of one rule.")
+    ] = None,
+    list_rules: Annotated[
+        bool, typer.Option("--list-rules", help="List every rule and exit.")
+    ] = False,
+    packs: Annotated[
+        bool, typer.Option("--packs/--no-packs", help="Include installed tool packs.")
+    ] = True,
+) -> None:
+    """Check whether tools are good, not just valid: descriptions, schemas, provider
+    compatibility, annotations, tests, tool poisoning and token budgets.
+
+    Prints `file:line:col: severity CODE message (hint: fix)`. Never imports user code unless
+    --resolve. Exit 1 when anything at or above --fail-on is found.
+    """
+    if list_rules:
+        _list_rules(fmt)
+        return
+    if explain:
+        _explain(explain)
+        return
+    from dataclasses import replace
+
+    from toolctl.config import project_for
+    from toolctl.diagnostics import Severity
+    from toolctl.lint import config_for
+    from toolctl.lint import lint as run_lint
+    from toolctl.loader import display_path, load_registry
+
+    project = project_for(paths[0] if paths else None)
+    if paths:
+        project.tool_paths = [p.resolve() for p in paths]
+    registry = load_registry(project=project, packs=packs)
+    config = config_for(registry)
+    if fail_on is not None:
+        config = replace(config, fail_on=Severity(fail_on.value))
+    diags = run_lint(
+        registry,
+        config=config,
+        providers=_split(provider),
+        select=_split(select),
+        ignore=_split(ignore),
+        resolve=resolve or None,
+    )
+    checked = f"{len(registry)} tool(s) in " + ", ".join(
+        display_path(p) for p in project.tool_paths
+    )
+    _render(diags, fmt, checked)
+    failing = any(d.severity.rank >= config.fail_on.rank for d in diags)
+    raise typer.Exit(1 if failing else 0)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``toolctl lint`` to ``app``."""
+    app.command("lint")(lint)

@@ -1,0 +1,243 @@
+"""``toolctl run``, ``approve``, ``decline`` and ``resume``: run tools through the pipeline.
+
+Exit codes: 0 the tool succeeded (or was started in the background), 1 the tool failed (invalid
+input or output, handler error, timeout, declined, cancelled), 2 usage error (unknown tool,
+unreadable --input), 4 the run is waiting (awaiting approval or suspended; its id is printed),
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from toolctl.cli.runview import Show
+
+if TYPE_CHECKING:
+    from toolctl.runtime.result import ApprovalRequest, RunResult
+
+RegistryOpt = Annotated[
+    Path | None,
+    typer.Option("--registry", "-r", help="Tool file or directory (default: found from here)."),
+]
+StateOpt = Annotated[
+    Path | None, typer.Option("--state", help="Run history database (default: from the config).")
+]
+InputOpt = Annotated[
+    str | None,
+    typer.Option("--input", "-i", help="Arguments: JSON, @file, or - for stdin."),
+]
+
+
+def _show(raw: bool, display: bool, fmt: str | None) -> Show:
+    if fmt not in (None, "text", "json"):
+        raise typer.BadParameter("--format must be text or json")
+    if sum([raw, display, fmt == "json"]) > 1:
+        raise typer.BadParameter("choose one of --raw, --display, --format json")
+    if fmt == "json":
+        return Show.json
+    return Show.raw if raw else Show.display if display else Show.model
+
+
+RawOpt = Annotated[bool, typer.Option("--raw", help="Print the raw handler output.")]
+DisplayOpt = Annotated[
+    bool, typer.Option("--display", help="Print the display-transformed output.")
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help="json: the full result as JSON.")
+]
+
+
+def prompt_approval(request: ApprovalRequest) -> bool | None:
+    """Ask on the terminal; the input shown is display-transformed with controls escaped."""
+    from toolctl.cli.runview import dump, escape_controls
+
+    hints = [k for k in ("destructiveHint", "openWorldHint") if request.annotations.get(k)]
+    sys.stderr.write(
+        f"{request.title or request.tool} wants to run ({request.tool}, run "
+        f"{request.run_id})" + (f" [{', '.join(hints)}]" if hints else "") + "\n"
+    )
+    sys.stderr.write(escape_controls(dump(request.display_input)) + "\n")
+    sys.stderr.write("Approve? [y/N] ")
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        return None  # EOF: leave the run waiting
+    return line.strip().lower() in ("y", "yes")
+
+
+def _finish(result: RunResult, show: Show) -> None:
+    from toolctl.cli.runview import render
+
+    raise typer.Exit(render(result, show))
+
+
+def run(
+    name: Annotated[str, typer.Argument(help="The tool to run.")],
+    input: InputOpt = None,
+    context: Annotated[
+        str | None, typer.Option("--context", "-c", help="Request context: JSON, @file or -.")
+    ] = None,
+    approve: Annotated[
+        bool, typer.Option("--approve", "--yes", "-y", help="Approve the call up front.")
+    ] = False,
+    decline: Annotated[
+        bool, typer.Option("--decline", help="Decline the call up front (the handler never runs).")
+    ] = False,
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why it was declined (shown to the model).")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", "-t", min=0.001, help="Seconds before timed_out.")
+    ] = None,
+    background: Annotated[
+        bool, typer.Option("--background", "-b", help="Run in a detached worker; print the id.")
+    ] = False,
+    raw: RawOpt = False,
+    display: DisplayOpt = False,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Run a tool: validate its input, ask for approval if needed, call it, print the result.
+
+    Prints what the model sees by default; --raw the handler's output, --display the
+    display-transformed output, --format json the whole result. Exit codes: 0 succeeded,
+    1 the tool failed, 2 usage error, 4 awaiting approval or suspended (the run id is printed).
+    """
+    from toolctl.cli.runview import read_json_arg, registry_for
+    from toolctl.runtime import api
+
+    show = _show(raw, display, fmt)
+    if approve and decline:
+        raise typer.BadParameter("choose one of --approve and --decline")
+    text = read_json_arg(input, "input")
+    ctx_text = read_json_arg(context, "context")
+    if text == "-" or (input == "-" and context == "-"):
+        raise typer.BadParameter("--input and --context cannot both read stdin")
+    registry = registry_for(registry_path, name)
+    approver = None
+    if not approve and not decline and input != "-" and sys.stdin.isatty():
+        approver = prompt_approval
+    result = _cancellable(
+        lambda: api.call(
+            registry,
+            name,
+            "{}" if text is None else text,
+            context=ctx_text,
+            approve=approve or None,
+            decline=(reason or True) if decline else None,
+            timeout=timeout,
+            background=background,
+            store=state,
+            approver=approver,
+        )
+    )
+    _finish(result, show)
+
+
+def approve_cmd(
+    run_id: Annotated[str, typer.Argument(help="The run awaiting approval.")],
+    raw: RawOpt = False,
+    display: DisplayOpt = False,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Approve a run that is awaiting approval, and run it now.
+
+    Refused when the tool's definition changed since the run was requested, or its stored input
+    no longer matches the hash taken then.
+    """
+    show = _show(raw, display, fmt)
+    registry, store = _pending(registry_path, state, run_id)
+    from toolctl.runtime import api
+
+    _finish(_cancellable(lambda: api.approve(registry, run_id, store=store, by="cli")), show)
+
+
+def decline_cmd(
+    run_id: Annotated[str, typer.Argument(help="The run awaiting approval.")],
+    reason: Annotated[
+        str | None, typer.Option("--reason", help="Why (shown to the model).")
+    ] = None,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Decline a run that is awaiting approval; its handler never runs."""
+    from toolctl.runtime import api
+
+    show = _show(False, False, fmt)
+    registry, store = _pending(registry_path, state, run_id)
+    result = api.decline(registry, run_id, reason, store=store)
+    if show is not Show.json:
+        from toolctl.cli.runview import err
+
+        err(f"run {result.run_id} declined")
+        raise typer.Exit(0)
+    _finish(result, show)
+
+
+def resume_cmd(
+    run_id: Annotated[str, typer.Argument(help="The suspended run.")],
+    data: Annotated[
+        str | None, typer.Option("--data", "-d", help="Resume data: JSON, @file or -.")
+    ] = None,
+    raw: RawOpt = False,
+    display: DisplayOpt = False,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Resume a suspended run with data (checked against the tool's resumeSchema).
+
+    A run resumes at most once; resuming it again reports that it was already resumed.
+    """
+    from toolctl.cli.runview import read_json_arg
+    from toolctl.runtime import api
+
+    show = _show(raw, display, fmt)
+    text = read_json_arg(data, "data")
+    registry, store = _pending(registry_path, state, run_id)
+    _finish(
+        _cancellable(
+            lambda: api.resume(registry, run_id, "{}" if text is None else text, store=store)
+        ),
+        show,
+    )
+
+
+def _pending(registry_path: Path | None, state: Path | None, run_id: str) -> tuple[Any, Any]:
+    from toolctl.cli.runview import registry_for, state_store
+
+    store = state_store(registry_path, state)
+    tool = store.get(run_id).tool
+    return registry_for(registry_path, tool), store
+
+
+def _cancellable(fn: Any) -> RunResult:
+    """Run ``fn`` with handler prints sent to stderr (stdout is the result) and Ctrl-C
+    reported as a cancelled run (exit 130)."""
+    import contextlib
+
+    from toolctl.cli.runview import err
+    from toolctl.runtime.pipeline import RunCancelled
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            result: RunResult = fn()
+    except RunCancelled as exc:
+        err(f"toolctl: run {exc.result.run_id} cancelled")
+        raise typer.Exit(130) from None
+    return result
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("approve")(approve_cmd)
+    app.command("decline")(decline_cmd)
+    app.command("resume")(resume_cmd)

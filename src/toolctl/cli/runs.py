@@ -1,0 +1,161 @@
+"""``toolctl runs list|show|wait|cancel``: the run history."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from toolctl.cli.run import RegistryOpt, StateOpt
+
+runs_app = typer.Typer(
+    help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True
+)
+
+FormatOpt = Annotated[str | None, typer.Option("--format", "-f", help="json for machines.")]
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0f} ms" if value >= 1 else f"{value:.2f} ms"
+
+
+@runs_app.command("list")
+def list_cmd(
+    tool: Annotated[str | None, typer.Option("--tool", help="Only runs of this tool.")] = None,
+    status: Annotated[str | None, typer.Option("--status", help="Only runs in this state.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 20,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """The most recent runs, newest first."""
+    from toolctl.cli.runview import out, state_store
+    from toolctl.runtime.result import RunStatus
+
+    if status is not None and status not in {s.value for s in RunStatus}:
+        raise typer.BadParameter(f"--status must be one of {', '.join(s.value for s in RunStatus)}")
+    store = state_store(registry_path, state, create=False)
+    records = store.query(tool=tool, status=status, limit=limit) if store is not None else []
+    if fmt == "json":
+        sys.stdout.write(
+            json.dumps([r.public() for r in records], indent=2, ensure_ascii=False) + "\n"
+        )
+        return
+    if not records:
+        sys.stderr.write("no runs recorded\n")
+        return
+    rows = [("RUN", "TOOL", "STATUS", "STARTED", "DURATION", "ERROR")]
+    rows += [
+        (
+            r.run_id,
+            r.tool,
+            r.status,
+            _when(r.created_at),
+            _ms(r.duration_ms),
+            (r.error or {}).get("code", ""),
+        )
+        for r in records
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        out("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _open(registry_path: Path | None, state: Path | None) -> Any:
+    from toolctl.cli.runview import state_store
+    from toolctl.runtime.errors import RunNotFoundError
+
+    store = state_store(registry_path, state, create=False)
+    if store is None:
+        raise RunNotFoundError("no runs recorded yet", hint="toolctl run NAME records a run")
+    return store
+
+
+@runs_app.command("show")
+def show_cmd(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """One run: status, timings, tool definition hash, transcript input/output/error, notes."""
+    from toolctl.cli.runview import dump, out
+
+    rec = _open(registry_path, state).get(run_id)
+    data = rec.public()
+    if fmt == "json":
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return
+    rows = [
+        ("run", rec.run_id),
+        ("tool", rec.tool),
+        ("status", rec.status),
+        ("started", _when(rec.started_at or rec.created_at)),
+        ("ended", _when(rec.ended_at)),
+        ("duration", _ms(rec.duration_ms)),
+        ("definition", rec.tool_digest[:16]),
+    ]
+    if rec.approval:
+        how = "approved" if rec.approval.get("approved") else "declined"
+        rows.append(
+            ("approval", f"{how} by {rec.approval.get('by')} at {_when(rec.approval.get('at'))}")
+        )
+    out("\n".join(f"{label:<11}{value}" for label, value in rows))
+    for key in ("input", "output", "suspend", "resume", "error"):
+        if data.get(key) is not None:
+            out(f"{key}:\n  " + dump(data[key]).replace("\n", "\n  "))
+    for note in rec.notes:
+        out(f"note: {note}")
+
+
+@runs_app.command("wait")
+def wait_cmd(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    timeout: Annotated[float | None, typer.Option("--timeout", "-t", help="Give up after.")] = None,
+    fmt: FormatOpt = None,
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Wait until a run is no longer running; print its (transcript) output; exit by status."""
+    from toolctl.cli.runview import Show, err, render
+    from toolctl.runtime import runs
+
+    store = _open(registry_path, state)
+    try:
+        rec = runs.wait(store, run_id, timeout)
+    except TimeoutError as exc:
+        err(f"toolctl: {exc}")
+        raise typer.Exit(1) from None
+    result = runs.to_result(rec)
+    result.model_output = {"type": "json", "value": rec.output}
+    raise typer.Exit(render(result, Show.json if fmt == "json" else Show.model))
+
+
+@runs_app.command("cancel")
+def cancel_cmd(
+    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+) -> None:
+    """Cancel a run awaiting approval, suspended, or running in the background."""
+    from toolctl.cli.runview import err
+    from toolctl.runtime import runs
+
+    rec = runs.cancel(_open(registry_path, state), run_id)
+    err(f"run {rec.run_id} {rec.status}")
+    for note in rec.notes:
+        err(f"note: {note}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")

@@ -1,0 +1,198 @@
+"""Shared pieces of the run commands: loading the registry and store, rendering results."""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+import unicodedata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.runtime.result import RunResult
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PENDING = 4
+EXIT_INTERRUPTED = 130
+
+
+class Show(str, enum.Enum):
+    """Which view of a result ``toolctl run`` prints."""
+
+    model = "model"
+    raw = "raw"
+    display = "display"
+    json = "json"
+
+
+def escape_controls(text: str, keep_newlines: bool = True) -> str:
+    r"""Make control, format (bidi, zero-width) and separator characters visible as ``\u{...}``.
+
+    A terminal must never interpret escape sequences or bidi overrides from tool data, least of
+    all in an approval prompt.
+    """
+    out = []
+    for ch in text:
+        if keep_newlines and ch in "\n\t":
+            out.append(ch)
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
+            out.append(f"\\u{{{ord(ch):04x}}}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _tty(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def dump(value: Any) -> str:
+    """Pretty JSON for humans (strings print as themselves)."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+
+
+def out(text: str) -> None:
+    """Print tool data on stdout, escaping control characters on a terminal."""
+    sys.stdout.write((escape_controls(text) if _tty(sys.stdout) else text) + "\n")
+
+
+def err(text: str) -> None:
+    sys.stderr.write(escape_controls(text) + "\n")
+
+
+def read_json_arg(value: str | None, what: str) -> str | None:
+    """``JSON``, ``@file`` or ``-`` (stdin) → the JSON text; a usage error when unreadable."""
+    if value is None:
+        return None
+    if value == "-":
+        return sys.stdin.read()
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot read {what} file {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise typer.BadParameter(f"{what} file {path} is not UTF-8 text") from None
+    return value
+
+
+def registry_for(registry_path: Path | None, tool: str | None = None) -> Registry:
+    """The registry (broken tools left out); a usage error when ``tool`` is not in it."""
+    from toolctl.cli.render import print_diagnostics, print_error
+    from toolctl.errors import UnknownToolError
+    from toolctl.loader import load_registry as load
+
+    registry = load(registry_path)
+    if tool is not None and tool not in registry:
+        related = [d for d in registry.diagnostics if d.tool == tool]
+        if related:
+            print_diagnostics(related)
+            err(f"toolctl: error: tool {tool!r} has errors (above) and cannot run")
+            raise typer.Exit(EXIT_USAGE)
+        try:
+            registry.get(tool)
+        except UnknownToolError as exc:
+            print_error(exc)
+            raise typer.Exit(EXIT_USAGE) from None
+    if tool is not None and not registry.get(tool).enabled:
+        err(
+            f"toolctl: error: tool {tool!r} is disabled (enabled: false in "
+            f"{registry.get(tool).location})"
+        )
+        raise typer.Exit(EXIT_USAGE)
+    return registry
+
+
+def state_store(registry_path: Path | None, state: Path | None, *, create: bool = True) -> Any:
+    """The run history: ``--state`` or the project's (None when it does not exist yet)."""
+    from toolctl.config import project_for
+    from toolctl.runtime.store import default_state_path, open_store
+
+    if state is not None:
+        if not create and not state.exists():
+            return None
+        return open_store(state)
+    project = project_for(registry_path)
+    if not create and not default_state_path(_Holder(project)).exists():
+        return None
+    return open_store(None, _Holder(project))
+
+
+class _Holder:
+    """Something with a ``project`` (what the store helpers look at)."""
+
+    def __init__(self, project: Any) -> None:
+        self.project = project
+
+
+def exit_code(result: RunResult) -> int:
+    from toolctl.runtime.result import RunStatus
+
+    if result.status in (RunStatus.AWAITING_APPROVAL, RunStatus.SUSPENDED):
+        return EXIT_PENDING
+    if result.status in (RunStatus.SUCCEEDED, RunStatus.RUNNING):
+        return EXIT_OK
+    return EXIT_TOOL_ERROR
+
+
+def render(result: RunResult, show: Show) -> int:
+    """Print ``result`` as asked; return the exit code."""
+    from toolctl.runtime.result import RunStatus
+
+    code = exit_code(result)
+    if show is Show.json:
+        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        return code
+    for note in result.notes:
+        err(f"note: {note}")
+    status = result.status
+    if status is RunStatus.AWAITING_APPROVAL:
+        out(result.run_id)
+        err(f"{result.tool}: approval required; run {result.run_id} is waiting.")
+        if "approval" in result.display:
+            err("  " + dump(result.display["approval"]).replace("\n", "\n  "))
+        err(
+            f"  approve: toolctl approve {result.run_id}\n"
+            f"  decline: toolctl decline {result.run_id} [--reason TEXT]"
+        )
+        return code
+    if status is RunStatus.SUSPENDED:
+        if result.error is not None:  # resume data rejected; the run stays suspended
+            err(f"toolctl: error: {result.error.text()}")
+        out(result.run_id)
+        err(f"{result.tool}: suspended; run {result.run_id} is waiting.")
+        if "suspend" in result.display:
+            err("  " + dump(result.display["suspend"]).replace("\n", "\n  "))
+        err(f"  resume: toolctl resume {result.run_id} --data JSON")
+        return code
+    if status is RunStatus.RUNNING:
+        out(result.run_id)
+        err(
+            f"{result.tool}: running in the background as {result.run_id}.\n"
+            f"  wait:   toolctl runs wait {result.run_id}"
+        )
+        return code
+    if result.error is not None:
+        err(
+            f"toolctl: {result.tool} {status.value} (run {result.run_id}): {result.error.code}: "
+            + result.error.text()
+        )
+        return code
+    if show is Show.raw:
+        out(dump(result.output))
+    elif show is Show.display:
+        out(dump(result.display.get("output")))
+    else:
+        model = result.model_output or {}
+        out(dump(model.get("value")))
+    return code

@@ -1,0 +1,225 @@
+"""``toolctl test``: run the tools' test cases, example checks and fuzzing; report like pytest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from toolctl.cli.options import OutputFormat
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from toolctl.testing import CaseResult, TestReport
+
+_MARKS = {
+    "passed": ("PASS", "green"),
+    "failed": ("FAIL", "bold red"),
+    "error": ("ERROR", "bold magenta"),
+    "skipped": ("SKIP", "yellow"),
+}
+
+
+def _progress(enabled: bool) -> Any:
+    """A rich progress bar on stderr (a terminal only), or None."""
+    if not enabled:
+        return None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from toolctl.cli.render import err_console
+
+    con = err_console()
+    if not con.is_terminal:
+        return None
+    return Progress(
+        TextColumn("[bold]testing[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=con,
+        transient=True,
+    )
+
+
+def _print_problem(con: Console, result: CaseResult) -> None:
+    from rich.markup import escape
+
+    con.soft_wrap = True  # never fold lines: the YAML below must paste as printed
+
+    label, style = _MARKS[result.outcome.value]
+    con.print(
+        f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
+        f"[dim]({escape(str(result.case.location))})[/]"
+    )
+    if result.message and not result.finding:
+        con.print(f"  {escape(result.message)}")
+    for m in result.mismatches:
+        con.print(f"  {escape(m.message)}")
+        for line in m.details:
+            con.print(f"    {escape(line)}")
+        for line in m.diff:
+            color = "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
+            con.print(f"    [{color}]{escape(line)}[/]")
+    if result.finding is not None:
+        con.print(f"  {escape(result.finding.problem)}")
+        con.print(
+            f"  minimal failing input after {result.finding.shrink_calls} shrink call(s); "
+            f"paste under `tests:` in {escape(result.case.location.file)}:"
+        )
+        for line in result.finding.yaml_case().splitlines():
+            con.print(f"    {escape(line)}")
+    con.print("")
+
+
+def _summary(report: TestReport) -> str:
+    c = report.counts()
+    text = (
+        f"{c['passed']} passed, {c['failed']} failed, {c['error']} error(s), "
+        f"{c['skipped']} skipped in {report.duration_ms / 1000:.2f}s"
+    )
+    if report.seed is not None:
+        text += f" (seed {report.seed})"
+    return text
+
+
+def render_text(report: TestReport, verbose: bool = False) -> None:
+    """Failures with their diffs, then one line per tool and the totals, on stdout."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from toolctl.cli.render import console
+
+    con = console()
+    for r in report.results:
+        if r.outcome.value in ("failed", "error") or (verbose and r.outcome.value == "skipped"):
+            _print_problem(con, r)
+        elif verbose:
+            label, style = _MARKS[r.outcome.value]
+            con.print(f"[{style}]{label}[/] {escape(r.id)}")
+    if not report.results:
+        con.print("no test cases selected (add `tests:` or `inputExamples` to a tool)")
+        return
+    table = Table(box=None, pad_edge=False, show_edge=False)
+    for column in ("tool", "passed", "failed", "errors", "skipped"):
+        table.add_column(column, justify="left" if column == "tool" else "right")
+    tools: dict[str, dict[str, int]] = {}
+    for r in report.results:
+        row = tools.setdefault(r.case.tool, {"passed": 0, "failed": 0, "error": 0, "skipped": 0})
+        row[r.outcome.value] += 1
+    for tool, row in tools.items():
+        table.add_row(
+            escape(tool), *(str(row[k]) for k in ("passed", "failed", "error", "skipped"))
+        )
+    con.print(table)
+    style = "bold green" if report.ok else "bold red"
+    con.print(f"[{style}]{escape(_summary(report))}[/]")
+
+
+def test(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Tool files or directories (default: the registry found from here)."),
+    ] = None,
+    tool: Annotated[
+        list[str] | None, typer.Option("--tool", "-t", help="Only this tool (repeatable).")
+    ] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="Only tools with this tag (repeatable).")
+    ] = None,
+    keyword: Annotated[
+        str | None, typer.Option("-k", help="Only cases whose `tool::name` contains this text.")
+    ] = None,
+    fuzz: Annotated[
+        int,
+        typer.Option(
+            "--fuzz",
+            min=0,
+            help="Fuzz each tool with N valid and N invalid inputs generated from its inputSchema.",
+        ),
+    ] = 0,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed for --fuzz (printed when not given).")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", min=0.001, help="Seconds per case when neither case nor tool sets one."
+        ),
+    ] = None,
+    allow_error: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-error",
+            help="Exception type a handler raises on purpose; not a "
+            "crash when fuzzing (repeatable).",
+        ),
+    ] = None,
+    examples: Annotated[
+        bool, typer.Option("--examples/--no-examples", help="Run each inputExamples entry.")
+    ] = True,
+    fmt: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="Output format.")
+    ] = OutputFormat.text,
+    junit: Annotated[
+        Path | None, typer.Option("--junit", help="Also write a JUnit XML report to FILE.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every case.")] = False,
+    packs: Annotated[
+        bool, typer.Option("--packs/--no-packs", help="Include installed tool packs.")
+    ] = True,
+) -> None:
+    """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
+
+    Cases run through the same pipeline as `toolctl run`, with a temporary run history.
+    Exit 0 when every case passed, 1 when any failed or could not run.
+    """
+    from toolctl.cli.render import print_diagnostics, print_json
+    from toolctl.config import project_for
+    from toolctl.loader import load_registry
+    from toolctl.testing import TestOptions, junit_xml, run_tests
+
+    project = project_for(paths[0] if paths else None)
+    if paths:
+        project.tool_paths = [p.resolve() for p in paths]
+    registry = load_registry(project=project, packs=packs)
+    print_diagnostics(registry.diagnostics)
+    if not registry.ok:
+        typer.echo(
+            "toolctl: error: the registry has errors; fix them first (see `toolctl validate`)",
+            err=True,
+        )
+        raise typer.Exit(1)
+    options = TestOptions.from_settings(project.section("test"), project.config_file)
+    options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
+    options.examples, options.fuzz, options.seed = examples, fuzz, seed
+    if timeout is not None:
+        options.timeout = timeout
+    if allow_error:
+        options.allow_errors = tuple(allow_error)
+    bar = _progress(fmt is OutputFormat.text)
+    if bar is None:
+        report = run_tests(registry, options)
+    else:
+        with bar:
+            task = bar.add_task("", total=None)
+
+            def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total, description=case_id)
+
+            report = run_tests(registry, options, advance)
+    if junit is not None:
+        junit.write_text(junit_xml(report), encoding="utf-8")
+    if fmt is OutputFormat.json:
+        print_json(report.to_dict())
+    else:
+        render_text(report, verbose)
+        if junit is not None:
+            typer.echo(f"wrote {junit}", err=True)
+    raise typer.Exit(0 if report.ok else 1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``toolctl test`` to ``app``."""
+    app.command("test")(test)

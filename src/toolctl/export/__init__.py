@@ -1,0 +1,125 @@
+"""Provider exports: the registry as the JSON a provider API or an MCP client takes.
+
+>>> import toolctl
+>>> registry = toolctl.load("tools.d")
+>>> tools = registry.export("openai")["tools"]  # raises ExportError on a refusal
+>>> result = export_result(registry, "anthropic", tags=["weather"])  # data and diagnostics
+
+Every format is an entry point of the group ``toolctl.exporters``
+(:mod:`toolctl.export.formats`); the built-ins live one module per target next to this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolctl.diagnostics import Diagnostic, error
+from toolctl.errors import ExportError, PluginError
+from toolctl.export.base import Exporter, ExportOptions, ExportResult
+from toolctl.export.formats import FormatEntry, installed, load
+from toolctl.spec import ToolSpec
+
+__all__ = [
+    "ExportOptions",
+    "ExportResult",
+    "Exporter",
+    "export",
+    "export_result",
+    "get_exporter",
+    "list_formats",
+    "select",
+]
+
+
+def list_formats() -> list[dict[str, str]]:
+    """Installed formats: name, description, package, and ``error`` for a broken plugin."""
+    rows: list[dict[str, str]] = []
+    for entry in installed().values():
+        row = {"name": entry.name, "package": entry.package}
+        try:
+            row["description"] = load(entry).description
+        except PluginError as exc:
+            row["description"] = ""
+            row["error"] = str(exc)
+        rows.append(row)
+    return rows
+
+
+def _entry(fmt: str) -> FormatEntry:
+    formats = installed()
+    if fmt not in formats:
+        raise ExportError(
+            f"unknown export format {fmt!r}", hint=f"choose one of: {', '.join(formats)}"
+        )
+    return formats[fmt]
+
+
+def get_exporter(fmt: str) -> Exporter:
+    """The exporter for ``fmt``; ExportError for an unknown name, PluginError for a broken one."""
+    return load(_entry(fmt))
+
+
+def select(
+    tools: Any, names: Sequence[str] | None = None, tags: Sequence[str] | None = None
+) -> list[ToolSpec]:
+    """Tools of a registry (or of an iterable of specs) by name and tag, in name order.
+
+    Follows :meth:`Registry.select`: disabled tools are left out unless named.
+    """
+    if hasattr(tools, "select"):
+        chosen: list[ToolSpec] = tools.select(names=names or None, tags=tags or None)
+        return chosen
+    specs = sorted(tools, key=lambda t: t.name)
+    specs = [t for t in specs if (t.name in names if names else t.enabled)]
+    if tags:
+        specs = [t for t in specs if set(tags) & set(t.tags)]
+    return specs
+
+
+def export_result(
+    tools: Any,
+    fmt: str,
+    *,
+    names: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    **options: Any,
+) -> ExportResult:
+    """Export the selected tools of a registry (or specs) as ``fmt``, with every diagnostic.
+
+    ``options``: ``examples_in_description``, ``gemini_parameters`` ("json-schema" or
+    "openapi"), ``mcp_protocol`` ("2025-11-25" or "2026-07-28"), ``check`` (lossy steps become
+    errors), and anything a third-party exporter defines. ``result.data`` is None on errors.
+    """
+    entry = _entry(fmt)
+    exporter = load(entry)
+    opts = ExportOptions.from_kwargs(**options)
+    specs = select(tools, names, tags)
+    if entry.package == "toolctl":
+        return exporter.export(specs, opts)
+    try:
+        return exporter.export(specs, opts)
+    except Exception as exc:  # a third-party exporter's bug must not look like toolctl's
+        diag: Diagnostic = error(
+            None,
+            "TX102",
+            f"export format {fmt!r} failed: {type(exc).__name__}: {exc}",
+            hint=f"report this to the maintainers of {entry.package!r}",
+        )
+        return ExportResult(fmt, None, [diag])
+
+
+def export(tools: Any, fmt: str, **options: Any) -> Any:
+    """The exported JSON data (what ``toolctl export`` prints); ExportError when refused.
+
+    Same options as :func:`export_result`; ``Registry.export(fmt, **options)`` calls this.
+    """
+    result = export_result(tools, fmt, **options)
+    if not result.ok:
+        problems = [d for d in result.diagnostics if d.severity.value == "error"]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ExportError(
+            f"cannot export as {fmt!r}: {problems[0].message}{more}",
+            diagnostics=result.diagnostics,
+        )
+    return result.data

@@ -1,0 +1,265 @@
+"""The exporter contract: options, results, findings, and the base class every target builds on.
+
+An exporter turns tool declarations into the JSON one provider API (or an MCP client) takes. It is
+a pure function of its input: no I/O, no environment, no mutation of the specs. Whatever it had to
+change or drop is reported as a :class:`~toolctl.diagnostics.Diagnostic`:
+
+* **error**: the export cannot mean what the YAML says (an open map under strict mode, a name the
+  provider rejects, recursion the target forbids). Nothing is exported.
+* **warning**: a *lossy* step (a constraint dropped, ``oneOf`` loosened to ``anyOf``). ``--check``
+  turns these into errors.
+* **info**: a faithful rewrite worth knowing (``$ref`` inlined, optional made nullable for
+  OpenAI strict mode, examples with no field on this target).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, runtime_checkable
+
+from toolctl.diagnostics import (
+    Diagnostic,
+    Severity,
+    error,
+    has_errors,
+    sorted_unique,
+    warning,
+)
+from toolctl.spec import ToolSpec
+
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What the caller asked for; every exporter accepts all of these and ignores what it lacks.
+
+    ``extra`` holds options a third-party exporter defines (``Registry.export(fmt, foo=1)``).
+    """
+
+    examples_in_description: bool = False
+    gemini_parameters: str = "json-schema"  # or "openapi": the OpenAPI-subset ``parameters``
+    mcp_protocol: str = "2025-11-25"
+    check: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> ExportOptions:
+        """Known keyword options become fields; unknown ones go to ``extra``."""
+        known = {k: kwargs.pop(k) for k in list(kwargs) if k in cls.__dataclass_fields__}
+        known.pop("extra", None)
+        return cls(**known, extra=kwargs)
+
+
+@dataclass
+class ExportResult:
+    """The exported JSON ``data`` (what the CLI prints) and every finding about it."""
+
+    format: str
+    data: Any
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing is an error (with ``check``, warnings already became errors)."""
+        return not has_errors(self.diagnostics)
+
+
+class Findings:
+    """Collects diagnostics for one tool, located at paths inside its declaration."""
+
+    def __init__(self, spec: ToolSpec, target: str) -> None:
+        self.spec = spec
+        self.target = target
+        self.items: list[Diagnostic] = []
+
+    def add(
+        self,
+        severity: Severity,
+        code: str,
+        message: str,
+        path: JsonPath = (),
+        hint: str | None = None,
+    ) -> None:
+        """Record a finding at ``path`` (a JSON path inside the declaration)."""
+        loc = self.spec.locate(*path, key=True)
+        pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+        self.items.append(
+            Diagnostic.at(
+                loc,
+                severity,
+                code,
+                f"{self.target}: tool {self.spec.name!r}: {message}",
+                pointer=pointer if path else "",
+                hint=hint,
+                tool=self.spec.name,
+            )
+        )
+
+    def error(self, code: str, message: str, path: JsonPath = (), hint: str | None = None) -> None:
+        self.add(Severity.ERROR, code, message, path, hint)
+
+    def warning(
+        self, code: str, message: str, path: JsonPath = (), hint: str | None = None
+    ) -> None:
+        self.add(Severity.WARNING, code, message, path, hint)
+
+    def info(self, code: str, message: str, path: JsonPath = (), hint: str | None = None) -> None:
+        self.add(Severity.INFO, code, message, path, hint)
+
+
+@runtime_checkable
+class Exporter(Protocol):
+    """What a ``toolctl.exporters`` entry point names (an object, or a class building one).
+
+    ``export`` gets the selected, enabled specs in name order and must be pure.
+    """
+
+    name: str
+    description: str
+
+    def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult: ...
+
+    def check(self, spec: ToolSpec, options: ExportOptions) -> list[Diagnostic]: ...
+
+
+class ToolListExporter:
+    """Base for targets whose output is a list of per-tool entries wrapped in a request fragment.
+
+    Subclasses define ``name``, ``description``, ``provider_keys`` (which ``providerOptions``
+    sections they merge), ``generated_keys`` (keys providerOptions may not override) and
+    :meth:`entry`; they may override :meth:`wrap` and :meth:`finish`.
+    """
+
+    name = ""
+    description = ""
+    label = ""
+    provider_keys: tuple[str, ...] = ()
+    generated_keys: frozenset[str] = frozenset()
+    known_fields: frozenset[str] | None = None  # fields the provider's SDK type declares
+
+    def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
+        """The list entries for one tool (usually one)."""
+        raise NotImplementedError
+
+    def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
+        """The request fragment around the entries."""
+        return {"tools": entries}
+
+    def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
+        """Findings about the request as a whole (limits summed over tools)."""
+        return []
+
+    def _convert(
+        self, spec: ToolSpec, options: ExportOptions
+    ) -> tuple[list[Any], list[Diagnostic]]:
+        out = Findings(spec, self.label or self.name)
+        entries = self.entry(spec, options, out)
+        return entries, out.items
+
+    def check(self, spec: ToolSpec, options: ExportOptions) -> list[Diagnostic]:
+        """Every finding exporting ``spec`` would produce (lossy steps, refusals, name rules)."""
+        return finalize(self._convert(spec, options)[1], options)
+
+    def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult:
+        """Export ``specs`` (already selected); ``data`` is None when there are errors."""
+        entries: list[Any] = []
+        diags: list[Diagnostic] = []
+        for spec in specs:
+            got, found = self._convert(spec, options)
+            entries.extend(got)
+            diags.extend(found)
+        diags.extend(self.finish(specs, options))
+        if not specs and not any(d.code == "TX110" for d in diags):
+            diags.append(
+                warning(
+                    None,
+                    "TX110",
+                    f"{self.label or self.name}: no tools selected",
+                    hint="check --tool/--tag, and enabled: false in the tools",
+                )
+            )
+        diags = finalize(diags, options)
+        data = None if has_errors(diags) else self.wrap(entries, options)
+        return ExportResult(self.name, data, diags)
+
+    def merge_provider_options(
+        self,
+        spec: ToolSpec,
+        target: dict[str, Any],
+        out: Findings,
+        known: frozenset[str] | None = None,
+    ) -> dict[str, Any]:
+        """Merge ``providerOptions.<key>`` for this target's keys into ``target`` (in place).
+
+        Keys the exporter generates (name, schema, ...) cannot be overridden: that would make the
+        export disagree with the declaration. Returns the merged options.
+        """
+        merged: dict[str, Any] = {}
+        known = known if known is not None else self.known_fields
+        for key in self.provider_keys:
+            section = spec.provider_options.get(key)
+            if not isinstance(section, dict):
+                continue
+            for opt, value in section.items():
+                if opt in self.generated_keys and target.get(opt) == value:
+                    out.info(
+                        "TX212",
+                        f"providerOptions.{key}.{opt} repeats what toolctl generates; ignored",
+                        ("providerOptions", key, opt),
+                    )
+                    continue
+                if opt in self.generated_keys:
+                    out.error(
+                        "TX210",
+                        f"providerOptions.{key}.{opt} would override a field "
+                        "toolctl generates from the declaration",
+                        ("providerOptions", key, opt),
+                        hint=f"set it through the tool's own keys, not providerOptions.{key}",
+                    )
+                    continue
+                if known is not None and opt not in known:
+                    out.warning(
+                        "TX211",
+                        f"providerOptions.{key}.{opt} is not a field of a "
+                        f"{self.label or self.name} tool; the API may reject it",
+                        ("providerOptions", key, opt),
+                        hint=f"known fields: {', '.join(sorted(known))}",
+                    )
+                merged[opt] = copy.deepcopy(value)
+        target.update(merged)
+        return merged
+
+
+def check_choice(what: str, value: str, choices: Sequence[str]) -> list[Diagnostic]:
+    """An error when an option ``value`` is not one of ``choices``."""
+    if value in choices:
+        return []
+    return [
+        error(
+            None,
+            "TX100",
+            f"{what} {value!r} is not supported",
+            hint=f"use one of {', '.join(choices)}",
+        )
+    ]
+
+
+def finalize(diags: list[Diagnostic], options: ExportOptions) -> list[Diagnostic]:
+    """Sort, de-duplicate, and under ``check`` turn lossy steps (warnings) into errors."""
+    if options.check:
+        diags = [
+            replace(
+                d,
+                severity=Severity.ERROR,
+                hint=(d.hint or "")
+                + ("; " if d.hint else "")
+                + "--check treats lossy export steps as errors",
+            )
+            if d.severity is Severity.WARNING
+            else d
+            for d in diags
+        ]
+    return sorted_unique(diags)

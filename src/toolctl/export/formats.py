@@ -1,0 +1,78 @@
+"""The export formats installed: entry-point group ``toolctl.exporters``.
+
+Built-in formats are declared in toolctl's own ``pyproject.toml`` exactly as a third-party package
+declares its own (``[project.entry-points."toolctl.exporters"] myformat = "pkg.mod:EXPORTER"``),
+so a new provider format is a package, not a fork. An entry point names an object with ``name``,
+``description``, ``export(specs, options)`` and ``check(spec, options)`` (see
+:class:`~toolctl.export.base.Exporter`), or a class building one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any
+
+from toolctl.errors import PluginError
+from toolctl.export.base import Exporter
+
+GROUP = "toolctl.exporters"
+BUILTIN = {
+    "anthropic": "toolctl.export.anthropic:EXPORTER",
+    "bedrock": "toolctl.export.bedrock:EXPORTER",
+    "gemini": "toolctl.export.gemini:EXPORTER",
+    "mcp": "toolctl.export.mcp:EXPORTER",
+    "mistral": "toolctl.export.mistral:EXPORTER",
+    "openai": "toolctl.export.openai:EXPORTER",
+    "openai-responses": "toolctl.export.openai_responses:EXPORTER",
+}
+
+
+@dataclass(frozen=True)
+class FormatEntry:
+    """One installed format: its name, the ``module:attr`` reference, and the package."""
+
+    name: str
+    value: str
+    package: str
+
+
+def installed() -> dict[str, FormatEntry]:
+    """Every format by name, in name order (the built-ins even without installed metadata)."""
+    found = {n: FormatEntry(n, v, "toolctl") for n, v in BUILTIN.items()}
+    for ep in entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        package = dist.name if dist is not None else "?"
+        found[ep.name] = FormatEntry(ep.name, ep.value, package)
+    return dict(sorted(found.items()))
+
+
+def _import(value: str) -> Any:
+    module, _, attr = value.partition(":")
+    obj: Any = importlib.import_module(module.strip())
+    for part in attr.strip().split(".") if attr.strip() else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def load(entry: FormatEntry) -> Exporter:
+    """Import an exporter; a broken plugin raises :class:`PluginError` saying which and why."""
+    try:
+        obj = _import(entry.value)
+        if isinstance(obj, type):
+            obj = obj()
+    except Exception as exc:  # any failure inside third-party code is the plugin's
+        raise PluginError(
+            f"export format {entry.name!r} ({entry.value}, from {entry.package}) failed to "
+            f"load: {type(exc).__name__}: {exc}",
+            hint=f"reinstall or fix the package {entry.package!r}, or uninstall it",
+        ) from exc
+    if not isinstance(obj, Exporter):
+        raise PluginError(
+            f"export format {entry.name!r} ({entry.value}, from {entry.package}) is not an "
+            "exporter: it needs name, description, export(specs, options) and check(spec, "
+            "options)",
+            hint=f"report this to the maintainers of {entry.package!r}",
+        )
+    return obj

@@ -1,0 +1,99 @@
+"""MCP ``tools/list`` results: the tool list an MCP client sees, for a chosen protocol revision.
+
+``mcp_protocol="2025-11-25"`` (default, the newest revision with the ``initialize`` handshake) or
+``"2026-07-28"`` (stateless; ``outputSchema`` may be any schema, and the result carries
+``resultType``, ``ttlMs`` and ``cacheScope``, set by the ``mcp_ttl_ms`` and ``mcp_cache_scope``
+options). ``providerOptions.mcp`` is merged into each tool (e.g. ``execution`` in 2025-11-25).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from toolctl.diagnostics import Diagnostic
+from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
+from toolctl.export.common import description
+from toolctl.export.names import MCP_NAME, check_mcp_name_edges
+from toolctl.spec import ToolSpec
+
+PROTOCOLS = ("2025-11-25", "2026-07-28")
+_FIELDS = frozenset(
+    {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta"}
+)
+
+
+def _copy(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
+    schema = spec.output_schema
+    if schema is None:
+        return None
+    if protocol == "2025-11-25" and not (
+        isinstance(schema, dict) and schema.get("type") == "object"
+    ):
+        out.warning(
+            "TX223",
+            "outputSchema left out: MCP 2025-11-25 requires its root to be type: object",
+            ("outputSchema",),
+            hint="wrap the output in an object, or export with protocol 2026-07-28",
+        )
+        return None
+    return _copy(schema)
+
+
+class McpExporter(ToolListExporter):
+    """A ``tools/list`` result (``{"tools": [...]}``) for one MCP protocol revision."""
+
+    name = "mcp"
+    description = "MCP tools/list result (protocol 2025-11-25; 2026-07-28 on request)"
+    label = "MCP"
+    provider_keys = ("mcp",)
+    generated_keys = _FIELDS
+
+    def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
+        MCP_NAME.check(spec.name, out)
+        check_mcp_name_edges(spec.name, out)
+        protocol = options.mcp_protocol
+        tool: dict[str, Any] = {"name": spec.name}
+        if spec.title:
+            tool["title"] = spec.title
+        tool["description"] = description(spec, options, out)
+        tool["inputSchema"] = _copy(spec.input_schema)
+        output = _output_schema(spec, protocol, out)
+        if output is not None:
+            tool["outputSchema"] = output
+        if spec.annotations:
+            tool["annotations"] = _copy(spec.annotations)
+        if spec.icons:
+            tool["icons"] = _copy(list(spec.icons))
+        if spec.meta:
+            tool["_meta"] = _copy(spec.meta)
+        self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
+        if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
+            out.warning(
+                "TX211",
+                f"providerOptions.mcp.execution left out: MCP {protocol} "
+                "has no execution field (tasks moved to an extension)",
+                ("providerOptions", "mcp", "execution"),
+            )
+        return [tool]
+
+    def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
+        data: dict[str, Any] = {"tools": entries}
+        if options.mcp_protocol == "2026-07-28":
+            data["resultType"] = "complete"
+            data["ttlMs"] = int(options.extra.get("mcp_ttl_ms", 0))
+            data["cacheScope"] = str(options.extra.get("mcp_cache_scope", "public"))
+        return data
+
+    def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
+        return check_choice("MCP protocol", options.mcp_protocol, PROTOCOLS)
+
+
+EXPORTER = McpExporter()
+export = EXPORTER.export
+check = EXPORTER.check

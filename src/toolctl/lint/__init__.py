@@ -1,0 +1,99 @@
+"""``toolctl lint``: a catalogue of rules for what makes tools fail with real models and clients.
+
+``validate`` says whether a registry is well-formed; ``lint`` says whether it is good. Each rule
+is a small function with a stable code (``TL###``), a family, a default severity and an
+explanation (``toolctl lint --explain CODE``); rules come from the ``toolctl.lint_rules``
+entry-point group, built-ins included.
+
+>>> import toolctl
+>>> from toolctl.lint import lint
+>>> findings = lint(toolctl.load(strict=False), providers=["openai"])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolctl.diagnostics import Diagnostic, sorted_unique
+from toolctl.lint.config import PROVIDERS, LintConfig, parse_providers
+from toolctl.lint.context import LintContext
+from toolctl.lint.model import FAMILIES, Hit, Rule, RuleSet
+from toolctl.lint.packs import Catalogue, catalogue
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.spec import ToolSpec
+
+__all__ = [
+    "FAMILIES",
+    "PROVIDERS",
+    "Catalogue",
+    "Hit",
+    "LintConfig",
+    "LintContext",
+    "Rule",
+    "RuleSet",
+    "catalogue",
+    "config_for",
+    "lint",
+    "lint_tools",
+]
+
+
+def config_for(registry: Registry) -> LintConfig:
+    """The registry project's ``lint`` settings as a :class:`LintConfig`."""
+    project = registry.project
+    if project is None:
+        return LintConfig()
+    return LintConfig.from_settings(
+        project.section("lint"), str(project.config_file or "toolctl.yaml")
+    )
+
+
+def lint_tools(
+    tools: Sequence[ToolSpec],
+    config: LintConfig | None = None,
+    *,
+    python_path: Sequence[Path] = (),
+    root: Path | None = None,
+) -> list[Diagnostic]:
+    """Lint findings for ``tools`` (e.g. built with ``ToolSpec.from_validated``)."""
+    from toolctl.lint.engine import run
+
+    return run(tools, config or LintConfig(), catalogue(), python_path=python_path, root=root)
+
+
+def lint(
+    registry: Registry,
+    *,
+    config: LintConfig | None = None,
+    providers: Iterable[str] | None = None,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] | None = None,
+    resolve: bool | None = None,
+    include_load: bool = True,
+) -> list[Diagnostic]:
+    """Lint a loaded registry with its project's settings, plus any overrides given here.
+
+    Returns the load diagnostics (``include_load``) and the lint findings, sorted by location.
+    ``resolve=True`` imports handlers to check them: only for trusted code.
+    """
+    config = config or config_for(registry)
+    if providers is not None:
+        config = replace(config, providers=parse_providers(list(providers)))
+    if select is not None:
+        config = replace(config, select=tuple(select))
+    if ignore is not None:
+        config = replace(config, ignore=(*config.ignore, *ignore))
+    if resolve is not None:
+        config = replace(config, resolve=resolve)
+    project = registry.project
+    findings = lint_tools(
+        list(registry.tools.values()),
+        config,
+        python_path=project.python_path if project else (),
+    )
+    return sorted_unique([*registry.diagnostics, *findings] if include_load else findings)

@@ -1,0 +1,178 @@
+"""Running the catalogue over tools: selection, severities, crash isolation and suppression."""
+
+from __future__ import annotations
+
+import functools
+import gc
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_unique
+from toolctl.errors import ConfigError
+from toolctl.lint.config import LintConfig
+from toolctl.lint.context import LintContext
+from toolctl.lint.locate import locate
+from toolctl.lint.model import Hit, Rule
+from toolctl.lint.packs import Catalogue
+from toolctl.lint.select import matches, specificity, unknown
+from toolctl.lint.suppress import apply, unused
+from toolctl.spec import ToolSpec
+
+
+def check_selectors(config: LintConfig, cat: Catalogue) -> None:
+    """:class:`ConfigError` for any selector in ``config`` that names no rule."""
+    selectors = [*config.select, *config.ignore, *config.severity]
+    for globbed in config.per_file_ignores.values():
+        selectors += globbed
+    bad = unknown(selectors, cat)
+    if bad:
+        raise ConfigError(
+            f"unknown lint rule code or family: {', '.join(bad)}",
+            hint="see `toolctl lint --list-rules`; families: " + ", ".join(cat.families),
+        )
+
+
+def effective_severity(rule: Rule, config: LintConfig) -> Severity | None:
+    """The rule's severity after overrides (the most specific selector wins); None when off."""
+    best, level = 0, rule.severity
+    for selector, value in config.severity.items():
+        rank = specificity(rule, selector)
+        if rank > best:
+            best, level = rank, value  # type: ignore[assignment]
+    return level
+
+
+def active_rules(config: LintConfig, cat: Catalogue) -> list[tuple[Rule, Severity]]:
+    """The rules that run with ``config``, each with its effective severity."""
+    out = []
+    for rule in cat:
+        if rule.family == "resolve" and not config.resolve:
+            continue
+        if not matches(rule, config.select) or matches(rule, config.ignore):
+            continue
+        level = effective_severity(rule, config)
+        if level is not None:
+            out.append((rule, level))
+    return out
+
+
+def _pointer(path: Sequence[Any]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _diagnostic(rule: Rule, level: Severity, hit: Hit) -> Diagnostic:
+    tool = hit.tool
+    where: Sequence[Any] | str = hit.path
+    if hit.loc is not None:
+        loc = hit.loc
+    elif tool is not None:
+        loc, where = locate(tool, hit.path, hit.key)
+    else:
+        loc = Location("")
+    return Diagnostic.at(
+        loc,
+        level,
+        rule.code,
+        hit.message,
+        hint=hit.hint,
+        pointer=where if isinstance(where, str) else _pointer(where),
+        tool=tool.name if tool else None,
+        extra={"rule": rule.name, "family": rule.family, **hit.extra},
+    )
+
+
+def _crash(rule: Rule, tool: ToolSpec | None, exc: Exception) -> Diagnostic:
+    where = f" on tool {tool.name!r}" if tool else ""
+    return error(
+        tool.location if tool else None,
+        "TL001",
+        f"rule {rule.code} ({rule.name}) crashed{where}: {type(exc).__name__}: {exc}",
+        hint=f"report it to the authors of {rule.check.__module__}",
+        tool=tool.name if tool else None,
+    )
+
+
+def _run(
+    rule: Rule, level: Severity, target: Any, ctx: LintContext, tool: ToolSpec | None
+) -> list[Diagnostic]:
+    try:
+        return [_diagnostic(rule, level, hit) for hit in rule.run(target, ctx)]
+    except Exception as exc:  # one broken rule must not hide the others' findings
+        return [_crash(rule, tool, exc)]
+
+
+def _findings(
+    tools: Sequence[ToolSpec], rules: list[tuple[Rule, Severity]], ctx: LintContext
+) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    for tool in tools:
+        for rule, level in rules:
+            if rule.scope == "tool":
+                found += _run(rule, level, tool, ctx, tool)
+    for rule, level in rules:
+        if rule.scope == "registry":
+            found += _run(rule, level, tools, ctx, None)
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _read_lines(root: Path, file: str) -> list[str] | None:
+    try:
+        return (root / file).read_text("utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _stale_ignores(
+    files: list[str], used: set[tuple[str, int]], active: list[Rule], level: Severity, base: Path
+) -> list[Diagnostic]:
+    extra = {"rule": "unused-ignore", "family": "engine"}
+    return [
+        Diagnostic(
+            level,
+            "TL002",
+            f"{text!r} suppresses nothing",
+            file,
+            line,
+            col,
+            hint="remove the comment",
+            extra=extra,
+        )
+        for file, line, col, text in unused(files, used, active, lambda f: _read_lines(base, f))
+    ]
+
+
+def run(
+    tools: Sequence[ToolSpec],
+    config: LintConfig,
+    cat: Catalogue,
+    *,
+    python_path: Sequence[Path] = (),
+    root: Path | None = None,
+) -> list[Diagnostic]:
+    """Every finding of the active rules on ``tools``, suppressions applied, sorted.
+
+    ``root`` is where relative diagnostic file names are read from for inline ignore comments
+    (default: the working directory).
+    """
+    check_selectors(config, cat)
+    rules = active_rules(config, cat)
+    was_enabled = gc.isenabled()
+    gc.disable()  # rules allocate many short-lived objects and free nothing cyclic
+    try:
+        found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
+    finally:
+        if was_enabled:
+            gc.enable()
+    found = [*cat.problems, *found]
+    base = (root or Path.cwd()).resolve()
+    _read_lines.cache_clear()  # files may have changed since the last run
+    used: set[tuple[str, int]] = set()
+    kept = apply(found, cat.rules, config.per_file_ignores, lambda f: _read_lines(base, f), used)
+    stale = next((level for rule, level in rules if rule.code == "TL002"), None)
+    if stale is not None:
+        files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
+        active = [rule for rule, _ in rules]
+        kept += _stale_ignores(sorted(files), used, active, stale, base)
+    return sorted_unique(kept)

@@ -1,0 +1,127 @@
+"""Pure renderings of lint results: SARIF 2.1.0, GitHub workflow commands, the rule table.
+
+Nothing here prints; the CLI writes what these functions return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from toolctl.diagnostics import Diagnostic, Severity
+from toolctl.lint.model import Rule
+from toolctl.lint.packs import Catalogue
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFO_URI = "https://toolctl.dev/lint"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+
+
+def _sarif_rule(rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.explain},
+        "help": {"text": rule.explain, "markdown": rule.explain},
+        "helpUri": f"{INFO_URI}#{rule.code.lower()}",
+        "defaultConfiguration": {"level": _LEVEL[rule.severity]},
+        "properties": {"tags": [rule.family]},
+    }
+
+
+def _sarif_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
+    text = diag.message + (f" (hint: {diag.hint})" if diag.hint else "")
+    result: dict[str, Any] = {
+        "ruleId": diag.code,
+        "level": _LEVEL[diag.severity],
+        "message": {"text": text},
+    }
+    if diag.code in index:
+        result["ruleIndex"] = index[diag.code]
+    if diag.file and not diag.file.startswith("<"):
+        physical: dict[str, Any] = {
+            "artifactLocation": {"uri": PurePath(diag.file).as_posix(), "uriBaseId": "%SRCROOT%"}
+        }
+        if diag.line > 0:
+            physical["region"] = {"startLine": diag.line, "startColumn": max(diag.col, 1)}
+        result["locations"] = [{"physicalLocation": physical}]
+    if diag.pointer:
+        result["properties"] = {"pointer": diag.pointer, "tool": diag.tool}
+    return result
+
+
+def sarif(diags: Sequence[Diagnostic], cat: Catalogue, version: str) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of ``diags`` with every catalogue rule described in the driver."""
+    rules = list(cat)
+    index = {r.code: i for i, r in enumerate(rules)}
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "toolctl",
+                        "version": version,
+                        "informationUri": INFO_URI,
+                        "rules": [_sarif_rule(r) for r in rules],
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": "./"}},
+                "results": [_sarif_result(d, index) for d in diags],
+            }
+        ],
+    }
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def github(diags: Iterable[Diagnostic]) -> list[str]:
+    """GitHub Actions workflow commands (``::error file=...,line=...::message``)."""
+    level = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+    lines = []
+    for d in diags:
+        props = [f"title={_escape(d.code, True)}"]
+        if d.file and not d.file.startswith("<"):
+            props.insert(0, f"file={_escape(PurePath(d.file).as_posix(), True)}")
+            if d.line > 0:
+                props[1:1] = [f"line={d.line}", f"col={max(d.col, 1)}"]
+        text = d.message + (f" (hint: {d.hint})" if d.hint else "")
+        lines.append(f"::{level[d.severity]} {','.join(props)}::{_escape(text)}")
+    return lines
+
+
+def rule_rows(cat: Catalogue) -> list[dict[str, str]]:
+    """One row per rule: code, name, family, severity, summary."""
+    return [
+        {
+            "code": r.code,
+            "name": r.name,
+            "family": r.family,
+            "severity": r.severity.value,
+            "summary": r.summary,
+        }
+        for r in cat
+    ]
+
+
+def markdown_table(cat: Catalogue) -> str:
+    """The rule table as Markdown (what the README shows)."""
+    lines = ["| code | name | family | default | what it finds |", "|---|---|---|---|---|"]
+    for row in rule_rows(cat):
+        summary = row["summary"].replace("|", "\\|")
+        lines.append(
+            f"| {row['code']} | `{row['name']}` | {row['family']} | {row['severity']} | {summary} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def explain(rule: Rule) -> str:
+    """The documentation entry of one rule (``toolctl lint --explain CODE``)."""
+    head = f"{rule.code} {rule.name} ({rule.family}, default {rule.severity.value})"
+    return f"{head}\n\n{rule.summary}\n\n{rule.explain}\n"

@@ -1,0 +1,283 @@
+"""Security: tool-poisoning signs in any text a model reads, and look-alike names.
+
+Descriptions, titles, parameter names and descriptions, enum values and examples all reach the
+model, and none of them reach the user who approved the tool. Hidden or model-directed text in
+them is an attack (tool poisoning, OWASP MCP03), so these rules are errors by default.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+
+from toolctl.diagnostics import Severity
+from toolctl.lint.context import LintContext
+from toolctl.lint.model import Hit, RuleSet
+from toolctl.spec import ToolSpec
+
+RULES = RuleSet("security")
+
+_TAGS = re.compile("[\U000e0000-\U000e007f]+")
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]"
+)
+_INSTRUCTIONS = re.compile(
+    r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
+    r"(previous|prior|above|earlier|preceding|other|system)\s+"
+    r"(instructions?|prompts?|messages?|rules|directions)"
+    r"|\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+"
+    r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
+    r"|\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"
+    r"|\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"
+    r"|</?\s*(important|system|instructions?|secret)\s*>"
+    r"|<!--"
+    r"|\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"
+    r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
+    r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?"
+    r"|\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?",
+    re.IGNORECASE,
+)
+_CREDENTIALS = re.compile(
+    r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)"
+    r"|aws_secret_access_key|\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config"
+    r"|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b"
+    r"|(^|[\s/'\"`])\.env\b|claude_desktop_config\.json|\bmcp\.json\b|\.config/gcloud"
+    r"|\bcredentials\.json\b|\.bash_history\b",
+    re.IGNORECASE,
+)
+_NAME_TOKEN = re.compile(r"`([A-Za-z0-9_.-]+)`|[A-Za-z0-9_][A-Za-z0-9_.-]*[A-Za-z0-9_]")
+
+
+def _prose(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
+    yield from ctx.texts(tool)
+
+
+def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
+    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply.
+    return ((p, k, t) for p, k, t in ctx.texts(tool) if not t.isascii())
+
+
+_EMOJI_GLUE = frozenset("\u200d\ufe0e\ufe0f")
+
+
+def _in_emoji(text: str, at: int) -> bool:
+    """A joiner or variation selector that follows a symbol (👨\u200d👩, ❤\ufe0f) is emoji."""
+    return text[at] in _EMOJI_GLUE and at > 0 and unicodedata.category(text[at - 1]) == "So"
+
+
+def _show(ch: str) -> str:
+    return f"U+{ord(ch):04X} {unicodedata.name(ch, 'format character')}"
+
+
+@RULES.tool(
+    "TL601",
+    "invisible-characters",
+    Severity.ERROR,
+    "invisible or bidirectional-control characters in text a model reads",
+)
+def invisible_characters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """Zero-width, bidi-control or other invisible characters in text a model reads.
+
+    They hide text from reviewers (zero-width joiners between letters, right-to-left overrides
+    that reorder what is displayed) while the model reads every code point. Remove them. A
+    zero-width joiner or variation selector right after a symbol is part of an emoji and allowed.
+    """
+    for path, key, text in _unusual(tool, ctx):
+        found = [m.group(0) for m in _INVISIBLE.finditer(text) if not _in_emoji(text, m.start())]
+        if found:
+            what = ", ".join(dict.fromkeys(_show(c) for c in found))
+            yield Hit(
+                tool,
+                path,
+                f"invisible character(s) {what}",
+                key=key,
+                hint="delete them; retype the text if unsure where they are",
+            )
+
+
+@RULES.tool(
+    "TL602",
+    "tag-characters",
+    Severity.ERROR,
+    "Unicode tag characters: hidden text only the model reads",
+)
+def tag_characters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """Unicode tag characters (U+E0000..U+E007F) in text a model reads.
+
+    Tag characters render as nothing but models decode them as ASCII: they carry a hidden
+    message. The finding shows the decoded text. Remove them.
+    """
+    for path, key, text in _unusual(tool, ctx):
+        runs = _TAGS.findall(text)
+        if runs:
+            hidden = " ".join(
+                "".join(chr(ord(c) - 0xE0000) for c in run if ord(c) > 0xE0000) for run in runs
+            )
+            yield Hit(
+                tool,
+                path,
+                f"hidden tag-character text: {hidden!r}",
+                key=key,
+                hint="delete the invisible tag characters",
+            )
+
+
+@RULES.tool(
+    "TL603",
+    "model-directed-instruction",
+    Severity.ERROR,
+    'instructions aimed at the model ("ignore previous", "do not tell the user")',
+)
+def model_directed_instruction(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """Text addressed to the model rather than describing the tool.
+
+    "Ignore previous instructions", "do not tell the user", ``<IMPORTANT>`` blocks, HTML comments
+    and "before using this tool, first ..." are the classic tool-poisoning phrases. A description
+    says what the tool does; it never gives the model orders about the conversation.
+    """
+    for path, key, text in _prose(tool, ctx):
+        match = _INSTRUCTIONS.search(text)
+        if match:
+            yield Hit(
+                tool,
+                path,
+                f"text gives the model instructions: {match.group(0)!r}",
+                key=key,
+                hint="describe what the tool does; remove orders to the model",
+            )
+
+
+@RULES.tool(
+    "TL604",
+    "credential-path",
+    Severity.ERROR,
+    "mentions of credential files (~/.ssh, id_rsa, .aws/credentials, .env)",
+)
+def credential_path(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """Text a model reads mentions a credential file: ``~/.ssh``, ``id_rsa``, ``.env`` ...
+
+    Poisoned tools ask the model to read such files and pass their contents in a parameter
+    (a parameter named ``content_from_reading_ssh_id_rsa``). No tool description needs them.
+    """
+    for path, key, text in _prose(tool, ctx):
+        match = _CREDENTIALS.search(text)
+        if match:
+            yield Hit(
+                tool,
+                path,
+                f"text mentions a credential file: {match.group(0).strip()!r}",
+                key=key,
+                hint="remove the reference; tools get secrets from configuration",
+            )
+
+
+@RULES.tool(
+    "TL605",
+    "other-tool-reference",
+    Severity.ERROR,
+    "text that mentions another tool of the registry (tool shadowing)",
+)
+def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A tool's text names another tool of the registry.
+
+    Instructions about other tools ("when send_email is called, also BCC ...") are how a
+    poisoned tool shadows trusted ones. Names with ``_``, ``-`` or ``.`` and names in backticks
+    count; plain words do not. Let the model choose tools from their own descriptions.
+    """
+    others = ctx.names - {tool.name}
+    if not others:
+        return
+    for path, key, text in _prose(tool, ctx):
+        if key or path == ("name",):
+            continue
+        for match in _NAME_TOKEN.finditer(text):
+            word = match.group(1) or match.group(0)
+            plain = match.group(1) is None
+            if word in others and not (plain and re.fullmatch(r"[A-Za-z]+", word)):
+                yield Hit(
+                    tool,
+                    path,
+                    f"text mentions another tool {word!r}",
+                    hint="describe this tool only; do not steer the use of other tools",
+                )
+                break
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@RULES.registry(
+    "TL606",
+    "lookalike-tool-names",
+    Severity.ERROR,
+    "tool names or titles that differ only by case or Unicode look-alikes",
+)
+def lookalike_tool_names(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterator[Hit]:
+    """Two tools whose names (or titles) are equal after NFKC normalisation and case folding.
+
+    ``get_user`` and ``Get_User``, or a title in full-width letters, look the same to a person
+    and sometimes to a client; a malicious tool can shadow a trusted one this way. Rename one.
+    """
+    seen: dict[tuple[str, str], ToolSpec] = {}
+    for tool in tools:
+        for kind, value in (("name", tool.name), ("title", tool.title)):
+            if not value:
+                continue
+            first = seen.setdefault((kind, _fold(value)), tool)
+            if first is not tool:
+                path = ("name",) if kind == "name" else ("title",)
+                yield Hit(
+                    tool,
+                    path,
+                    f"{kind} {value!r} looks the same as {first.name!r}'s "
+                    f"{kind} at {first.location}",
+                    hint="rename one of them",
+                )
+
+
+def _scripts(text: str) -> set[str]:
+    return {unicodedata.name(c, "?").split()[0] for c in text if c.isalpha()}
+
+
+@RULES.tool(
+    "TL607",
+    "lookalike-parameters",
+    Severity.ERROR,
+    "parameter names that collide after NFKC/case folding or mix scripts",
+)
+def lookalike_parameters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """Parameter names in one object that collide after NFKC and case folding, or mix scripts.
+
+    ``path`` and ``Path``, or ``pаth`` with a Cyrillic ``а``, look identical to a reviewer but are
+    different parameters; the look-alike can carry data the handler never checks. Use plain
+    ASCII names that differ visibly.
+    """
+    for _key, path, node in ctx.subschemas(tool):
+        props = node.get("properties")
+        if not isinstance(props, dict):
+            continue
+        seen: dict[str, str] = {}
+        for name in props:
+            at = (*path, "properties", name)
+            first = seen.setdefault(_fold(name), name)
+            if first != name:
+                yield Hit(
+                    tool,
+                    at,
+                    f"parameter {name!r} looks the same as {first!r}",
+                    hint="rename one of them",
+                    key=True,
+                )
+            elif not name.isascii() and (
+                len(_scripts(name)) > 1 or unicodedata.normalize("NFKC", name) != name
+            ):
+                yield Hit(
+                    tool,
+                    at,
+                    f"parameter name {name!r} mixes scripts or uses look-alike characters",
+                    hint="use ASCII letters only",
+                    key=True,
+                )

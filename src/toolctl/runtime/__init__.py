@@ -1,0 +1,101 @@
+"""The runtime: one call pipeline for the CLI, the Python API, ``toolctl test`` and MCP.
+
+Public names (imported lazily, so ``import toolctl.runtime`` stays cheap)::
+
+    from toolctl.runtime import RunResult, RunStatus, ToolContext, ToolErrorInfo
+    from toolctl.runtime import call, acall, resume, approve, decline, InputStream
+
+See :mod:`toolctl.runtime.api` for the call options and ``docs/architecture.md`` for the contract.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.runtime.api import (
+        aapprove,
+        acall,
+        approve,
+        aresume,
+        call,
+        decline,
+        resume,
+    )
+    from toolctl.runtime.context import AbortSignal, ToolAborted, ToolContext
+    from toolctl.runtime.errors import RunNotFoundError, RunStateError, StateError
+    from toolctl.runtime.pipeline import RunCancelled
+    from toolctl.runtime.result import (
+        ApprovalInfo,
+        ApprovalRequest,
+        ErrorCode,
+        RunResult,
+        RunStatus,
+        ToolErrorInfo,
+    )
+    from toolctl.runtime.store import MemoryStore, RunRecord, SqliteStore, open_store
+    from toolctl.runtime.streaming import InputStream
+
+_LAZY = {
+    "RunResult": "result",
+    "RunStatus": "result",
+    "ToolErrorInfo": "result",
+    "ApprovalRequest": "result",
+    "ApprovalInfo": "result",
+    "ErrorCode": "result",
+    "ToolContext": "context",
+    "AbortSignal": "context",
+    "ToolAborted": "context",
+    "RunCancelled": "pipeline",
+    "InputStream": "streaming",
+    "StateError": "errors",
+    "RunNotFoundError": "errors",
+    "RunStateError": "errors",
+    "SqliteStore": "store",
+    "MemoryStore": "store",
+    "RunRecord": "store",
+    "open_store": "store",
+    "call": "api",
+    "acall": "api",
+    "resume": "api",
+    "aresume": "api",
+    "approve": "api",
+    "aapprove": "api",
+    "decline": "api",
+}
+
+__all__ = [
+    "AbortSignal",
+    "ApprovalInfo",
+    "ApprovalRequest",
+    "ErrorCode",
+    "InputStream",
+    "MemoryStore",
+    "RunCancelled",
+    "RunNotFoundError",
+    "RunRecord",
+    "RunResult",
+    "RunStateError",
+    "RunStatus",
+    "SqliteStore",
+    "StateError",
+    "ToolAborted",
+    "ToolContext",
+    "ToolErrorInfo",
+    "aapprove",
+    "acall",
+    "approve",
+    "aresume",
+    "call",
+    "decline",
+    "open_store",
+    "resume",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolctl.runtime' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"toolctl.runtime.{module}"), name)

@@ -1,0 +1,184 @@
+"""The context a handler receives as its optional second argument."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
+
+from toolctl.runtime.redact import install_log_filter, redact
+from toolctl.runtime.result import ApprovalInfo
+
+log = logging.getLogger("toolctl.runtime")
+install_log_filter(log)
+
+
+class ToolAborted(Exception):
+    """Raised by :meth:`AbortSignal.raise_if_aborted` once a run is timed out or cancelled."""
+
+
+class SuspendRequested(BaseException):
+    """Raised by :meth:`ToolContext.suspend`; a ``BaseException`` so ``except Exception`` in a
+    handler does not swallow it."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("tool suspended")
+        self.payload = payload
+
+
+class AbortSignal:
+    """Set when the run times out or is cancelled; cooperative handlers check it."""
+
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._aborted = False
+        self._event: threading.Event | None = None  # made on first wait: most runs never wait
+        self.reason: str | None = None
+
+    def _ensure_event(self) -> threading.Event:
+        with self._lock:
+            if self._event is None:
+                self._event = threading.Event()
+                if self._aborted:
+                    self._event.set()
+            return self._event
+
+    @property
+    def aborted(self) -> bool:
+        return self._aborted
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Sleep up to ``seconds``; True as soon as the run is aborted (an interruptible sleep)."""
+        return self._ensure_event().wait(seconds)
+
+    def raise_if_aborted(self) -> None:
+        """Raise :class:`ToolAborted` when the run has been aborted."""
+        if self._aborted:
+            raise ToolAborted(self.reason or "aborted")
+
+    def abort(self, reason: str) -> None:
+        with self._lock:
+            if self._aborted:
+                return
+            self.reason, self._aborted = reason, True
+            event = self._event
+        if event is not None:
+            event.set()
+
+
+class Observe:
+    """Tracing and structured logs from inside a handler.
+
+    ``span(name)`` opens an OpenTelemetry span when OpenTelemetry is installed and a tracer
+    provider is configured, and does nothing otherwise; ``log`` writes a redacted record to the
+    ``toolctl.tool.<name>`` logger.
+    """
+
+    def __init__(self, tool_name: str, run_id: str) -> None:
+        self.tool_name = tool_name
+        self.run_id = run_id
+        self._logger = logging.getLogger(f"toolctl.tool.{tool_name}")
+        install_log_filter(self._logger)
+
+    @contextlib.contextmanager
+    def span(self, name: str, **attributes: Any) -> Iterator[Any]:
+        tracer = _tracer()
+        if tracer is None:
+            yield None
+            return
+        attrs: dict[str, Any] = {"toolctl.tool": self.tool_name, "toolctl.run_id": self.run_id}
+        attrs.update(
+            {k: v for k, v in attributes.items() if isinstance(v, (str, bool, int, float))}
+        )
+        with tracer.start_as_current_span(name, attributes=attrs) as span:
+            yield span
+
+    def log(self, msg: str, /, *, level: int = logging.INFO, **fields: Any) -> None:
+        safe = redact(fields) if fields else {}
+        self._logger.log(
+            level,
+            "%s %s",
+            msg,
+            safe if safe else "",
+            extra={"toolctl_run_id": self.run_id, "toolctl_fields": safe},
+        )
+
+
+def _tracer() -> Any:
+    # Only when the application already imported and configured OpenTelemetry: never pay for
+    # the import, never create a provider.
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    provider = trace.get_tracer_provider()
+    if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
+        return None
+    return trace.get_tracer("toolctl")
+
+
+ProgressFn = Callable[[float, "float | None", "str | None"], None]
+
+
+class ToolContext:
+    """What a handler may use besides its input.
+
+    ``request_context`` (validated), ``timeout`` (seconds or None), ``abort``, ``suspend(payload)``,
+    ``resume_data`` (the data of a resumed run, else None), ``approval`` (how the run was approved,
+    else None), ``run_id``, ``tool_name``, ``progress(...)`` and ``observe``.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        tool_name: str,
+        request_context: Any = None,
+        timeout: float | None = None,
+        resume_data: Any = None,
+        approval: ApprovalInfo | None = None,
+        on_progress: ProgressFn | None = None,
+        abort: AbortSignal | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.tool_name = tool_name
+        self.request_context = request_context
+        self.timeout = timeout
+        self.resume_data = resume_data
+        self.approval = approval
+        self.abort = abort or AbortSignal()
+        self._on_progress = on_progress
+        self._observe: Observe | None = None
+
+    @property
+    def resumed(self) -> bool:
+        """True when this invocation continues a suspended run."""
+        return self.resume_data is not None
+
+    @property
+    def observe(self) -> Observe:
+        if self._observe is None:
+            self._observe = Observe(self.tool_name, self.run_id)
+        return self._observe
+
+    def suspend(self, payload: Any = None) -> NoReturn:
+        """Stop here and store the run as ``suspended`` with ``payload`` (never returns).
+
+        The run continues when it is resumed: the handler is called again with the same input and
+        ``ctx.resume_data`` set.
+        """
+        raise SuspendRequested(payload)
+
+    def progress(
+        self, value: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress to the caller (MCP progress notifications, CLI status)."""
+        if self._on_progress is None:
+            return
+        try:
+            self._on_progress(value, total, message)
+        except Exception:  # a broken progress sink must not fail the tool
+            log.warning("progress callback failed for %s", self.tool_name, exc_info=True)

@@ -1,0 +1,155 @@
+"""Strict JSON for tool arguments, request context, resume data and outputs.
+
+``json.loads`` accepts things a tool must never see: duplicate keys (the last one silently wins),
+``NaN``/``Infinity`` (which pass ``minimum`` checks), numbers that overflow to infinity, lone
+surrogates (which later crash SQLite and UTF-8 encoders) and unbounded nesting. Everything that
+reaches a handler or the state store goes through :func:`parse` or :func:`check`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from typing import Any
+
+from toolctl.errors import InvalidJSONError
+
+MAX_BYTES = 1024 * 1024
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 4000
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise InvalidJSONError(
+                f"duplicate key {key!r}", hint="each key may appear once in an object"
+            )
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise InvalidJSONError(
+        f"non-finite number {name} is not allowed", hint="JSON numbers must be finite"
+    )
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise InvalidJSONError(f"number {text[:40]} is too large (non-finite number not allowed)")
+    return value
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise InvalidJSONError(
+            f"integer with {len(text)} digits is too long (at most {MAX_INT_DIGITS})"
+        )
+    return int(text)
+
+
+def parse(
+    text: str | bytes,
+    *,
+    what: str = "arguments",
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """Parse strict JSON; :class:`InvalidJSONError` names ``what`` and the problem."""
+    size = len(text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text)
+    if size > max_bytes:
+        raise InvalidJSONError(f"{what} too large ({size} bytes > limit {max_bytes})")
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=_pairs,
+            parse_constant=_constant,
+            parse_float=_float,
+            parse_int=_int,
+        )
+    except InvalidJSONError as exc:
+        raise InvalidJSONError(f"invalid JSON in {what}: {exc.message}", hint=exc.hint) from None
+    except RecursionError:
+        raise InvalidJSONError(
+            f"invalid JSON in {what}: nested too deeply (limit {max_depth})"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidJSONError(
+            f"invalid JSON in {what}: {exc}", hint='pass a JSON object, e.g. \'{"city": "Paris"}\''
+        ) from None
+    check(value, what=what, max_depth=max_depth)
+    return value
+
+
+def check(value: Any, *, what: str = "arguments", max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`InvalidJSONError` unless ``value`` is plain, finite, bounded JSON data."""
+    problem = _problem(value, max_depth, 0)
+    if problem is not None:
+        where, msg = problem
+        raise InvalidJSONError(f"invalid JSON in {what}: {msg}" + (f" at {where}" if where else ""))
+
+
+def _problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:
+    # Iterating by hand (not json.dumps) gives the path of the first problem; cheap for the
+    # small objects tool calls carry.
+    if depth > max_depth:
+        return "", f"nested too deeply (limit {max_depth})"
+    if isinstance(value, str):
+        if not value.isascii() and _SURROGATE.search(value):
+            return "", "lone surrogate in string"
+        return None
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if value.bit_length() < MAX_INT_DIGITS * 3 else ("", "integer too long")
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ("", "non-finite number not allowed")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return "", f"object key {key!r} is not a string"
+            if not key.isascii() and _SURROGATE.search(key):
+                return "", "lone surrogate in object key"
+            found = _problem(item, max_depth, depth + 1)
+            if found is not None:
+                return f"/{_escape(key)}{found[0]}", found[1]
+        return None
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            found = _problem(item, max_depth, depth + 1)
+            if found is not None:
+                return f"/{i}{found[0]}", found[1]
+        return None
+    return "", f"{type(value).__name__} is not a JSON type"
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def dumps(value: Any, *, canonical: bool = False) -> str:
+    """Compact strict JSON (``ValueError`` for NaN, ``TypeError`` for non-JSON types)."""
+    return json.dumps(
+        value, allow_nan=False, ensure_ascii=False, separators=(",", ":"), sort_keys=canonical
+    )
+
+
+def digest(value: Any) -> str:
+    """SHA-256 of the canonical JSON of ``value`` (binds approvals to an exact input)."""
+    return hashlib.sha256(dumps(value, canonical=True).encode("utf-8")).hexdigest()
+
+
+def shorten(value: Any, limit: int = 200) -> str:
+    """``value`` as JSON, cut to ``limit`` characters (for error messages)."""
+    try:
+        text = dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

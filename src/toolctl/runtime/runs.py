@@ -1,0 +1,102 @@
+"""Managing recorded runs: show, list, wait for, cancel."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+from toolctl.runtime.errors import RunStateError
+from toolctl.runtime.result import RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.store import _HOST, RunRecord
+
+CANCELLED_ERROR = {"code": "cancelled", "message": "the run was cancelled", "details": []}
+
+
+def to_result(rec: RunRecord) -> RunResult:
+    """A :class:`RunResult` view of a stored run (transcript data only: raw output is not kept)."""
+    status = RunStatus(rec.status)
+    transcript = {
+        k: v
+        for k, v in (
+            ("input", rec.input),
+            ("output", rec.output),
+            ("error", rec.error),
+            ("suspend", rec.suspend),
+            ("resume", rec.resume),
+        )
+        if v is not None
+    }
+    return RunResult(
+        run_id=rec.run_id,
+        tool=rec.tool,
+        status=status,
+        output=rec.output,
+        transcript=transcript,
+        error=ToolErrorInfo.from_dict(rec.error) if rec.error else None,
+        suspend_payload=rec.suspend,
+        started_at=rec.started_at or rec.created_at,
+        ended_at=rec.ended_at,
+        duration_ms=rec.duration_ms,
+        notes=list(rec.notes),
+    )
+
+
+def wait(store: Any, run_id: str, timeout: float | None = None, poll: float = 0.05) -> RunRecord:
+    """Block until the run is no longer ``running``; :class:`TimeoutError` after ``timeout``."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    last_sweep = time.monotonic()
+    while True:
+        rec: RunRecord = store.get(run_id)
+        if rec.status != RunStatus.RUNNING.value:
+            return rec
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            raise TimeoutError(f"run {rec.run_id} is still running after {timeout:g} s")
+        if now - last_sweep > 1.0:
+            store.sweep()  # a worker that died becomes interrupted
+            last_sweep = now
+        time.sleep(poll)
+        poll = min(poll * 1.5, 0.5)
+
+
+def cancel(store: Any, run_id: str) -> RunRecord:
+    """Cancel a pending run: awaiting approval, suspended, or running in a background worker."""
+    rec: RunRecord = store.get(run_id)
+    changes = {
+        "status": RunStatus.CANCELLED.value,
+        "error": CANCELLED_ERROR,
+        "ended_at": time.time(),
+        "raw_input": None,
+        "raw_context": None,
+        "owner": None,
+    }
+    if rec.status in (RunStatus.AWAITING_APPROVAL.value, RunStatus.SUSPENDED.value):
+        if not store.update(rec.run_id, expect_status=rec.status, **changes):
+            raise RunStateError(f"run {rec.run_id} changed state while cancelling; look again")
+        return store.get(rec.run_id)  # type: ignore[no-any-return]
+    if rec.status != RunStatus.RUNNING.value:
+        raise RunStateError(f"run {rec.run_id} already ended (status: {rec.status})")
+    if not rec.background:
+        raise RunStateError(
+            f"run {rec.run_id} is running in the foreground (pid "
+            f"{rec.owner_pid}); stop it there with Ctrl-C"
+        )
+    notes = [*rec.notes]
+    if not store.update(
+        rec.run_id,
+        expect_status=RunStatus.RUNNING.value,
+        expect_owner=rec.owner,
+        notes=notes,
+        **changes,
+    ):
+        raise RunStateError(f"run {rec.run_id} finished while cancelling; look again")
+    if rec.owner_host == _HOST and rec.owner_pid:
+        try:
+            os.killpg(rec.owner_pid, signal.SIGTERM)
+            notes.append(f"worker process {rec.owner_pid} was sent SIGTERM")
+        except (ProcessLookupError, PermissionError):
+            notes.append("the worker process had already ended")
+        store.update(rec.run_id, notes=notes)
+    return store.get(rec.run_id)  # type: ignore[no-any-return]

@@ -1,0 +1,525 @@
+"""The run history: an SQLite state store (the embedded default) and an in-memory one.
+
+SQLite rules (see reference/reliability.md §3.5): WAL journal, ``synchronous=FULL``, a busy
+timeout, ``isolation_level=None`` with explicit ``BEGIN IMMEDIATE`` (a deferred transaction that
+reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT under contention), every state
+change a compare-and-set ``UPDATE ... WHERE status = ?``, no transaction held while a tool runs,
+file mode 0600, a schema version in ``PRAGMA user_version``. Rows store transcript-transformed,
+redacted data; the raw input and request context are kept only while a run is pending.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolctl.runtime.errors import RunNotFoundError, StateError
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 5.0
+DEFAULT_LEASE_S = 24 * 3600.0
+
+_JSON_COLUMNS = (
+    "input",
+    "output",
+    "error",
+    "suspend",
+    "resume",
+    "notes",
+    "raw_input",
+    "raw_context",
+    "approval",
+    "registry",
+)
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id        TEXT PRIMARY KEY,
+    tool          TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    tool_digest   TEXT NOT NULL,
+    input_hash    TEXT,
+    input         TEXT,
+    output        TEXT,
+    error         TEXT,
+    suspend       TEXT,
+    resume        TEXT,
+    notes         TEXT,
+    raw_input     TEXT,
+    raw_context   TEXT,
+    approval      TEXT,
+    background    INTEGER NOT NULL DEFAULT 0,
+    timeout       REAL,
+    created_at    REAL NOT NULL,
+    started_at    REAL,
+    ended_at      REAL,
+    duration_ms   REAL,
+    owner         TEXT,
+    owner_pid     INTEGER,
+    owner_host    TEXT,
+    owner_start   TEXT,
+    lease_expires REAL,
+    resume_count  INTEGER NOT NULL DEFAULT 0,
+    registry      TEXT
+);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
+CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
+"""
+
+
+@dataclass
+class RunRecord:
+    """One row of the run history (JSON columns decoded)."""
+
+    run_id: str
+    tool: str
+    status: str
+    tool_digest: str
+    created_at: float
+    input_hash: str | None = None
+    input: Any = None
+    output: Any = None
+    error: dict[str, Any] | None = None
+    suspend: Any = None
+    resume: Any = None
+    notes: list[str] = field(default_factory=list)
+    raw_input: Any = None
+    raw_context: Any = None
+    approval: dict[str, Any] | None = None
+    background: bool = False
+    timeout: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    duration_ms: float | None = None
+    owner: str | None = None
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    owner_start: str | None = None
+    lease_expires: float | None = None
+    resume_count: int = 0
+    registry: dict[str, Any] | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
+        data = dataclasses.asdict(self)
+        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires"):
+            data.pop(key)
+        return data
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
+
+
+class RunStore(Protocol):
+    """What the pipeline needs from a state store."""
+
+    def insert(self, record: RunRecord) -> None: ...
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        **changes: Any,
+    ) -> bool: ...
+
+    def get(self, run_id: str) -> RunRecord: ...
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]: ...
+
+    def sweep(self) -> list[str]: ...
+
+
+# ---------------------------------------------------------------- process identity
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of ``pid`` (Linux), to tell a reused pid from the original."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    return data.rsplit(")", 1)[-1].split()[19]
+
+
+_HOST = socket.gethostname()
+_SELF: dict[int, str | None] = {}
+
+
+def _own_start_time() -> str | None:
+    pid = os.getpid()
+    if pid not in _SELF:
+        _SELF[pid] = _start_time(pid)
+    return _SELF[pid]
+
+
+def owner_fields(owner: str, lease: float | None = None) -> dict[str, Any]:
+    """Columns that claim a run for this process."""
+    pid = os.getpid()
+    return {
+        "owner": owner,
+        "owner_pid": pid,
+        "owner_host": _HOST,
+        "owner_start": _own_start_time(),
+        "lease_expires": time.time() + (lease if lease is not None else DEFAULT_LEASE_S),
+    }
+
+
+def _owner_alive(rec: RunRecord, now: float) -> bool:
+    if rec.owner_host != _HOST or rec.owner_pid is None:
+        # Another machine: only its lease can tell.
+        return rec.lease_expires is None or rec.lease_expires > now
+    try:
+        os.kill(rec.owner_pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    if rec.owner_start is not None:
+        current = _start_time(rec.owner_pid)
+        if current is not None and current != rec.owner_start:
+            return False  # the pid was reused by another process
+        if current is None:
+            return False
+    state = _proc_state(rec.owner_pid)
+    return state not in ("Z", "X")
+
+
+def _proc_state(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return None
+
+
+INTERRUPTED_ERROR = {
+    "code": "interrupted",
+    "message": "the process running this tool ended before the run finished; it was not re-run",
+    "details": [],
+}
+
+
+def _interrupt_changes(now: float) -> dict[str, Any]:
+    return {
+        "status": "interrupted",
+        "ended_at": now,
+        "error": INTERRUPTED_ERROR,
+        "raw_input": None,
+        "raw_context": None,
+        "owner": None,
+    }
+
+
+# ---------------------------------------------------------------- SQLite
+
+
+def _encode(name: str, value: Any) -> Any:
+    if name in _JSON_COLUMNS:
+        return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+    if name == "background":
+        return int(bool(value))
+    return value
+
+
+def _decode(row: sqlite3.Row) -> RunRecord:
+    data = dict(zip(row.keys(), tuple(row), strict=True))
+    for name in _JSON_COLUMNS:
+        if data[name] is not None:
+            data[name] = json.loads(data[name])
+    data["notes"] = data["notes"] or []
+    data["background"] = bool(data["background"])
+    return RunRecord(**data)
+
+
+def _prepare_file(path: Path) -> None:
+    parent = path.parent
+    if not parent.is_dir():
+        raise StateError(
+            f"cannot open run history {path}: directory {parent} does not exist",
+            hint="create it, or pass --state PATH (or set state in toolctl.yaml)",
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise StateError(
+            f"cannot open run history {path}: directory {parent} is not writable",
+            hint="fix its permissions or pass --state PATH",
+        )
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(fd)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StateError(f"cannot create run history {path}: {exc.strerror}") from None
+
+
+class SqliteStore:
+    """The run history in one SQLite file. Safe across threads and processes."""
+
+    def __init__(self, path: str | Path, *, sweep: bool = True) -> None:
+        self.path = Path(path)
+        _prepare_file(self.path)
+        self._lock = threading.RLock()
+        try:
+            self._db = sqlite3.connect(
+                str(self.path),
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._db.row_factory = sqlite3.Row
+            self._setup()
+        except sqlite3.DatabaseError as exc:
+            raise StateError(
+                f"cannot open run history {self.path}: {exc}",
+                hint="is it an SQLite file? move it away to start a new history",
+            ) from None
+        if sweep:
+            self.sweep()
+
+    def _setup(self) -> None:
+        db = self._db
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StateError(
+                f"run history {self.path} has schema version {version}; this toolctl reads "
+                f"version {SCHEMA_VERSION}",
+                hint="upgrade toolctl or use another --state file",
+            )
+        if version < SCHEMA_VERSION:
+            with self._tx():
+                for statement in _DDL.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            else:
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def insert(self, record: RunRecord) -> None:
+        values = [_encode(name, getattr(record, name)) for name in _FIELDS]
+        marks = ",".join("?" * len(_FIELDS))
+        with self._tx() as db:
+            db.execute(f"INSERT INTO runs ({','.join(_FIELDS)}) VALUES ({marks})", values)
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        **changes: Any,
+    ) -> bool:
+        """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
+        ``expect_owner``; False when another writer got there first (compare-and-set)."""
+        sets = ", ".join(f"{k} = ?" for k in changes)
+        args = [_encode(k, v) for k, v in changes.items()]
+        where, wargs = _where(run_id, expect_status, expect_owner)
+        with self._tx() as db:
+            cur = db.execute(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs])
+            return cur.rowcount == 1
+
+    def get(self, run_id: str) -> RunRecord:
+        """The run with this id, or the only run whose id starts with it."""
+        with self._lock:
+            row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            if row is None and run_id:
+                rows = self._db.execute(
+                    "SELECT * FROM runs WHERE run_id LIKE ? LIMIT 2",
+                    (run_id.replace("%", "").replace("_", "") + "%",),
+                ).fetchall()
+                row = rows[0] if len(rows) == 1 else None
+                if len(rows) > 1:
+                    raise RunNotFoundError(
+                        f"run id prefix {run_id!r} matches several runs",
+                        hint="give more characters of the id",
+                    )
+        if row is None:
+            raise RunNotFoundError(
+                f"no run {run_id!r} in {self.path}",
+                hint="toolctl runs list shows the recorded runs",
+            )
+        return _decode(row)
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
+        clauses, args = [], []
+        if tool:
+            clauses.append("tool = ?")
+            args.append(tool)
+        if status:
+            clauses.append("status = ?")
+            args.append(status)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
+                [*args, limit],
+            ).fetchall()
+        return [_decode(r) for r in rows]
+
+    def sweep(self) -> list[str]:
+        """Mark runs left ``running`` by a dead process as ``interrupted`` (never re-run them)."""
+        now = time.time()
+        with self._lock:
+            rows = self._db.execute("SELECT * FROM runs WHERE status = 'running'").fetchall()
+        dead = [r for r in map(_decode, rows) if not _owner_alive(r, now)]
+        done = []
+        for rec in dead:
+            if self.update(
+                rec.run_id,
+                expect_status="running",
+                expect_owner=rec.owner,
+                **_interrupt_changes(now),
+            ):
+                done.append(rec.run_id)
+        return done
+
+
+def _where(
+    run_id: str, expect_status: str | tuple[str, ...] | None, expect_owner: str | None
+) -> tuple[str, list[Any]]:
+    clauses, args = ["run_id = ?"], [run_id]
+    if isinstance(expect_status, str):
+        clauses.append("status = ?")
+        args.append(expect_status)
+    elif expect_status:
+        clauses.append(f"status IN ({','.join('?' * len(expect_status))})")
+        args.extend(expect_status)
+    if expect_owner is not None:
+        clauses.append("owner IS ?")
+        args.append(expect_owner)
+    return " AND ".join(clauses), args
+
+
+# ---------------------------------------------------------------- in memory
+
+
+class MemoryStore:
+    """A process-local store: history off, pending runs still work within this process."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, RunRecord] = {}
+        self._lock = threading.Lock()
+        self.path = None
+
+    def insert(self, record: RunRecord) -> None:
+        with self._lock:
+            self._runs[record.run_id] = dataclasses.replace(record)
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        **changes: Any,
+    ) -> bool:
+        with self._lock:
+            rec = self._runs.get(run_id)
+            if rec is None:
+                return False
+            statuses = (expect_status,) if isinstance(expect_status, str) else expect_status
+            if statuses and rec.status not in statuses:
+                return False
+            if expect_owner is not None and rec.owner != expect_owner:
+                return False
+            self._runs[run_id] = dataclasses.replace(rec, **changes)
+            return True
+
+    def get(self, run_id: str) -> RunRecord:
+        with self._lock:
+            rec = self._runs.get(run_id)
+        if rec is None:
+            raise RunNotFoundError(f"no run {run_id!r} in this process (history is off)")
+        return dataclasses.replace(rec)
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
+        with self._lock:
+            runs = [
+                r
+                for r in self._runs.values()
+                if (tool is None or r.tool == tool) and (status is None or r.status == status)
+            ]
+        runs.sort(key=lambda r: r.created_at, reverse=True)
+        return runs[:limit]
+
+    def sweep(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+# ---------------------------------------------------------------- opening
+
+_OPEN: dict[str, SqliteStore] = {}
+_OPEN_LOCK = threading.Lock()
+
+
+def default_state_path(registry: Any = None) -> Path:
+    """``state`` from the project config, else ``<project root>/.toolctl/state.db``."""
+    project = getattr(registry, "project", None)
+    configured = getattr(project, "state_path", None)
+    if configured:
+        return Path(configured)
+    root = getattr(project, "root", None)
+    return Path(root or ".") / ".toolctl" / "state.db"
+
+
+def open_store(path: str | Path | None = None, registry: Any = None) -> SqliteStore:
+    """The (per-process shared) SQLite store at ``path`` or at the registry's default place.
+
+    The default ``.toolctl`` folder is created (mode 0700) when missing; an explicit path's
+    directory must exist.
+    """
+    target = Path(path) if path is not None else default_state_path(registry)
+    if path is None and not target.parent.exists():
+        try:
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StateError(
+                f"cannot create {target.parent}: {exc.strerror}", hint="pass --state PATH"
+            ) from None
+    key = str(target.resolve())
+    with _OPEN_LOCK:
+        store = _OPEN.get(key)
+        if store is None:
+            store = _OPEN[key] = SqliteStore(target)
+        return store

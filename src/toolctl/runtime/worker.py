@@ -1,0 +1,99 @@
+"""The background worker: ``python -m toolctl.runtime.worker --state DB --registry JSON RUN TOKEN``.
+
+It finishes one run that the spawning process stored as ``running`` with ``TOKEN`` as owner.
+SIGTERM (``toolctl runs cancel``) cancels the run like Ctrl-C does in the foreground.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
+from toolctl.runtime.redact import redact_text
+from toolctl.runtime.result import ApprovalInfo
+from toolctl.runtime.store import SqliteStore
+
+
+def _on_term(signum: int, frame: Any) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
+    store.update(
+        run_id,
+        expect_status="running",
+        expect_owner=token,
+        status="failed",
+        error={"code": "handler_error", "message": redact_text(message), "details": []},
+        ended_at=time.time(),
+        raw_input=None,
+        raw_context=None,
+        owner=None,
+    )
+
+
+def load_registry_at(locator: dict[str, Any]) -> Any:
+    """The registry a run was started from (its project root and tool paths)."""
+    from toolctl.config import project_for
+    from toolctl.loader import load_registry
+
+    project = project_for(Path(locator["root"]) / "__toolctl_probe__")
+    project = dataclasses.replace(project, tool_paths=[Path(p) for p in locator["tools"]])
+    return load_registry(project=project)
+
+
+def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
+    """Finish the run; the exit code is for logs only (the row is the result)."""
+    from toolctl.runtime.loading import python_path_of
+
+    store = SqliteStore(state, sweep=False)
+    rec = store.get(run_id)
+    if rec.status != "running" or rec.owner != token:
+        return 0  # cancelled before we started, or another worker has it
+    try:
+        registry = load_registry_at(locator)
+        spec = registry.get(rec.tool)
+    except Exception as exc:
+        _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
+        return 1
+    options = Options(run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout)
+    call = Call(
+        spec,
+        store,
+        python_path=python_path_of(registry),
+        options=options,
+        sync=True,
+        registry=locator,
+    )
+    call.input, call.context = rec.raw_input, rec.raw_context
+    call.recorded, call.owner = True, token
+    if rec.approval:
+        call.approval = ApprovalInfo.from_dict(rec.approval)
+    call.phase("input", rec.raw_input, spec.input_schema)
+    try:
+        drive(call.execute())
+    except RunCancelled:
+        return 130
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="toolctl-worker")
+    parser.add_argument("--state", required=True)
+    parser.add_argument("--registry", required=True)
+    parser.add_argument("run_id")
+    parser.add_argument("token")
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _on_term)
+    return run(args.state, json.loads(args.registry), args.run_id, args.token)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

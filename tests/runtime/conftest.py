@@ -1,0 +1,56 @@
+"""Fixtures: a registry project in a temporary directory, built from tests/runtime/fixtures."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import toolctl
+from toolctl.registry import Registry
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def write_project(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """A project at ``root``: toolctl.yaml, the fixture tools and ``extra`` tool files."""
+    shutil.copytree(FIXTURES / "tools.d", root / "tools.d", dirs_exist_ok=True)
+    for name, text in (extra or {}).items():
+        (root / "tools.d" / name).write_text(text, encoding="utf-8")
+    (root / "toolctl.yaml").write_text(
+        f"tools: tools.d\npythonPath: ['{FIXTURES}']\n", encoding="utf-8"
+    )
+    return root
+
+
+@pytest.fixture
+def events() -> Iterator[list[tuple[str, object]]]:
+    import rt_handlers  # importable once a registry with the fixture path has loaded
+
+    rt_handlers.EVENTS.clear()
+    rt_handlers.CALLS.clear()
+    yield rt_handlers.EVENTS
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = write_project(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    return root
+
+
+@pytest.fixture
+def reg(project: Path) -> Registry:
+    return toolctl.load()
+
+
+@pytest.fixture
+def make_registry(project: Path) -> Callable[[dict[str, str]], Registry]:
+    def make(extra: dict[str, str]) -> Registry:
+        write_project(project, extra)
+        return toolctl.load()
+
+    return make
