@@ -196,3 +196,12 @@ def test_gemini_reads_google_and_gemini_options() -> None:
     assert decl["behavior"] == "NON_BLOCKING"
     chat = export([make_spec(providerOptions={"openai": {"x": 1}})], "openai-responses")
     assert chat["tools"][0]["x"] == 1
+
+
+def test_check_one_tool_for_a_format(refused: Registry) -> None:
+    from toolctl.export import check
+
+    codes = [d.code for d in check(refused.get("tag_items"), "openai")]
+    assert codes == ["TX311"]
+    assert check(refused.get("admin.tools.list"), "mcp") == []
+    assert [d.code for d in check(refused.get("admin.tools.list"), "bedrock")] == ["TX200"]

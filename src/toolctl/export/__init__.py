@@ -24,6 +24,7 @@ __all__ = [
     "ExportOptions",
     "ExportResult",
     "Exporter",
+    "check",
     "export",
     "export_result",
     "get_exporter",
@@ -123,3 +124,12 @@ def export(tools: Any, fmt: str, **options: Any) -> Any:
             diagnostics=result.diagnostics,
         )
     return result.data
+
+
+def check(spec: ToolSpec, fmt: str, **options: Any) -> list[Diagnostic]:
+    """What exporting one tool as ``fmt`` would report (refusals, lossy steps, name rules).
+
+    The single source of provider facts for other layers (lint rules, editors): the same code
+    that produces the export decides what is wrong with it.
+    """
+    return get_exporter(fmt).check(spec, ExportOptions.from_kwargs(**options))
