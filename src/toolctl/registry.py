@@ -104,6 +104,12 @@ class Registry:
 
         return api.decline(self, run_id, reason, **options)
 
+    def stream(self, name: str, **options: Any) -> Any:
+        """A call whose arguments arrive as text deltas (:class:`toolctl.runtime.InputStream`)."""
+        from toolctl.runtime.streaming import InputStream
+
+        return InputStream(self, name, **options)
+
     def export(self, format: str, **options: Any) -> Any:
         """The registry in a provider's tool format (see :mod:`toolctl.export`)."""
         from toolctl import export

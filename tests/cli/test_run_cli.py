@@ -127,6 +127,9 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     assert code == 0 and "status     succeeded" in out
     code, out, _ = toolctl(capsys, "runs", "show", bg_id, "--format", "json")
     assert json.loads(out)["output"] == {"slept": 0.1}
+    code, out, _ = toolctl(capsys, "run", "echo", "-i", '{"msg": "bg"}', "--background")
+    code, out, _ = toolctl(capsys, "runs", "wait", out.strip(), "--timeout", "30")
+    assert code == 0 and json.loads(out) == {"msg": "bg"}
     code, out, _ = toolctl(capsys, "run", "bg", "-i", '{"s": 30}')
     code, _, err = toolctl(capsys, "runs", "cancel", out.strip())
     assert code == 0 and "cancelled" in err
@@ -160,3 +163,17 @@ def test_handler_prints_do_not_mix_with_the_result(project: Path, capsys: Captur
     code, out, err = toolctl(capsys, "run", "printer", "-i", "{}", "--format", "json")
     assert code == 0 and json.loads(out)["output"] == {"ok": True}
     assert "hello from the handler" in err
+
+
+class TTYErr(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    err = TTYErr()
+    monkeypatch.setattr("sys.stderr", err)
+    assert cli(["run", "progress", "-i", "{}"]) == 0
+    assert "progress 1/3 step 1\nprogress 2/3 step 2\nprogress 3/3 step 3\n" in err.getvalue()

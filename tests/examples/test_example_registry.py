@@ -184,3 +184,9 @@ def _unknown_keywords(node: Any, path: tuple[Any, ...] = ()) -> list[str]:
 def test_schemas_use_only_json_schema_keywords(spec: ToolSpec) -> None:
     keys = ("inputSchema", "outputSchema", "suspendSchema", "resumeSchema", "requestContextSchema")
     assert [p for key in keys if key in spec.raw for p in _unknown_keywords(spec.schema(key))] == []
+
+
+def test_examples_are_lint_clean() -> None:
+    """The showcase follows its own advice: no lint warnings (infos are advice, not findings)."""
+    findings = load_registry(TOOLS, packs=False).lint()
+    assert [d.format() for d in findings if d.severity.value in ("error", "warning")] == []

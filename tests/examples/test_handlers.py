@@ -26,6 +26,8 @@ from toolctl_examples import (
     word_count,
 )
 
+from toolctl.runtime.context import SuspendRequested, ToolContext
+
 from .fakes import Aborted, FakeContext, Suspended
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -476,3 +478,36 @@ def test_hooks_shorten_big_payloads(caplog: pytest.LogCaptureFixture) -> None:
     (record,) = caplog.records
     assert len(record.getMessage()) < 300
     assert record.getMessage().endswith("…")
+
+
+def test_weather_disambiguates_with_the_country_code(fake_weather: Any) -> None:
+    assert weather.current_weather({"city": "Paris"})["country"] == "France"
+    texas = weather.current_weather({"city": "Paris", "countryCode": "US", "units": "imperial"})
+    assert (texas["country"], texas["latitude"]) == ("United States", 33.66094)
+    with pytest.raises(weather.WeatherError, match="no place named 'Berlin' in US"):
+        weather.current_weather({"city": "Berlin", "countryCode": "US"})
+
+
+# --- the real context -------------------------------------------------------------------------
+
+
+def test_handlers_work_with_toolctls_own_context(tmp_path: Path) -> None:
+    """The fake context mirrors ``toolctl.runtime.ToolContext``: check against the real one."""
+    progress: list[tuple[float, float | None, str | None]] = []
+    ctx = ToolContext(
+        run_id="r1", tool_name="index_files", on_progress=lambda *args: progress.append(args)
+    )
+    assert indexing.index_files({"path": str(SAMPLE)}, ctx)["files"] == 3
+    assert progress[-1] == (4, 4, "src/util.py")
+
+    ctx = ToolContext(run_id="r2", tool_name="book_meeting", request_context={})
+    with pytest.raises(SuspendRequested):
+        meetings.book_meeting(MEETING, ctx)
+    ctx = ToolContext(run_id="r2", tool_name="book_meeting", resume_data={"confirm": True})
+    assert meetings.book_meeting(MEETING, ctx)["status"] == "booked"
+
+    ctx = ToolContext(
+        run_id="r3", tool_name="write_file", request_context={"sandbox": str(tmp_path)}
+    )
+    files.write_file({"path": "a.txt", "content": "x", "mode": "create"}, ctx)
+    assert (tmp_path / "a.txt").read_text() == "x"

@@ -5,8 +5,10 @@ Used by the unit tests (``serve()``), and by hand to run the ``weather`` example
     python tests/examples/weather_server.py --port 8765
     # then, in another shell, export the two variables it prints and run toolctl
 
-Only Berlin is known to the geocoder; any other name gets Open-Meteo's empty answer. A latitude
-outside -90..90 gets Open-Meteo's 400 error; paths under ``/broken`` answer with non-JSON text.
+The geocoder knows Berlin and Paris (France, or Texas with ``countryCode=US``); any other name
+gets Open-Meteo's empty answer. The forecast answer depends only on the units asked for. A
+latitude outside -90..90 gets Open-Meteo's 400 error; paths under ``/broken`` answer with
+non-JSON text.
 """
 
 from __future__ import annotations
@@ -21,6 +23,14 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 DATA = Path(__file__).resolve().parent / "data"
+# (lowercase name, countryCode or "") -> recorded geocoding answer
+_PLACES = {
+    ("berlin", ""): "geocoding_berlin.json",
+    ("berlin", "DE"): "geocoding_berlin.json",
+    ("paris", ""): "geocoding_paris_fr.json",
+    ("paris", "FR"): "geocoding_paris_fr.json",
+    ("paris", "US"): "geocoding_paris_us.json",
+}
 
 
 @dataclass
@@ -44,8 +54,8 @@ def _answer(path: str, query: dict[str, str]) -> tuple[int, str]:
     if path.startswith("/broken/"):
         return 200, "<html>Service temporarily unavailable</html>"
     if path == "/v1/search":
-        known = query.get("name", "").strip().lower() == "berlin"
-        return 200, "geocoding_berlin.json" if known else "geocoding_empty.json"
+        place = (query.get("name", "").strip().lower(), query.get("countryCode", ""))
+        return 200, _PLACES.get(place, "geocoding_empty.json")
     if path == "/v1/forecast":
         if not -90 <= float(query.get("latitude", "0")) <= 90:
             return 400, "forecast_error.json"

@@ -65,6 +65,8 @@ def test_approver_sees_the_display_transformed_input(reg: Registry, events: list
     result = asyncio.run(reg.acall("approve_echo", {"msg": "hi"}, approver=rt_handlers.approve_all))
     assert result.status is RunStatus.SUCCEEDED
     assert ("approver", "say hi") in events
+    assert result.display["approval"] == "say hi"  # no approval transform: the input's form
+    assert result.transcript["approval"] == "approve saying hi?"
     no = reg.call("approve_echo", {"msg": "hi"}, approver=rt_handlers.decline_all)
     assert no.status is RunStatus.DECLINED
     later = reg.call("approve_echo", {"msg": "hi"}, approver=rt_handlers.leave_pending)
@@ -133,3 +135,13 @@ def test_history_off_keeps_pending_runs_in_process(reg: Registry) -> None:
     done = reg.approve(pending.run_id, store=False)
     assert done.status is RunStatus.SUCCEEDED
     assert not reg.project.state_path.exists()  # type: ignore[union-attr]
+
+
+def test_a_failing_approver_leaves_the_run_waiting(reg: Registry, events: list) -> None:
+    def broken(request: Any) -> bool:
+        raise ConnectionError("client went away")
+
+    result = reg.call("approve_echo", {"msg": "hi"}, approver=broken)
+    assert result.status is RunStatus.AWAITING_APPROVAL
+    assert any("approver failed" in n for n in result.notes)
+    assert events == []

@@ -23,6 +23,47 @@ def test_background_tool_returns_at_once_and_finishes_in_a_worker(reg: Registry)
     done = runs.wait(store, started.run_id, timeout=30)
     assert done.status == "succeeded" and done.output == {"slept": 0.2}
     assert done.raw_input is None
+    from toolctl.runtime.background import log_path
+
+    log = log_path(store.path, started.run_id)
+    for _ in range(100):  # the worker removes its log as it exits, just after the row is final
+        if not log.exists():
+            break
+        time.sleep(0.05)
+    assert not log.exists()
+
+
+def test_a_worker_that_cannot_load_the_registry_records_why(reg: Registry) -> None:
+    from toolctl.runtime import background
+    from toolctl.runtime.pipeline import new_run_id
+    from toolctl.runtime.store import RunRecord, owner_fields
+
+    store = api.resolve_store(reg)
+    run_id = new_run_id()
+    rec = RunRecord(
+        run_id=run_id,
+        tool="echo",
+        status="running",
+        tool_digest="d",
+        created_at=time.time(),
+        raw_input={},
+        background=True,
+    )
+    for key, value in owner_fields("tok").items():
+        setattr(rec, key, value)
+    store.insert(rec)
+    missing = str(reg.project.root / "nowhere")  # type: ignore[union-attr]
+    background.spawn(
+        store,
+        run_id,
+        "tok",
+        {
+            "root": str(reg.project.root),  # type: ignore[union-attr]
+            "tools": [missing],
+        },
+    )
+    done = runs.wait(store, run_id, timeout=30)
+    assert done.status == "failed" and "could not load the registry" in done.error["message"]
 
 
 def test_background_flag(reg: Registry) -> None:
@@ -93,3 +134,35 @@ def test_background_needs_history(reg: Registry) -> None:
     result = reg.call("bg", {"s": 0}, store=False)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "history" in result.error.message
+
+
+def test_a_worker_that_cannot_start_fails_the_run(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import background
+
+    def broken(*args: object) -> int:
+        raise OSError("no processes left")
+
+    monkeypatch.setattr(background, "spawn", broken)
+    result = reg.call("bg", {"s": 0})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert "could not start the background worker" in result.error.message
+    assert api.resolve_store(reg).get(result.run_id).status == "failed"
+
+
+def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
+    from toolctl.runtime import RunStateError
+    from toolctl.runtime.pipeline import new_run_id
+    from toolctl.runtime.store import RunRecord, owner_fields
+
+    store = api.resolve_store(reg)
+    rec = RunRecord(
+        run_id=new_run_id(), tool="echo", status="running", tool_digest="d", created_at=time.time()
+    )
+    for key, value in owner_fields("fg").items():
+        setattr(rec, key, value)
+    store.insert(rec)
+    with pytest.raises(RunStateError, match="running in the foreground"):
+        runs.cancel(store, rec.run_id)
+    assert store.get(rec.run_id).status == "running"

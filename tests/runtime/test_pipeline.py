@@ -180,6 +180,9 @@ def test_missing_handlers(reg: Registry) -> None:
     assert missing.error is not None and missing.error.code == "handler_not_found"
     assert "nothing_here" in missing.error.message
     assert row(reg, missing.run_id).status == "failed"
+    crashing = reg.call("crashing_import", {})
+    assert crashing.error is not None and crashing.error.code == "handler_not_found"
+    assert "ValueError: configuration missing" in crashing.error.message
 
 
 def test_unknown_and_disabled_tools_are_caller_errors(reg: Registry) -> None:
@@ -241,3 +244,10 @@ def test_huge_invalid_input_gets_a_capped_error_report(make_registry) -> None:  
     assert result.error is not None and result.error.code == "invalid_input"
     assert 0 < len(result.error.details) <= 20
     assert len(result.error.message) < 1000
+
+
+def test_system_exit_in_a_handler_is_recorded_then_raised(reg: Registry) -> None:
+    with pytest.raises(SystemExit):
+        reg.call("exits", {}, run_id="exit00000000000000")
+    rec = row(reg, "exit00000000000000")
+    assert rec.status == "failed" and rec.error["message"] == "SystemExit: 3"

@@ -41,3 +41,9 @@ def test_broken_stream_is_an_argument_error(reg: Registry) -> None:
     assert result.error is not None and result.error.code == "invalid_arguments"
     with pytest.raises(ToolctlError, match="already finished"):
         stream.feed("x")
+
+
+def test_registry_stream(reg: Registry, events: list) -> None:
+    stream = reg.stream("stream_tool")
+    stream.feed('{"msg": "via registry"}')
+    assert stream.finish().output == {"msg": "via registry"}

@@ -26,9 +26,11 @@ def test_suspend_then_resume(reg: Registry) -> None:
     done = reg.resume(first.run_id, {"answer": "yes"})
     assert done.status is RunStatus.SUCCEEDED
     assert done.output == {"target": "prod", "answer": "yes"}
+    assert done.display["resume"] == "A: yes"
+    assert done.transcript["resume"] == {"answer": "[REDACTED]"}
     rec = store.get(first.run_id)
     assert rec.status == "succeeded" and rec.raw_input is None and rec.resume_count == 1
-    assert rec.input == {"target": "prod"} and rec.resume == {"answer": "yes"}
+    assert rec.input == {"target": "prod"} and rec.resume == {"answer": "[REDACTED]"}
 
 
 def test_invalid_resume_data_keeps_the_run_suspended(reg: Registry) -> None:
@@ -108,3 +110,23 @@ def test_resume_of_unknown_or_finished_runs(reg: Registry) -> None:
     ok = reg.call("add", {"a": 1, "b": 1})
     with pytest.raises(RunStateError, match="not suspended"):
         reg.resume(ok.run_id, {})
+
+
+def test_a_failing_on_suspend_leaves_the_run_suspended(reg: Registry) -> None:
+    async def broken(payload: Any, schema: Any) -> None:
+        raise ConnectionError("client went away")
+
+    result = asyncio.run(reg.acall("ask", {"target": "x"}, on_suspend=broken))
+    assert result.status is RunStatus.SUSPENDED
+    assert any("on_suspend failed" in n for n in result.notes)
+    assert reg.resume(result.run_id, {"answer": "later"}).ok
+
+
+def test_cancel_a_suspended_run(reg: Registry) -> None:
+    from toolctl.runtime import runs
+
+    first = reg.call("ask", {"target": "prod"})
+    rec = runs.cancel(api.resolve_store(reg), first.run_id)
+    assert rec.status == "cancelled" and rec.raw_input is None
+    with pytest.raises(RunStateError, match="not suspended"):
+        reg.resume(first.run_id, {"answer": "yes"})

@@ -60,13 +60,27 @@ def prompt_approval(request: ApprovalRequest) -> bool | None:
         f"{request.title or request.tool} wants to run ({request.tool}, run "
         f"{request.run_id})" + (f" [{', '.join(hints)}]" if hints else "") + "\n"
     )
-    sys.stderr.write(escape_controls(dump(request.display_input)) + "\n")
+    shown = request.display_input
+    text = "(the input is hidden by the tool's display transform)" if shown is None else dump(shown)
+    sys.stderr.write(escape_controls(text) + "\n")
     sys.stderr.write("Approve? [y/N] ")
     sys.stderr.flush()
     line = sys.stdin.readline()
     if not line:
         return None  # EOF: leave the run waiting
     return line.strip().lower() in ("y", "yes")
+
+
+def _progress(value: float, total: float | None, message: str | None) -> None:
+    """Progress reports on a terminal's stderr (one line each, nothing when piped)."""
+    if not sys.stderr.isatty():
+        return
+    from toolctl.cli.runview import escape_controls
+
+    done = f"{value:g}/{total:g}" if total else f"{value:g}"
+    sys.stderr.write(
+        escape_controls(f"progress {done}" + (f" {message}" if message else "")) + "\n"
+    )
 
 
 def _finish(result: RunResult, show: Show) -> None:
@@ -134,6 +148,7 @@ def run(
             background=background,
             store=state,
             approver=approver,
+            on_progress=_progress,
         )
     )
     _finish(result, show)

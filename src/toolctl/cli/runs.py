@@ -91,7 +91,8 @@ def show_cmd(
     """One run: status, timings, tool definition hash, transcript input/output/error, notes."""
     from toolctl.cli.runview import dump, out
 
-    rec = _open(registry_path, state).get(run_id)
+    store = _open(registry_path, state)
+    rec = store.get(run_id)
     data = rec.public()
     if fmt == "json":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -116,6 +117,12 @@ def show_cmd(
             out(f"{key}:\n  " + dump(data[key]).replace("\n", "\n  "))
     for note in rec.notes:
         out(f"note: {note}")
+    if rec.background:
+        from toolctl.runtime.background import log_path
+
+        log = log_path(store.path, rec.run_id)
+        if log.exists() and log.stat().st_size:
+            out(f"worker log: {log}")
 
 
 @runs_app.command("wait")

@@ -1,5 +1,8 @@
 """Background runs: a detached worker process finishes the run; the caller gets the run id.
 
+The worker's own stdout/stderr (a crash before it could record anything, say) go to
+``workers/<run id>.log`` next to the state file; the log is removed when the worker ends cleanly.
+
 The run row is written as ``running`` (with the raw input, kept only until it ends) and owned by
 the worker's pid from the moment it is spawned, so a worker that dies is swept to
 ``interrupted`` and never silently re-run.
@@ -8,9 +11,11 @@ the worker's pid from the moment it is spawned, so a worker that dies is swept t
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from toolctl.runtime import jsondata
@@ -38,20 +43,36 @@ def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) 
         run_id,
         token,
     ]
-    proc = subprocess.Popen(
-        cmd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-        cwd=registry["root"],
-    )
+    # The worker imports toolctl the way this process did, installed or not.
+    here = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    log = log_path(store.path, run_id)
+    log.parent.mkdir(mode=0o700, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            close_fds=True,
+            cwd=registry["root"],
+        )
+    finally:
+        os.close(fd)
     store.update(run_id, expect_owner=token, owner_pid=proc.pid, owner_start=_start_time(proc.pid))
     # Reap the child when it ends so a long-lived caller collects no zombies.
     _children.append(proc)
     threading.Thread(target=_reap, args=(proc,), daemon=True).start()
     return proc.pid
+
+
+def log_path(state: Path | str, run_id: str) -> Path:
+    """Where a worker's own output goes (removed when the worker ends cleanly)."""
+    return Path(state).parent / "workers" / f"{run_id}.log"
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> None:

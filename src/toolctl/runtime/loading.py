@@ -6,7 +6,6 @@ objects are cached per process by (reference, python path).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,32 +39,13 @@ def load_callable(ref: str, python_path: Sequence[str | Path] = ()) -> Callable[
 
 
 def _load(ref: str, python_path: tuple[str, ...]) -> Any:
+    from toolctl.references import load_object
+
     try:
-        from toolctl.references import load_object  # the foundation's loader, when present
-    except ImportError:
-        return _load_entry_point(ref, python_path)
-    return load_object(ref, [Path(p) for p in python_path])
-
-
-def _load_entry_point(ref: str, python_path: tuple[str, ...]) -> Any:
-    """Fallback loader with entry-point semantics (``pkg.mod:attr.sub``)."""
-    from importlib_metadata import EntryPoint
-
-    for entry in reversed(python_path):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
-    try:
-        return EntryPoint(name="handler", value=ref, group="toolctl").load()
-    except ModuleNotFoundError as exc:
-        raise HandlerReferenceError(
-            f"cannot import {ref!r}: no module named {exc.name!r}",
-            hint="check the module path and python_path in toolctl.yaml",
-        ) from None
-    except AttributeError as exc:
-        raise HandlerReferenceError(
-            f"cannot import {ref!r}: {exc}", hint="check the attribute name after ':'"
-        ) from None
-    except Exception as exc:
+        return load_object(ref, [Path(p) for p in python_path])
+    except HandlerReferenceError:
+        raise
+    except Exception as exc:  # the module itself failed while being imported
         raise HandlerReferenceError(
             f"importing {ref!r} failed: {type(exc).__name__}: {exc}"
-        ) from None
+        ) from exc

@@ -28,7 +28,6 @@ from toolctl.runtime.invoke import (
     Saturated,
     invoke_async,
     invoke_sync,
-    is_async,
     run_blocking,
     wants_context,
 )
@@ -453,7 +452,16 @@ class Call:
             self.approve_now(opts.approved_by)
             return None
         if opts.approver is not None:
-            answer = await self._maybe(opts.approver(self.approval_request()))
+            try:
+                answer = await self._maybe(opts.approver(self.approval_request()))
+            except Exception as exc:  # no answer: the run waits for toolctl approve/decline
+                self.notes.append(
+                    redact_text(
+                        f"the approver failed ({type(exc).__name__}: "
+                        f"{exc}); the run waits for a decision"
+                    )
+                )
+                answer = None
             if answer is True:
                 self.approve_now("approver")
                 return None
@@ -521,7 +529,15 @@ class Call:
             },
             cas=False,
         )
-        background.spawn(self.store, self.run_id, token, self.registry)
+        self.owner = token
+        try:
+            background.spawn(self.store, self.run_id, token, self.registry)
+        except (OSError, ToolctlError) as exc:
+            return self.error_result(
+                ToolErrorInfo(
+                    ErrorCode.HANDLER_ERROR.value, f"could not start the background worker: {exc}"
+                )
+            )
         return self.result(RunStatus.RUNNING, ended=False)
 
     # ------------------------------------------------------------ execution
@@ -542,18 +558,8 @@ class Call:
         except HandlerReferenceError as exc:
             return self.error_result(ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, str(exc)))
         self.mark_running()
-        ctx = ToolContext(
-            run_id=self.run_id,
-            tool_name=spec.name,
-            request_context=self.context,
-            timeout=self.timeout,
-            resume_data=resume_data,
-            approval=self.approval,
-            on_progress=self.opts.on_progress,
-            abort=self.abort,
-        )
         try:
-            output = await self._invoke(handler, ctx)
+            output = await self._invoke(handler)
         except SuspendRequested as sus:
             return await self._suspended(sus.payload)
         except HandlerTimeout as exc:
@@ -581,24 +587,43 @@ class Call:
                 ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}")
             )
         except Exception as exc:
-            return self.error_result(
-                ToolErrorInfo(
-                    ErrorCode.HANDLER_ERROR.value,
-                    redact_text(f"{type(exc).__name__}: {exc}"),
-                    [{"type": type(exc).__name__}],
-                )
-            )
+            return self.error_result(self._handler_error(exc))
+        except BaseException as exc:  # SystemExit and the like: record, then let it go on
+            self.error_result(self._handler_error(exc))
+            raise
         return await self._succeeded(output)
 
-    async def _invoke(self, handler: Callable[..., Any], ctx: ToolContext) -> Any:
+    @staticmethod
+    def _handler_error(exc: BaseException) -> ToolErrorInfo:
+        name = type(exc).__name__
+        return ToolErrorInfo(
+            ErrorCode.HANDLER_ERROR.value, redact_text(f"{name}: {exc}"), [{"type": name}]
+        )
+
+    def context_for_handler(self) -> ToolContext:
+        return ToolContext(
+            run_id=self.run_id,
+            tool_name=self.spec.name,
+            request_context=self.context,
+            timeout=self.timeout,
+            resume_data=self.resume_data,
+            approval=self.approval,
+            on_progress=self.opts.on_progress,
+            abort=self.abort,
+        )
+
+    async def _invoke(self, handler: Callable[..., Any]) -> Any:
         if self.spec.isolation == "subprocess":
-            return await self._invoke_isolated(ctx)
-        args = (self.input, ctx) if wants_context(handler) else (self.input,)
+            return await self._invoke_isolated()
+        if wants_context(handler):  # most handlers take only the input: skip building a context
+            args: tuple[Any, ...] = (self.input, self.context_for_handler())
+        else:
+            args = (self.input,)
         if self.sync:
             return invoke_sync(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
         return await invoke_async(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
 
-    async def _invoke_isolated(self, ctx: ToolContext) -> Any:
+    async def _invoke_isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated
 
         payload = {
@@ -607,7 +632,7 @@ class Call:
             "run_id": self.run_id,
             "tool_name": self.spec.name,
             "timeout": self.timeout,
-            "resume_data": ctx.resume_data,
+            "resume_data": self.resume_data,
             "approval": self.approval.to_dict() if self.approval else None,
         }
         assert self.spec.handler is not None
@@ -701,7 +726,15 @@ class Call:
                 )
         self.phase("suspend", payload, spec.suspend_schema)
         if self.opts.on_suspend is not None:
-            data = await self._maybe(self.opts.on_suspend(payload, spec.resume_schema))
+            try:
+                data = await self._maybe(self.opts.on_suspend(payload, spec.resume_schema))
+            except Exception as exc:  # no answer: the run stays suspended for toolctl resume
+                self.notes.append(
+                    redact_text(
+                        f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended"
+                    )
+                )
+                data = None
             if data is not None:
                 problem = self.check_resume(data)
                 if problem is None:
@@ -758,4 +791,4 @@ def drive(coro: Awaitable[T]) -> T:
     raise RuntimeError("internal error: the synchronous pipeline tried to wait on a loop")
 
 
-__all__ = ["Call", "Options", "RunCancelled", "drive", "is_async", "new_run_id"]
+__all__ = ["Call", "Options", "RunCancelled", "drive", "new_run_id"]

@@ -92,7 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("token")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _on_term)
-    return run(args.state, json.loads(args.registry), args.run_id, args.token)
+    code = run(args.state, json.loads(args.registry), args.run_id, args.token)
+    if code == 0:
+        from toolctl.runtime.background import log_path
+
+        log_path(args.state, args.run_id).unlink(missing_ok=True)
+    return code
 
 
 if __name__ == "__main__":
