@@ -291,3 +291,23 @@ def test_lossy_exports_are_grouped_over_providers(project: Project) -> None:
         "tools.d/tool.yaml:10:7: info TL302 openai, mistral: dropped 'minLength' = 2 (TX302) "
         "(hint: the runtime still validates it; the model is not held to it)"
     )
+
+
+@pytest.mark.parametrize("name", ["_INSTRUCTIONS", "_CREDENTIALS"])
+def test_phrase_prefilter_keys_cover_every_alternative(name: str) -> None:
+    from toolctl.lint.rules import security
+
+    for keys, pattern in getattr(security, name).parts:
+        depth, start, alternatives = 0, 0, []
+        for i, ch in enumerate(pattern):
+            if ch == "(" and pattern[i - 1 : i] != "\\":
+                depth += 1
+            elif ch == ")" and pattern[i - 1 : i] != "\\":
+                depth -= 1
+            elif ch == "|" and depth == 0:
+                alternatives.append(pattern[start:i])
+                start = i + 1
+        alternatives.append(pattern[start:])
+        for alternative in alternatives:
+            literal = alternative.replace("\\", "").replace("s+", " ")
+            assert any(k in literal for k in keys), alternative

@@ -26,35 +26,77 @@ _INVISIBLE = re.compile(
 
 
 class _Phrases:
-    """A lower-case pattern, compiled twice: case-sensitive for a fast first pass over case-folded
-    text (IGNORECASE is much slower in ``re``), and case-insensitive to report the original."""
+    """Lower-case patterns, each with literals that every one of its matches contains.
 
-    def __init__(self, pattern: str) -> None:
-        self.fast = re.compile(pattern)
-        self.exact = re.compile(pattern, re.IGNORECASE)
+    A plain substring test on a key decides whether a part's regex runs at all, so most texts cost
+    a few ``in`` tests (a test checks each part's keys against its alternatives). ``fast``
+    patterns are case-sensitive, for case-folded text (IGNORECASE is much slower in ``re``);
+    ``exact`` ones report the original text.
+    """
+
+    def __init__(self, *parts: tuple[tuple[str, ...], str]) -> None:
+        self.parts = parts
+        self.fast = [(keys, re.compile(p)) for keys, p in parts]
+        self.exact = [re.compile(p, re.IGNORECASE) for _, p in parts]
+
+    def may_match(self, folded: str) -> bool:
+        """False when ``folded`` (case-folded text) certainly has no match."""
+        return any(
+            any(k in folded for k in keys) and regex.search(folded) is not None
+            for keys, regex in self.fast
+        )
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The first match in ``text`` (original case), or None."""
+        found = [m for m in (regex.search(text) for regex in self.exact) if m is not None]
+        return min(found, key=lambda m: m.start()) if found else None
 
 
 _INSTRUCTIONS = _Phrases(
-    r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
-    r"(previous|prior|above|earlier|preceding|other|system)\s+"
-    r"(instructions?|prompts?|messages?|rules|directions)"
-    r"|\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+"
-    r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
-    r"|\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"
-    r"|\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"
-    r"|</?\s*(important|system|instructions?|secret)\s*>"
-    r"|<!--"
-    r"|\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"
-    r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
-    r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?"
-    r"|\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?",
+    (
+        ("ignore", "disregard", "forget", "override"),
+        r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
+        r"(previous|prior|above|earlier|preceding|other|system)\s+"
+        r"(instructions?|prompts?|messages?|rules|directions)",
+    ),
+    (
+        ("not", "don", "never"),
+        r"\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+"
+        r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
+        r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?",
+    ),
+    (("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
+    (("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
+    (("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
+    (("system",), r"\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"),
+    (("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"),
+    (("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
 )
 _CREDENTIALS = _Phrases(
-    r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)"
-    r"|aws_secret_access_key|\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config"
-    r"|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b"
-    r"|(^|[\s/'\"`])\.env\b|claude_desktop_config\.json|\bmcp\.json\b|\.config/gcloud"
-    r"|\bcredentials\.json\b|\.bash_history\b",
+    (("ssh", "id_"), r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b"),
+    (("aws",), r"\.aws/(credentials|config)|aws_secret_access_key"),
+    (
+        (
+            ".netrc",
+            ".git-credentials",
+            ".pgpass",
+            ".kube",
+            ".docker",
+            ".npmrc",
+            ".pypirc",
+            ".gnupg",
+            "/etc/",
+            ".config/gcloud",
+            ".bash_history",
+        ),
+        r"\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config|\.docker/config\.json|\.npmrc\b"
+        r"|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b|\.config/gcloud|\.bash_history\b",
+    ),
+    ((".env",), r"(^|[\s/'\"`])\.env\b"),
+    (
+        ("claude_desktop", "mcp.json", "credentials.json"),
+        r"claude_desktop_config\.json|\bmcp\.json\b|\bcredentials\.json\b",
+    ),
 )
 _NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
@@ -70,10 +112,10 @@ def _found(
 ) -> Iterator[tuple[tuple[str | int, ...], bool, re.Match[str]]]:
     """(path, is-a-key, first match) for each text the phrases match."""
     lowered: str = ctx.memo("folded", tool, lambda t: _joined(t, ctx).casefold())
-    if phrases.fast.search(lowered) is None:
+    if not phrases.may_match(lowered):
         return
     for path, key, text in ctx.texts(tool):
-        match = phrases.exact.search(text)
+        match = phrases.search(text)
         if match:
             yield path, key, match
 
