@@ -197,3 +197,11 @@ def test_format_that_does_not_fit_is_a_usage_error(capsys: pytest.CaptureFixture
     assert run(["lint", "--format", "markdown"]) == 2
     assert run(["lint", "--list-rules", "--format", "sarif"]) == 2
     assert "--list-rules takes text, json or markdown" in capsys.readouterr().err
+
+
+def test_lint_settings_must_be_a_mapping(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (registry / "toolctl.yaml").write_text("lint: strict\n", encoding="utf-8")
+    assert run(["lint"]) == 1
+    assert "lint settings must be a mapping, not 'strict'" in capsys.readouterr().err
