@@ -311,3 +311,14 @@ def test_phrase_prefilter_keys_cover_every_alternative(name: str) -> None:
         for alternative in alternatives:
             literal = alternative.replace("\\", "").replace("s+", " ")
             assert any(k in literal for k in keys), alternative
+
+
+def test_provider_ignores_are_not_stale_when_providers_are_narrowed(project: Project) -> None:
+    project.write(
+        CLEAN.replace(
+            "type: string\n", "type: string\n      minLength: 2  # toolctl: ignore[TL302]\n"
+        )
+        + "strict: true\n"
+    )
+    assert project.lint() == []
+    assert project.lint(providers=["mcp"]) == []

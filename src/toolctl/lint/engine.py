@@ -10,7 +10,7 @@ from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_unique
 from toolctl.errors import ConfigError
-from toolctl.lint.config import LintConfig
+from toolctl.lint.config import PROVIDERS, LintConfig
 from toolctl.lint.context import LintContext
 from toolctl.lint.locate import locate
 from toolctl.lint.model import Hit, Rule
@@ -179,6 +179,8 @@ def run(
     stale = next((level for rule, level in rules if rule.code == "TL002"), None)
     if stale is not None:
         files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
-        active = [rule for rule, _ in rules]
+        # With fewer providers than usual, an ignore for a provider finding may just be idle.
+        narrowed = set(PROVIDERS) - set(config.providers)
+        active = [r for r, _ in rules if not (narrowed and r.family == "providers")]
         kept += _stale_ignores(sorted(files), used, active, stale, base)
     return sorted_unique(kept)
