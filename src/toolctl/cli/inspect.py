@@ -60,11 +60,9 @@ def list_tools(
     if fmt is OutputFormat.json:
         print_json([_row(s) for s in specs])
         return
-    from rich.table import Table
+    from toolctl.cli.render import table as make_table
 
-    table = Table(show_lines=False, header_style="bold")
-    for column in ("name", "title", "annotations", "approval", "handler", "tags", "origin"):
-        table.add_column(column, overflow="fold")
+    table = make_table("name", "title", "annotations", "approval", "handler", "tags", "origin")
     for s in specs:
         name = s.name if s.enabled else f"{s.name} (disabled)"
         table.add_row(

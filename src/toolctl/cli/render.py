@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.table import Table
 
     from toolctl.diagnostics import Diagnostic
     from toolctl.errors import ToolctlError
@@ -45,6 +46,19 @@ def console(stderr: bool = False) -> Console:
 def err_console() -> Console:
     """The stderr console (diagnostics, progress)."""
     return console(stderr=True)
+
+
+def table(*columns: str, stderr: bool = False) -> Table:
+    """A table with box lines on a terminal and plain aligned columns otherwise (pipes, CI)."""
+    from rich import box
+    from rich.table import Table
+
+    tty = _use_color(sys.stderr if stderr else sys.stdout)
+    result = Table(box=box.HEAVY_HEAD if tty else None, header_style="bold" if tty else "",
+                   pad_edge=tty, show_edge=tty)
+    for name in columns:
+        result.add_column(name, overflow="fold")
+    return result
 
 
 def print_json(data: Any, indent: int | None = 2) -> None:
