@@ -113,6 +113,18 @@ def _problems(schema: Any, value: Any) -> list[dict[str, Any]]:
     return [p.to_dict() for p in found[1].errors(value)]
 
 
+def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
+    """An OpenAI-strict call mapped back to the declared schema.
+
+    The strict export makes optional properties nullable and required, so a model sends
+    ``null`` for an argument it leaves out; only nulls the declared schema would not accept are
+    dropped (imported lazily: only strict tools pay for the export module).
+    """
+    from toolctl.export.strict import from_strict_instance
+
+    return from_strict_instance(schema, value)
+
+
 class Call:
     """One run of one tool. Create it, then ``await`` one of the entry points."""
 
@@ -360,6 +372,8 @@ class Call:
                 ErrorCode.INVALID_ARGUMENTS.value,
                 f"arguments must be a JSON object, not {type(value).__name__}",
             )
+        if spec.strict and isinstance(spec.input_schema, dict):
+            value = _from_strict(spec.input_schema, value)
         self.input = value
         self.phase("input", value, spec.input_schema)
         problems = _problems(spec.input_schema, value)
