@@ -286,22 +286,29 @@ class Call:
             approval=self.approval_dict(),
         )
 
-    def _write(self, fields: dict[str, Any], *, cas: bool = True) -> str | None:
+    def _write(
+        self, fields: dict[str, Any], *, cas: bool = True, durable: bool = False
+    ) -> str | None:
         """Insert the run's row, or update it — with ``cas``, only if it is still in
-        ``expect_status`` and owned by this call. None on success, else the state found."""
+        ``expect_status`` and owned by this call. None on success, else the state found.
+        ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
-            self.store.insert(rec)
+            self.store.insert(rec, durable=durable)
             self.recorded = True
             return None
         if cas:
             done = self.store.update(
-                self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
+                self.run_id,
+                expect_status=self.expect_status,
+                expect_owner=self.owner,
+                durable=durable,
+                **fields,
             )
         else:
-            done = self.store.update(self.run_id, **fields)
+            done = self.store.update(self.run_id, durable=durable, **fields)
         return None if done else str(self.store.get(self.run_id).status)
 
     def _kept(self, result: RunResult, found: str | None) -> None:
@@ -519,7 +526,7 @@ class Call:
             result, raw_input=self.input, raw_context=self.context, owner=None, **extra
         )
         fields["error"] = None
-        self._kept(result, self._write(fields))
+        self._kept(result, self._write(fields, durable=True))
 
     def start_background(self) -> RunResult:
         """Store the run as ``running`` and hand it to a detached worker process."""
@@ -542,6 +549,7 @@ class Call:
                 **owner_fields(token, background.SPAWN_LEASE_S),
             },
             cas=False,
+            durable=True,
         )
         self.owner = token
         try:
