@@ -578,7 +578,9 @@ class Call:
         try:
             handler = load_callable(spec.handler, self.python_path)
         except HandlerReferenceError as exc:
-            return self.error_result(ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, str(exc)))
+            return self.error_result(
+                ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, redact_text(str(exc)))
+            )
         self.mark_running()
         try:
             output = await self._invoke(handler)
