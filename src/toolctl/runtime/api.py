@@ -399,3 +399,26 @@ def decline(
             f"run {rec.run_id} was already approved or declined (status now: {result.status})"
         )
     return result
+
+
+# ---------------------------------------------------------------- reading runs back
+
+
+def get_run(registry: Any, run_id: str, *, store: Any = None) -> RunResult:
+    """The recorded run ``run_id`` (or a unique prefix) as a :class:`RunResult`, as it is now.
+
+    See :func:`toolctl.runtime.runs.to_result` for what a stored result holds.
+    """
+    from toolctl.runtime import runs
+
+    return runs.to_result(resolve_store(registry, store).get(run_id))
+
+
+def wait(
+    registry: Any, run_id: str, timeout: float | None = None, *, store: Any = None
+) -> RunResult:
+    """Wait until run ``run_id`` is no longer running (a background run: until its worker ends
+    it) and return its result; :class:`TimeoutError` after ``timeout`` seconds."""
+    from toolctl.runtime import runs
+
+    return runs.to_result(runs.wait(resolve_store(registry, store), run_id, timeout))

@@ -264,6 +264,8 @@ class Call:
             "suspend": self.transcript.get("suspend"),
             "resume": self.transcript.get("resume"),
             "notes": [redact_text(n) for n in self.notes],
+            "model_output": self._stored_model_output(result),
+            "display": self._stored_display(),
             "ended_at": result.ended_at,
             "duration_ms": result.duration_ms,
         }
@@ -271,6 +273,40 @@ class Call:
             fields.update(raw_input=None, raw_context=None, owner=None)
         fields.update(extra)
         return fields
+
+    # What a caller collecting a result later (runs wait, a background run) needs besides the
+    # transcript: the model output and the display views. Both are transformed for their
+    # audience, but a view without its own transform is the raw payload (redacted): it is kept
+    # only when the transcript does not transform that payload either, so the history never
+    # holds what the transcript hides.
+
+    def _declares(self, target: str, phase: str) -> bool:
+        declared = self.spec.transform.get(target) or {}
+        if phase == "approval" and "approval" not in declared:
+            phase = "input"  # the approval view defaults to the input view
+        return phase in declared
+
+    def _storable(self, phase: str) -> bool:
+        """The display view of ``phase`` may be stored (see above)."""
+        return self._declares("display", phase) or not self._declares("transcript", phase)
+
+    def _stored_display(self) -> dict[str, Any]:
+        return {phase: value for phase, value in self.display.items() if self._storable(phase)}
+
+    def _stored_model_output(self, result: RunResult) -> dict[str, Any] | None:
+        model = result.model_output
+        if model is None:
+            return None
+        if result.status is RunStatus.SUSPENDED:
+            return model if self._storable("suspend") else None  # it shows the suspend view
+        if result.status is not RunStatus.SUCCEEDED:
+            return model  # error and pending messages: built from redacted text
+        if transforms.shows_raw_output(self.spec.to_model_output) and self._declares(
+            "transcript", "output"
+        ):
+            return None
+        schema = self.spec.output_schema if isinstance(self.spec.output_schema, dict) else None
+        return {**model, "value": redactor_for(schema).redact(model.get("value"))}
 
     def _new_record(self) -> RunRecord:
         return RunRecord(

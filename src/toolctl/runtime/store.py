@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from toolctl.runtime.errors import RunNotFoundError, StateError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 5.0
 DEFAULT_LEASE_S = 24 * 3600.0
 
@@ -43,6 +43,8 @@ _JSON_COLUMNS = (
     "raw_context",
     "approval",
     "registry",
+    "model_output",
+    "display",
 )
 
 _DDL = """
@@ -73,12 +75,20 @@ CREATE TABLE IF NOT EXISTS runs (
     owner_start   TEXT,
     lease_expires REAL,
     resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry      TEXT
+    registry      TEXT,
+    model_output  TEXT,
+    display       TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 """
+
+# Each step takes a history from version N (its index + 1) to N + 1.
+_MIGRATIONS = (
+    # 2: the model output and display views of a run, for collecting a background result
+    ("ALTER TABLE runs ADD COLUMN model_output TEXT", "ALTER TABLE runs ADD COLUMN display TEXT"),
+)
 
 
 @dataclass
@@ -112,6 +122,8 @@ class RunRecord:
     lease_expires: float | None = None
     resume_count: int = 0
     registry: dict[str, Any] | None = None
+    model_output: dict[str, Any] | None = None
+    display: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
@@ -309,10 +321,17 @@ class SqliteStore:
                 hint="upgrade toolctl or use another --state file",
             )
         if version < SCHEMA_VERSION:
-            with self._tx():
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+            with self._tx(durable=True):
+                # BEGIN IMMEDIATE serialises set-ups: look again under the write lock.
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    for statement in _DDL.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                else:
+                    for step in _MIGRATIONS[version - 1 :]:
+                        for statement in step:
+                            db.execute(statement)
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextlib.contextmanager
