@@ -88,8 +88,10 @@ def show_cmd(
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
-    """One run: status, timings, tool definition hash, transcript input/output/error, the model
-    output, notes (--format json: also the display views)."""
+    """One run: status, timings, definition hash, transcript data, model output and notes.
+
+    --format json also gives the display views.
+    """
     from toolctl.cli.runview import dump, out
 
     store = _open(registry_path, state)
@@ -138,8 +140,11 @@ def wait_cmd(
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
-    """Wait until a run is no longer running, then print what the model sees (--display: the
-    display view) and exit as toolctl run would have: 0 succeeded, 1 failed, 4 waiting."""
+    """Wait until a run is no longer running, then print what the model sees.
+
+    --display prints the display view, --format json the whole result. Exit codes as for
+    toolctl run: 0 succeeded, 1 the tool failed, 4 awaiting approval or suspended.
+    """
     from toolctl.cli.runview import Show, err, render
     from toolctl.runtime import runs
 
