@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -44,7 +45,7 @@ def test_help_has_no_line_break_inside_a_sentence(
     assert cli([*command, "--help"]) == 0
     described = _description(capsys.readouterr().out)
     assert any(described), f"toolctl {' '.join(command)} --help has no description"
-    for line, following in zip(described, described[1:], strict=False):
+    for line, following in itertools.pairwise(described):
         if line and following:
             assert re.search(r"[.:!?)]$", line), (
                 f"toolctl {' '.join(command)} --help breaks a sentence: {line!r} / {following!r}"

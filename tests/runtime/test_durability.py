@@ -4,7 +4,9 @@ across a process crash), the transitions that must survive a power loss use ``FU
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,32 +53,40 @@ def test_ordinary_runs_do_not_wait_for_the_disk(reg: Registry, store: SqliteStor
     assert [mode for mode, _ in writes.take()] == ["NORMAL", "NORMAL"]  # running, succeeded
 
 
-def test_awaiting_approval_and_the_approve_claim_survive_a_power_loss(
-    reg: Registry, store: SqliteStore
+def _approve(reg: Registry, run_id: str, store: SqliteStore) -> Any:
+    return reg.approve(run_id, store=store)
+
+
+def _resume(reg: Registry, run_id: str, store: SqliteStore) -> Any:
+    return reg.resume(run_id, {"answer": "yes"}, store=store)
+
+
+@pytest.mark.parametrize(
+    ("tool", "sent", "pending", "go_on"),
+    [
+        ("approve_echo", {"msg": "hi"}, RunStatus.AWAITING_APPROVAL, _approve),
+        ("ask", {"target": "prod"}, RunStatus.SUSPENDED, _resume),
+    ],
+    ids=["approval", "suspend"],
+)
+def test_a_pending_run_and_its_claim_survive_a_power_loss(
+    reg: Registry,
+    store: SqliteStore,
+    tool: str,
+    sent: dict[str, str],
+    pending: RunStatus,
+    go_on: Callable[[Registry, str, SqliteStore], Any],
 ) -> None:
     writes = Writes(store)
-    pending = reg.call("approve_echo", {"msg": "hi"}, store=store)
-    assert pending.status is RunStatus.AWAITING_APPROVAL
-    assert writes.durable("'awaiting_approval'") == [True]
+    result = reg.call(tool, sent, store=store)
+    assert result.status is pending
+    assert writes.durable(f"'{pending.value}'") == [True]
     writes.take()
-    assert reg.approve(pending.run_id, store=store).ok
+    assert go_on(reg, result.run_id, store).ok
     claim, finished = writes.take()
-    assert claim[0] == "FULL" and "status = 'awaiting_approval'" in claim[1]
+    assert claim[0] == "FULL" and f"status = '{pending.value}'" in claim[1]
     assert finished[0] == "NORMAL" and "'succeeded'" in finished[1]
     assert store._db.execute("PRAGMA synchronous").fetchone()[0] == 1  # back to NORMAL
-
-
-def test_suspend_and_the_resume_claim_survive_a_power_loss(
-    reg: Registry, store: SqliteStore
-) -> None:
-    writes = Writes(store)
-    suspended = reg.call("ask", {"target": "prod"}, store=store)
-    assert suspended.status is RunStatus.SUSPENDED
-    assert writes.durable("'suspended'") == [True]
-    writes.take()
-    assert reg.resume(suspended.run_id, {"answer": "yes"}, store=store).ok
-    claim = writes.take()[0]
-    assert claim[0] == "FULL" and "status = 'suspended'" in claim[1]
 
 
 def test_background_start_survives_a_power_loss(reg: Registry, store: SqliteStore) -> None:

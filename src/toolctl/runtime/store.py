@@ -1,14 +1,17 @@
 """The run history: an SQLite state store (the embedded default) and an in-memory one.
 
-SQLite rules (see reference/reliability.md §3.5): WAL journal, ``synchronous=NORMAL`` for
+SQLite rules (see reference/reliability.md §3.5): WAL journal; ``synchronous=NORMAL`` for
 ordinary writes (WAL keeps the file consistent; a power loss, not a process crash, can drop the
-last committed runs) and ``synchronous=FULL`` for the ``durable`` writes that must survive a power
-loss (entering a pending state, the claim of approve/resume: losing one could run a handler
-twice or lose a pending run), a busy timeout, ``isolation_level=None`` with explicit ``BEGIN IMMEDIATE`` (a deferred transaction that
-reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT under contention), every state
-change a compare-and-set ``UPDATE ... WHERE status = ?``, no transaction held while a tool runs,
-file mode 0600, a schema version in ``PRAGMA user_version``. Rows store transcript-transformed,
-redacted data; the raw input and request context are kept only while a run is pending.
+last committed runs) and ``synchronous=FULL`` for the ``durable`` writes that must survive a
+power loss (entering a pending state, the claim of approve/resume: losing one could lose a
+pending run or run a handler twice); a busy timeout; ``isolation_level=None`` with explicit
+``BEGIN IMMEDIATE`` (a deferred transaction that reads and then writes fails at once with
+SQLITE_BUSY_SNAPSHOT under contention); every state change a compare-and-set
+``UPDATE ... WHERE status = ?``; no transaction held while a tool runs; file mode 0600; a schema
+version in ``PRAGMA user_version``, older histories upgraded in place. Rows store
+transcript-transformed, redacted data (plus the model output and display views a caller
+collecting a result needs); the raw input and request context are kept only while a run is
+pending.
 """
 
 from __future__ import annotations
