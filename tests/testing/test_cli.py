@@ -130,3 +130,11 @@ def test_settings_from_toolctl_yaml(project: Path, capsys: pytest.CaptureFixture
     capsys.readouterr()
     assert run(["test"]) == 1
     assert "test.timeout must be a number of seconds above 0" in capsys.readouterr().err
+
+
+def test_unwritable_junit_path_is_a_clear_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["test", "-t", "divide", "--junit", str(project / "no" / "such" / "r.xml")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot write the JUnit report" in err and "No such file or directory" in err

@@ -22,6 +22,7 @@ COMMAND_MODULES = [
     "toolctl.cli.export",
     "toolctl.cli.lint",
     "toolctl.cli.test",
+    "toolctl.cli.serve",
 ]
 
 EXIT_OK = 0

@@ -210,7 +210,15 @@ def test(
 
             report = run_tests(registry, options, advance)
     if junit is not None:
-        junit.write_text(junit_xml(report), encoding="utf-8")
+        try:
+            junit.write_text(junit_xml(report), encoding="utf-8")
+        except OSError as exc:
+            from toolctl.errors import ToolctlError
+
+            raise ToolctlError(
+                f"cannot write the JUnit report {junit}: {exc.strerror}",
+                hint="pass --junit a path in an existing, writable directory",
+            ) from None
     if fmt is OutputFormat.json:
         print_json(report.to_dict())
     else:

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.schema import cached_validator
+
 if TYPE_CHECKING:
     from toolctl.diagnostics import Location
     from toolctl.spec import ToolSpec
@@ -77,8 +79,6 @@ class TestCase:
 
 def cannot_run(spec: ToolSpec) -> str | None:
     """Why a generated or example input cannot be run on ``spec`` as it is (None: it can)."""
-    from toolctl.schema import cached_validator
-
     if spec.handler is None:
         return "the tool has no handler"
     context = spec.request_context_schema

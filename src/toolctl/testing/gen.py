@@ -193,6 +193,8 @@ class ValueGenerator:
     def _draw_integer(self, schema: dict[str, Any], depth: int) -> int:
         low, high = self._bounds(schema, integer=True)
         lo, hi = int(-(-low // 1)), int(high // 1)
+        if lo > hi:
+            raise Unsatisfiable("no integer within the bounds")
         edges = [v for v in (lo, hi, 0, 1, -1) if lo <= v <= hi]
         value = (
             self.rng.choice(edges)

@@ -1,0 +1,313 @@
+"""tools/call and tools/list latency of ``toolctl serve`` over stdio, against the SDK's servers.
+
+Prints, in one run: tools/call p50 for a trivial tool served by ``toolctl serve``, by the SDK's
+high-level ``MCPServer`` and by a bare low-level SDK ``Server`` (the floor), then tools/list with
+1,000 tools. Budgets: toolctl within 1.3x the floor, faster than MCPServer, list under 100 ms.
+
+    .venv/bin/python bench/bench_serve.py [--calls 1000] [--lists 20]
+
+Every server is a real subprocess spoken to by the SDK's own client (protocol 2025-11-25).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+HANDLER = """
+def add(data):
+    return {"sum": data["a"] + data["b"]}
+"""
+
+TOOL = """toolctl: 1
+name: {name}
+description: Add two integers.
+handler: benchtools:add
+inputSchema:
+  type: object
+  properties: {{a: {{type: integer}}, b: {{type: integer}}}}
+  required: [a, b]
+outputSchema:
+  type: object
+  properties: {{sum: {{type: integer}}}}
+  required: [sum]
+"""
+
+MCPSERVER = '''
+from typing import TypedDict
+
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("bench")
+
+class Sum(TypedDict):
+    sum: int
+
+@server.tool()
+def add(a: int, b: int) -> Sum:
+    """Add two integers."""
+    return {"sum": a + b}
+
+server.run("stdio")
+'''
+
+LOWLEVEL = """
+import json
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+# The same tool and result shape as toolctl's (output schema, structured content + JSON text).
+TOOLS = types.ListToolsResult(tools=[types.Tool(
+    name="add", description="Add two integers.",
+    input_schema={"type": "object", "properties": {"a": {"type": "integer"},
+                  "b": {"type": "integer"}}, "required": ["a", "b"]},
+    output_schema={"type": "object", "properties": {"sum": {"type": "integer"}},
+                   "required": ["sum"]})])
+
+async def list_tools(ctx, params):
+    return TOOLS
+
+async def call_tool(ctx, params):
+    args = params.arguments or {}
+    out = {"sum": args["a"] + args["b"]}
+    return types.CallToolResult(content=[types.TextContent(text=json.dumps(out))],
+                                structured_content=out)
+
+server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
+
+async def main():
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+anyio.run(main)
+"""
+
+
+def registry(root: Path, count: int, state: str | None = None) -> Path:
+    """A registry with ``count`` copies of the trivial tool (``add`` first)."""
+    (root / "tools.d").mkdir(parents=True)
+    (root / "benchtools.py").write_text(textwrap.dedent(HANDLER))
+    config = "tools: tools.d\npythonPath: [.]\n" + (f"state: {state}\n" if state else "")
+    (root / "toolctl.yaml").write_text(config)
+    names = ["add"] + [f"add_{i:04d}" for i in range(1, count)]
+    for name in names:
+        (root / "tools.d" / f"{name}.yaml").write_text(TOOL.format(name=name))
+    return root
+
+
+def script(root: Path, name: str, text: str) -> Path:
+    path = root / name
+    path.write_text(text)
+    return path
+
+
+async def measure_calls(
+    servers: dict[str, Any], calls: int, rounds: int = 10
+) -> dict[str, list[float]]:
+    """Sequential tools/call latency per server, interleaved in rounds so that noise from the
+    rest of the machine falls on every server alike."""
+    async with AsyncExitStack() as stack:
+        clients = {
+            label: await stack.enter_async_context(Client(server, mode="legacy"))
+            for label, server in servers.items()
+        }
+        for client in clients.values():
+            for _ in range(20):  # warm up: imports, validators, the run store
+                await client.call_tool("add", {"a": 1, "b": 2})
+        times: dict[str, list[float]] = {label: [] for label in clients}
+        for _ in range(rounds):
+            for label, client in clients.items():
+                for i in range(calls // rounds):
+                    start = time.perf_counter()
+                    result = await client.call_tool("add", {"a": i, "b": 2})
+                    times[label].append(time.perf_counter() - start)
+                    assert not result.is_error, result
+    return times
+
+
+async def measure_lists(params: StdioServerParameters, lists: int) -> tuple[int, list[float]]:
+    async with Client(params, mode="legacy", cache=None) as client:
+        count = len((await client.list_tools()).tools)
+        times = []
+        for _ in range(lists):
+            start = time.perf_counter()
+            await client.list_tools()
+            times.append(time.perf_counter() - start)
+    return count, times
+
+
+def measure_raw_lists(root: Path, lists: int) -> list[float]:
+    """tools/list round trips on the bare stdio pipe: the server's cost without a client SDK."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=root,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def rpc(message: dict[str, Any]) -> Any:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline()) if "id" in message else None
+
+    rpc(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
+    )
+    rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    times = []
+    for i in range(lists + 2):
+        start = time.perf_counter()
+        reply = rpc({"jsonrpc": "2.0", "id": i + 1, "method": "tools/list"})
+        times.append(time.perf_counter() - start)
+        assert len(reply["result"]["tools"]) == 1000
+    proc.communicate(timeout=30)
+    return times[2:]
+
+
+class NoHistory:
+    """A registry whose calls skip the run history (to isolate the MCP layer's own cost)."""
+
+    def __init__(self, registry: Any) -> None:
+        self._registry = registry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry, name)
+
+    async def acall(self, name: str, input: Any = None, **options: Any) -> Any:
+        return await self._registry.acall(name, input, store=False, **options)
+
+
+async def measure_inprocess(root: Path, calls: int, rounds: int = 10) -> dict[str, list[float]]:
+    """The same call in one process over the SDK's memory transport (no pipes), history off:
+    the floor server, toolctl's server, and ``registry.acall`` alone."""
+    import toolctl
+    from toolctl.server.app import ToolServer
+    from toolctl.server.toolset import build_toolset
+
+    namespace: dict[str, Any] = {}
+    exec(LOWLEVEL.split("async def main")[0], namespace)  # the floor server, not run
+    registry = NoHistory(toolctl.load(root / "tools.d"))
+    ours = ToolServer(build_toolset(registry))  # type: ignore[arg-type]
+    times = await measure_calls(
+        {"lowlevel (floor)": namespace["server"], "toolctl": ours.lowlevel}, calls, rounds
+    )
+    times["registry.acall"] = []
+    for _ in range(20):
+        await registry.acall("add", {"a": 1, "b": 2})
+    for i in range(calls):
+        start = time.perf_counter()
+        await registry.acall("add", {"a": i, "b": 2})
+        times["registry.acall"].append(time.perf_counter() - start)
+    return times
+
+
+def table(times: dict[str, list[float]]) -> dict[str, float]:
+    """Print p50/p90/p99 and calls/s per row; return the p50s."""
+    print(f"  {'server':<20} {'p50 us':>8} {'p90 us':>8} {'p99 us':>8} {'calls/s':>8}")
+    for label, values in times.items():
+        print(
+            f"  {label:<20} {statistics.median(values) * 1e6:8.0f} {p(values, 0.9) * 1e6:8.0f} "
+            f"{p(values, 0.99) * 1e6:8.0f} {len(values) / sum(values):8.0f}"
+        )
+    return {label: statistics.median(values) for label, values in times.items()}
+
+
+def p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000)
+    parser.add_argument("--lists", type=int, default=20)
+    args = parser.parse_args()
+    py = sys.executable
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        small = registry(root / "one", 1)
+        large = registry(root / "thousand", 1000)
+        serve = ["-m", "toolctl", "serve"]
+        servers: dict[str, Any] = {
+            "lowlevel (floor)": StdioServerParameters(
+                command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL))]
+            ),
+            "MCPServer": StdioServerParameters(
+                command=py, args=[str(script(root, "mcpserver.py", MCPSERVER))]
+            ),
+            "toolctl serve": StdioServerParameters(command=py, args=serve, cwd=str(small)),
+        }
+        tmpfs = Path(tempfile.mkdtemp(dir="/dev/shm")) if Path("/dev/shm").is_dir() else None
+        if tmpfs is not None:  # the run history on tmpfs: the same work without disk fsyncs
+            on_tmpfs = registry(root / "tmpfs", 1, state=str(tmpfs / "state.db"))
+            servers["  history on tmpfs"] = StdioServerParameters(
+                command=py, args=serve, cwd=str(on_tmpfs)
+            )
+        print(f"tools/call over stdio, {args.calls} sequential calls per server (interleaved)")
+        p50 = table(anyio.run(measure_calls, servers, args.calls))
+        floor, high, ours = p50["lowlevel (floor)"], p50["MCPServer"], p50["toolctl serve"]
+        print(
+            f"  toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
+            f"{'OK' if ours <= 1.3 * floor else 'OVER'}"
+        )
+        print(
+            f"  toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
+            f"{'OK' if ours < high else 'OVER'}"
+        )
+        print("the same call in-process (SDK memory transport, run history off):")
+        inproc = table(anyio.run(measure_inprocess, small, args.calls))
+        layer = inproc["toolctl"] - inproc["lowlevel (floor)"] - inproc["registry.acall"]
+        print(
+            f"  toolctl's MCP layer = toolctl - floor - registry.acall = {layer * 1e6:.0f} us; "
+            f"the rest of the stdio gap is the runtime's (pipeline and run history)"
+        )
+        if tmpfs is not None:
+            shutil.rmtree(tmpfs, ignore_errors=True)
+        params = StdioServerParameters(command=py, args=["-m", "toolctl", "serve"], cwd=str(large))
+        count, times = anyio.run(measure_lists, params, args.lists)
+        raw = measure_raw_lists(large, args.lists)
+        median, raw_median = statistics.median(times), statistics.median(raw)
+        print(f"tools/list with {count} tools over stdio (budget < 100 ms):")
+        print(
+            f"  raw JSON-RPC pipe (server + transport): median {raw_median * 1e3:.1f} ms, "
+            f"max {max(raw) * 1e3:.1f} ms {'OK' if raw_median < 0.1 else 'OVER'}"
+        )
+        print(
+            f"  SDK Client.list_tools (adds client-side validation): median "
+            f"{median * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms "
+            f"{'OK' if median < 0.1 else 'OVER'}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+"""Asking the user through the MCP client: approval and resume data by elicitation, progress.
+
+Elicitation is used only when the client declared the capability and the connection can carry
+server-to-client requests; otherwise the callbacks are ``None`` and the runtime leaves the run
+awaiting approval (or suspended), which the result reports with its run id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from mcp.server.context import ServerRequestContext
+
+    from toolctl.runtime import ApprovalRequest
+    from toolctl.spec import ToolSpec
+
+log = logging.getLogger("toolctl.server")
+
+_ELICIT = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+_PRIMITIVES = {"string", "number", "integer", "boolean"}
+_PROPERTY_KEYS = {
+    "type",
+    "title",
+    "description",
+    "default",
+    "enum",
+    "enumNames",
+    "oneOf",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "format",
+    "items",
+    "minItems",
+    "maxItems",
+    "anyOf",
+}
+_PREVIEW_LIMIT = 2000
+
+
+def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """True when this request may ask the user through ``elicitation/create``."""
+    return ctx.session.can_send_request and ctx.session.check_client_capability(_ELICIT)
+
+
+def _preview(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    # ensure_ascii escapes control and bidi characters, so a prompt cannot be disguised.
+    return text if len(text) <= _PREVIEW_LIMIT else text[:_PREVIEW_LIMIT] + "…"
+
+
+def make_approver(
+    ctx: ServerRequestContext[Any, Any], spec: ToolSpec
+) -> Callable[[ApprovalRequest], Awaitable[bool | None]] | None:
+    """An approver that asks the user (accept runs the tool, decline declines it)."""
+    if not spec.require_approval or not can_elicit(ctx):
+        return None
+
+    async def approve(request: ApprovalRequest) -> bool | None:
+        name = request.title or request.tool
+        message = (
+            f"Allow the tool {name!r} to run with this input?\n"
+            f"{_preview(request.display_input)}\nAccept to run it, decline to refuse."
+        )
+        answer = await _ask(ctx, message, {"type": "object", "properties": {}})
+        log.info("approval for run %s: %s", request.run_id, answer and answer.action)
+        if answer is None:
+            return None
+        if answer.action == "accept":
+            return True
+        if answer.action == "decline":
+            return False
+        return None  # dismissed: leave the run awaiting approval
+
+    return approve
+
+
+async def _ask(
+    ctx: ServerRequestContext[Any, Any], message: str, form: dict[str, Any]
+) -> types.ElicitResult | None:
+    """The client's answer to a form, or None when it could not answer (logged)."""
+    try:
+        return await ctx.session.elicit_form(message, form, related_request_id=ctx.request_id)
+    except Exception as exc:  # the client failed or went away: the run stays pending
+        log.warning("elicitation failed (%s: %s); the run stays pending", type(exc).__name__, exc)
+        return None
+
+
+def elicitation_schema(schema: Any) -> dict[str, Any] | None:
+    """``schema`` as an elicitation form schema, or None when a form cannot express it.
+
+    A form is a flat object of primitive fields (string, number, integer, boolean, enums and
+    string-enum arrays); anything else (nesting, references) is left to ``toolctl resume``.
+    """
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return None
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props:
+        return None
+    out: dict[str, Any] = {}
+    for key, prop in props.items():
+        if not isinstance(prop, dict) or not _is_primitive(prop):
+            return None
+        out[key] = {k: v for k, v in prop.items() if k in _PROPERTY_KEYS}
+    form: dict[str, Any] = {"type": "object", "properties": out}
+    if isinstance(schema.get("required"), list):
+        form["required"] = list(schema["required"])
+    return form
+
+
+def _is_primitive(prop: dict[str, Any]) -> bool:
+    kind = prop.get("type")
+    if kind in _PRIMITIVES:
+        return True
+    items = prop.get("items")
+    return kind == "array" and isinstance(items, dict) and ("enum" in items or "anyOf" in items)
+
+
+def make_on_suspend(
+    ctx: ServerRequestContext[Any, Any], spec: ToolSpec
+) -> Callable[[Any, Any], Awaitable[dict[str, Any] | None]] | None:
+    """Ask the user for the resume data when the form can express ``resumeSchema``."""
+    form = elicitation_schema(spec.resume_schema)
+    if form is None or not can_elicit(ctx):
+        return None
+
+    async def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
+        name = spec.title or spec.name
+        message = f"The tool {name!r} needs more input to continue.\n{_preview(payload)}"
+        answer = await _ask(ctx, message, form)
+        if answer is not None and answer.action == "accept" and answer.content is not None:
+            return dict(answer.content)
+        return None  # declined or dismissed: the run stays suspended
+
+    return on_suspend
+
+
+class ProgressRelay:
+    """Turns the runtime's synchronous progress callback (from any thread) into ordered
+    ``notifications/progress`` for the request, when the client asked for progress."""
+
+    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        self._ctx = ctx
+        self._loop = asyncio.get_running_loop()
+        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
+
+    @staticmethod
+    def wanted(ctx: ServerRequestContext[Any, Any]) -> bool:
+        """True when the request carries a progress token."""
+        return ctx.meta is not None and ctx.meta.get("progress_token") is not None
+
+    def report(self, progress: float, total: float | None, message: str | None) -> None:
+        """The runtime's ``on_progress``: safe to call from a worker thread."""
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, (progress, total, message))
+
+    def close(self) -> None:
+        """Stop the relay after the notifications queued so far."""
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
+
+    async def run(self) -> None:
+        """Send queued progress until :meth:`close`."""
+        while (item := await self._queue.get()) is not None:
+            try:
+                await self._ctx.session.report_progress(*item)
+            except Exception:  # a closed channel must not fail the call
+                log.debug("progress notification not delivered", exc_info=True)

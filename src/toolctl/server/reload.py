@@ -1,0 +1,102 @@
+"""``--reload``: watch the registry's files and swap the tool set when a valid change lands.
+
+Polling (no extra dependency): file sizes and modification times under the tool paths and the
+config file. A change is loaded once the files have been still for one interval; an invalid
+registry keeps the previous tools and logs every diagnostic.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from toolctl.errors import ToolctlError
+from toolctl.server.toolset import Selection, build_toolset, describe_change
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
+    from toolctl.server.app import ToolServer
+
+log = logging.getLogger("toolctl.server")
+Stamp = dict[str, tuple[int, int]]
+
+
+def _stamp_file(path: Path, out: Stamp) -> None:
+    try:
+        st = path.stat()
+    except OSError:
+        return
+    out[str(path)] = (st.st_mtime_ns, st.st_size)
+
+
+def stamp(project: Project) -> Stamp:
+    """Size and mtime of every file the registry is loaded from."""
+    out: Stamp = {}
+    if project.config_file is not None:
+        _stamp_file(project.config_file, out)
+    for root in project.tool_paths:
+        if root.is_file():
+            _stamp_file(root, out)
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for name in files:
+                _stamp_file(Path(folder, name), out)
+    return out
+
+
+class RegistryWatcher:
+    """Reloads ``project`` into ``server`` whenever its files change."""
+
+    def __init__(
+        self, server: ToolServer, project: Project, selection: Selection, interval: float = 0.5
+    ) -> None:
+        self.server = server
+        self.project = project
+        self.selection = selection
+        self.interval = interval
+
+    async def run(self) -> None:
+        """Watch until cancelled."""
+        last = await anyio.to_thread.run_sync(stamp, self.project)
+        while True:
+            await anyio.sleep(self.interval)
+            current = await anyio.to_thread.run_sync(stamp, self.project)
+            if current == last:
+                continue
+            while True:  # wait until the editor has finished writing
+                await anyio.sleep(self.interval)
+                settled = await anyio.to_thread.run_sync(stamp, self.project)
+                if settled == current:
+                    break
+                current = settled
+            last = current
+            await self.reload()
+
+    async def reload(self) -> bool:
+        """Load the registry again; swap it in when valid. Returns whether it was swapped."""
+        from toolctl.loader import load_registry
+
+        try:
+            registry = await anyio.to_thread.run_sync(lambda: load_registry(project=self.project))
+            if not registry.ok:
+                for d in registry.diagnostics:
+                    log.error("%s", d.format())
+                log.error(
+                    "reload: the registry has errors; still serving the previous %d tool(s)",
+                    len(self.server.toolset.specs),
+                )
+                return False
+            toolset = build_toolset(registry, self.selection)
+        except ToolctlError as exc:
+            log.error("reload: %s; still serving the previous tools", exc)
+            return False
+        old = self.server.toolset
+        change = describe_change(old, toolset)
+        await self.server.swap(toolset, notify=old.fingerprint != toolset.fingerprint)
+        log.warning("reload: now serving %d tool(s) (%s)", len(toolset.specs), change)
+        return True

@@ -1,0 +1,158 @@
+"""Running a :class:`ToolServer` over stdio or Streamable HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from toolctl.server.app import ToolServer
+from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.toolset import Selection, build_toolset
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.server.reload import RegistryWatcher
+
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Everything ``toolctl serve`` takes besides the registry."""
+
+    transport: str = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8000
+    path: str = "/mcp"
+    selection: Selection = field(default_factory=Selection)
+    reload: bool = False
+    reload_interval: float = 0.5
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    auth_token_env: str | None = None
+    max_request_bytes: int = DEFAULT_MAX_BODY
+    name: str = "toolctl"
+    on_ready: Callable[[str], None] | None = field(default=None, compare=False)
+
+
+def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, HttpSecurity | None]:
+    """Build the server, checking every option first (so a bad option fails before serving)."""
+    security = None
+    if options.transport == "http":
+        security = http_security(
+            options.host, options.allowed_hosts, options.allowed_origins, options.auth_token_env
+        )
+    toolset = build_toolset(registry, options.selection)
+    return ToolServer(toolset, name=options.name, reload=options.reload), security
+
+
+def serve(registry: Registry, options: ServeOptions) -> None:
+    """Serve ``registry`` until the client disconnects (stdio) or the process is stopped."""
+    server, security = prepare(registry, options)
+    watcher = None
+    if options.reload and registry.project is not None:
+        from toolctl.server.reload import RegistryWatcher
+
+        watcher = RegistryWatcher(
+            server, registry.project, options.selection, options.reload_interval
+        )
+    if security is None:
+        anyio.run(serve_stdio, server, watcher, options)
+    else:
+        anyio.run(serve_http, server, watcher, options, security)
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    # The SDK points fd 1 at stderr while serving; this also moves Python's own sys.stdout so
+    # buffered print() output can never be flushed onto the wire when fd 1 is restored.
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        sys.stdout = saved
+
+
+async def serve_stdio(
+    server: ToolServer, watcher: RegistryWatcher | None, options: ServeOptions
+) -> None:
+    """Serve over the process's stdin/stdout (one client) until stdin closes."""
+    from mcp.server.runner import serve_loop
+    from mcp.server.stdio import stdio_server
+
+    low = server.lowlevel
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        with _stdout_to_stderr():
+            if options.on_ready:
+                options.on_ready("stdio")
+            async with anyio.create_task_group() as tg:
+                if watcher is not None:
+                    tg.start_soon(watcher.run)
+                # The handshake-only loop (2025-11-25): see ToolServer's docstring.
+                await serve_loop(
+                    low, read, write, lifespan_state=state, init_options=server.init_options()
+                )
+                tg.cancel_scope.cancel()
+
+
+def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) -> Any:
+    """The ASGI app: the SDK's Streamable HTTP app with explicit transport security."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    settings = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(security.allowed_hosts),
+        allowed_origins=list(security.allowed_origins),
+    )
+    app = server.lowlevel.streamable_http_app(
+        streamable_http_path=options.path,
+        transport_security=settings,
+        host=options.host,
+        max_request_body_size=options.max_request_bytes,
+    )
+    return BearerAuth(app, security.token) if security.token else app
+
+
+async def serve_http(
+    server: ToolServer,
+    watcher: RegistryWatcher | None,
+    options: ServeOptions,
+    security: HttpSecurity,
+) -> None:
+    """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
+    import uvicorn
+
+    config = uvicorn.Config(
+        http_app(server, options, security),
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+    )
+    web = uvicorn.Server(config)
+    async with anyio.create_task_group() as tg:
+        if watcher is not None:
+            tg.start_soon(watcher.run)
+        tg.start_soon(_announce, web, options)
+        await web.serve()
+        tg.cancel_scope.cancel()
+
+
+async def _announce(web: Any, options: ServeOptions) -> None:
+    while not web.started:
+        await anyio.sleep(0.01)
+    host, port = web.servers[0].sockets[0].getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}{options.path}"
+    if options.on_ready:
+        options.on_ready(url)

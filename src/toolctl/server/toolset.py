@@ -1,0 +1,87 @@
+"""The set of tools a server offers: an immutable snapshot swapped whole on reload."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from toolctl.errors import ToolctlError
+
+if TYPE_CHECKING:
+    from toolctl.diagnostics import Diagnostic
+    from toolctl.registry import Registry
+    from toolctl.spec import ToolSpec
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which tools to serve: ``--tool`` names and ``--tag`` tags (empty means all enabled)."""
+
+    names: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """The served tools by name, and their ``tools/list`` result, built once.
+
+    A call reads the current snapshot once and uses it to the end, so a reload never mixes two
+    registries inside one call.
+    """
+
+    registry: Registry
+    specs: dict[str, ToolSpec]
+    listing: dict[str, Any] = field(repr=False)
+    diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
+
+    @property
+    def fingerprint(self) -> dict[str, str]:
+        """Tool name to declaration digest: what a reload compares."""
+        return {name: spec.digest for name, spec in self.specs.items()}
+
+
+def build_toolset(registry: Registry, selection: Selection | None = None) -> ToolSet:
+    """Select the tools to serve (enabled ones, in name order) and build their listing.
+
+    Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks,
+    and :class:`~toolctl.errors.ToolctlError` for one that is disabled.
+    """
+    selection = selection or Selection()
+    specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
+    disabled = [s for s in specs if not s.enabled]
+    if disabled:
+        raise ToolctlError(
+            f"--tool {disabled[0].name}: the tool is disabled (enabled: false in "
+            f"{disabled[0].location})",
+            hint="set enabled: true to serve it",
+        )
+    return ToolSet(registry, {s.name: s for s in specs}, *mcp_listing(specs))
+
+
+def mcp_listing(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The ``tools/list`` result for ``specs``: the ``mcp`` export (protocol 2025-11-25), so the
+    server lists exactly what ``toolctl export --format mcp`` writes. Raises when it refuses."""
+    from toolctl.errors import ExportError
+    from toolctl.export import export_result
+
+    result = export_result(specs, "mcp", names=[s.name for s in specs])
+    if not result.ok:
+        problems = [d for d in result.diagnostics if d.severity.value == "error"]
+        raise ExportError(
+            f"cannot serve these tools over MCP: {problems[0].message}",
+            hint="toolctl export --format mcp shows every problem",
+            diagnostics=result.diagnostics,
+        )
+    listing: dict[str, Any] = result.data
+    return listing, result.diagnostics
+
+
+def describe_change(old: ToolSet, new: ToolSet) -> str:
+    """``+added -removed ~changed`` tool names between two snapshots (for the reload log)."""
+    before, after = old.fingerprint, new.fingerprint
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
+    parts = [f"+{n}" for n in added] + [f"-{n}" for n in removed] + [f"~{n}" for n in changed]
+    return " ".join(parts) or "no tool changed"

@@ -1,0 +1,57 @@
+"""``toolctl serve`` at the command line: install hint, lazy SDK import, refusing bad registries."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.server.serve_helpers import run_serve
+from toolctl.cli.app import run
+
+REGISTRY = Path(__file__).resolve().parents[1] / "server" / "registry"
+
+
+def test_serve_without_the_sdk_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # as if the extra were not installed
+    assert run(["serve", str(REGISTRY / "tools.d")]) == 1
+    err = capsys.readouterr().err
+    assert "toolctl serve needs the MCP Python SDK" in err
+    assert "pip install 'toolctl[mcp]'" in err
+
+
+def test_other_commands_do_not_import_the_sdk() -> None:
+    code = (
+        "import sys; from toolctl.cli.app import run; run(['list', '--format', 'json']); "
+        "sys.stderr.write(str('mcp' in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REGISTRY, capture_output=True, text=True, timeout=60
+    )
+    assert proc.stderr.endswith("False")
+
+
+def test_serve_refuses_a_registry_with_errors(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "bad.yaml").write_text("toolctl: 1\nname: x\n")
+    proc = run_serve(tmp_path)
+    assert proc.returncode == 1
+    assert "tools.d/bad.yaml:" in proc.stderr
+    assert "not serving a registry with errors" in proc.stderr
+
+
+def test_serve_names_unknown_and_disabled_tools() -> None:
+    pytest.importorskip("mcp")
+    for tool, expected in (
+        ("nope", "no tool named 'nope'"),
+        ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
+    ):
+        proc = run_serve(REGISTRY, "--tool", tool)
+        assert proc.returncode == 1
+        assert expected in proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -1,0 +1,17 @@
+"""Fixtures for the MCP server tests (skipped without the ``toolctl[mcp]`` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from .serve_helpers import copy_registry
+
+
+@pytest.fixture
+def registry_dir(tmp_path: Path) -> Path:
+    """A private copy of the test registry (its run history and edits stay in tmp)."""
+    return copy_registry(tmp_path)

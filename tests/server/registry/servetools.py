@@ -1,0 +1,60 @@
+"""Handlers for the toolctl serve tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+
+def add(data: dict[str, Any]) -> dict[str, Any]:
+    return {"sum": data["a"] + data["b"]}
+
+
+def shout(data: dict[str, Any]) -> str:
+    print("this print must not reach the JSON-RPC stream")
+    os.write(1, b"nor this write to fd 1\n")
+    subprocess.run([sys.executable, "-c", "print('nor a child process')"], check=True)
+    return data["text"].upper()
+
+
+def delete_file(data: dict[str, Any]) -> dict[str, Any]:
+    return {"deleted": data["path"]}
+
+
+def greet(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    if ctx.resume_data is None:
+        ctx.suspend({"question": "What is your name?"})
+    return {"greeting": f"Hello, {ctx.resume_data['name']}!"}
+
+
+async def sleepy(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    for step in range(int(data.get("steps", 50))):
+        ctx.progress(step, data.get("steps", 50), f"step {step}")
+        await asyncio.sleep(0.1)
+    return {"slept": True}
+
+
+def blocking(data: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(float(data.get("seconds", 5)))
+    return {"done": True}
+
+
+def leaky(data: dict[str, Any]) -> dict[str, Any]:
+    raise RuntimeError("could not connect to postgres://admin:hunter2@10.0.0.5/prod")
+
+
+def picture(data: dict[str, Any]) -> dict[str, Any]:
+    return {"png": "iVBORw0KGgo=", "url": "https://example.com/cat.png", "caption": "a cat"}
+
+
+def chores(data: dict[str, Any]) -> dict[str, Any]:
+    time.sleep(float(data.get("seconds", 0.3)))
+    return {"done": data.get("seconds", 0.3)}
+
+
+def whoami(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    return {"user": ctx.request_context["userId"]}

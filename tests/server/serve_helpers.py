@@ -1,0 +1,113 @@
+"""Helpers for the MCP server tests: the test registry and real server processes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+REGISTRY = Path(__file__).parent / "registry"
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+
+
+def run_serve(registry: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``toolctl serve ARGS`` run to its end (for options it refuses)."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolctl", "serve", *args],
+        cwd=registry,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def copy_registry(tmp_path: Path) -> Path:
+    """A private copy of the test registry (its run history and edits stay in tmp)."""
+    target = tmp_path / "registry"
+    shutil.copytree(REGISTRY, target, ignore=shutil.ignore_patterns(".toolctl", "__pycache__"))
+    return target
+
+
+def stdio_params(registry: Path, *args: str):  # type: ignore[no-untyped-def]
+    """How the SDK client starts ``python -m toolctl serve`` as a stdio subprocess."""
+    from mcp.client.stdio import StdioServerParameters
+
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT")}
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolctl", "serve", *args],
+        cwd=str(registry),
+        env=env,
+    )
+
+
+class HttpServer:
+    """A ``toolctl serve --transport http`` subprocess and its stderr (the server log)."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str) -> None:
+        self.proc = proc
+        self.url = url
+        self.port = int(url.rsplit(":", 1)[1].split("/", 1)[0])
+        self.log: list[str] = []
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+
+
+@contextlib.contextmanager
+def http_server(
+    registry: Path, *args: str, env: dict[str, str] | None = None
+) -> Iterator[HttpServer]:
+    """Start the server on a free loopback port; yield once it listens."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--port", "0", *args],
+        cwd=registry,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    server: HttpServer | None = None
+    try:
+        assert proc.stderr is not None
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            if " on http://" in line:
+                url = line.rsplit(" on ", 1)[1].strip()
+                break
+        else:
+            raise AssertionError("server did not start:\n" + "".join(seen))
+        server = HttpServer(proc, url)
+        yield server
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if server is not None:
+            server._reader.join(5)
+        if proc.stderr is not None:
+            proc.stderr.close()

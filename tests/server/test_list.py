@@ -1,0 +1,75 @@
+"""tools/list over stdio and HTTP with the SDK's own client, and the mcp export it matches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import toolctl
+
+from .serve_helpers import http_server, stdio_params
+
+pytestmark = pytest.mark.timeout(60)
+REPO = Path(__file__).resolve().parents[2]
+
+
+async def _list(server: Any) -> list[dict[str, Any]]:
+    from mcp import Client
+
+    async with Client(server, mode="legacy") as client:
+        result = await client.list_tools()
+    return [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in result.tools]
+
+
+def list_stdio(registry: Path, *args: str) -> list[dict[str, Any]]:
+    return anyio.run(_list, stdio_params(registry, *args))
+
+
+def test_stdio_lists_enabled_tools_in_name_order_as_declared(registry_dir: Path) -> None:
+    tools = list_stdio(registry_dir)
+    names = [t["name"] for t in tools]
+    assert names == sorted(names)
+    assert "disabled_tool" not in names
+    add = next(t for t in tools if t["name"] == "add")
+    assert add["title"] == "Add numbers"
+    assert add["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
+    assert add["_meta"] == {"com.example/owner": "team-a"}
+    assert add["outputSchema"]["required"] == ["sum"]
+
+
+def test_tool_and_tag_select_what_is_served(registry_dir: Path) -> None:
+    assert [t["name"] for t in list_stdio(registry_dir, "--tag", "text")] == ["picture", "shout"]
+    assert [t["name"] for t in list_stdio(registry_dir, "--tool", "add", "--tool", "greet")] == [
+        "add",
+        "greet",
+    ]
+
+
+def test_http_lists_the_same_tools_as_stdio(registry_dir: Path) -> None:
+    with http_server(registry_dir) as server:
+        over_http = anyio.run(_list, server.url)
+    assert over_http == list_stdio(registry_dir)
+
+
+@pytest.mark.parametrize("where", ["tests/server/registry", "."])
+def test_mcp_export_equals_the_live_tools_list(where: str) -> None:
+    root = REPO / where
+    registry = toolctl.load(root / "tools.d")
+    live = list_stdio(root, str(root / "tools.d"))
+    assert live == registry.export("mcp")["tools"]
+
+
+def test_clients_probing_for_2026_07_28_fall_back_to_the_handshake(registry_dir: Path) -> None:
+    from mcp import Client
+
+    async def probe(server: Any) -> tuple[str, int]:
+        async with Client(server) as client:  # mode="auto": server/discover first
+            return client.protocol_version, len((await client.list_tools()).tools)
+
+    over_stdio = anyio.run(probe, stdio_params(registry_dir))
+    with http_server(registry_dir) as server:
+        over_http = anyio.run(probe, server.url)
+    assert over_stdio == over_http == ("2025-11-25", len(list_stdio(registry_dir)))

@@ -1,0 +1,75 @@
+"""Run results as MCP tools/call results: content blocks, checked with the SDK's types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+
+from toolctl.runtime import RunResult, RunStatus, ToolErrorInfo
+from toolctl.server.results import call_result
+
+
+def _result(**fields: Any) -> RunResult:
+    return RunResult(run_id="r1", tool="t", status=RunStatus.SUCCEEDED, **fields)
+
+
+def _checked(result: RunResult) -> dict[str, Any]:
+    out = call_result(result)
+    types.CallToolResult.model_validate(out, by_name=False)  # the SDK accepts the shape
+    return out
+
+
+def test_content_parts_become_mcp_content_blocks() -> None:
+    parts = [
+        {"type": "text", "text": "hello"},
+        {"type": "image-data", "data": "AAAA", "mediaType": "image/png"},
+        {"type": "file-data", "data": "UklGRg==", "mediaType": "audio/wav"},
+        {
+            "type": "file-data",
+            "data": "JVBERi0=",
+            "mediaType": "application/pdf",
+            "filename": "report.pdf",
+        },
+        {"type": "file-url", "url": "https://example.com/a/report.pdf"},
+        {"type": "file-id", "fileId": "file-123"},
+        {"type": "custom", "value": {"type": "text", "text": "as is"}},
+        {"type": "custom", "value": {"k": 1}},
+    ]
+    out = _checked(_result(output="x", model_output={"type": "content", "value": parts}))
+    assert out["content"] == [
+        {"type": "text", "text": "hello"},
+        {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+        {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "toolctl://runs/r1/report.pdf",
+                "mimeType": "application/pdf",
+                "blob": "JVBERi0=",
+            },
+        },
+        {"type": "resource_link", "uri": "https://example.com/a/report.pdf", "name": "report.pdf"},
+        {"type": "text", "text": "[file-id: file-123]"},
+        {"type": "text", "text": "as is"},
+        {"type": "text", "text": '{"k": 1}'},
+    ]
+    assert "structuredContent" not in out  # the output is not an object
+
+
+def test_text_model_output_and_object_output() -> None:
+    out = _checked(_result(output={"n": 1}, model_output={"type": "text", "value": "one"}))
+    assert out["content"] == [{"type": "text", "text": "one"}]
+    assert out["structuredContent"] == {"n": 1}
+    assert out["_meta"] == {"toolctl/run": {"id": "r1", "status": "succeeded"}}
+
+
+def test_errors_carry_their_details_for_the_model() -> None:
+    error = ToolErrorInfo(
+        "invalid_input",
+        "Input is invalid.",
+        [{"path": "/a", "message": "'x' is not of type 'integer'"}],
+    )
+    out = _checked(RunResult(run_id="r2", tool="t", status=RunStatus.FAILED, error=error))
+    assert out["isError"] is True
+    assert out["content"][0]["text"] == "Input is invalid.\n- /a: 'x' is not of type 'integer'"
