@@ -29,7 +29,7 @@ def test_a_background_result_matches_the_foreground_one(reg: Registry) -> None:
     assert "radarImageUrl" not in done.transcript["output"]
     # output is the transcript form: the raw output (with the radar URL) is never stored
     assert done.output == done.transcript["output"]
-    assert reg.get_run(started.run_id[:12]).model_output == here.model_output
+    assert reg.get_run(started.run_id[:16]).model_output == here.model_output
 
 
 def test_a_model_output_that_is_the_hidden_raw_output_is_not_stored(reg: Registry) -> None:
