@@ -25,9 +25,10 @@ def _fast_validator() -> Any:
 
 @functools.cache
 def _slow_validator() -> Any:
-    from jsonschema import Draft202012Validator
+    # The one validator factory: ECMA-262 patterns (`$` never matches before a final newline).
+    from toolctl.schema import make_validator
 
-    return Draft202012Validator(format_schema())
+    return make_validator(format_schema())
 
 
 def _allowed_keys(schema_node: Any) -> list[str]:
@@ -137,7 +138,7 @@ def check_format(doc: Document) -> list[Diagnostic]:
     if fast is not None and fast.is_valid(data):
         return []
     out: list[Diagnostic] = []
-    for err in _slow_validator().iter_errors(data):
+    for err in _slow_validator().raw_errors(data):
         out.extend(_diagnostics_for(err, doc))
         if len(out) >= 50:
             break

@@ -38,8 +38,21 @@ def display_path(path: Path) -> str:
 
 
 def _short(path: Path) -> str:
+    """How messages name ``path``: relative when below the working directory, else absolute."""
+    if path.name not in ("", ".", ".."):  # per directory, not per file: relpath is slow
+        parent = _short_dir(os.getcwd(), str(path.parent))
+        if not parent.startswith(".."):
+            return path.name if parent == "." else os.path.join(parent, path.name)
     rel = display_path(path)
     return rel if not rel.startswith("..") else str(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _short_dir(cwd: str, directory: str) -> str:
+    try:
+        return os.path.relpath(directory, cwd)
+    except ValueError:  # pragma: no cover - other drive on Windows
+        return directory
 
 
 @dataclass
@@ -78,28 +91,42 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         )
         return
     root = tool_path.resolve()
-    for dirpath, dirnames, filenames in os.walk(tool_path, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in sorted(filenames):
-            if not name.endswith(TOOL_SUFFIXES) or name.endswith(SCHEMA_SUFFIXES):
-                continue
-            if name.startswith("."):  # hidden files and editor locks (Emacs `.#t.yaml` links)
-                continue
-            path = Path(dirpath) / name
-            if path.is_symlink():
-                target = path.resolve()
-                if root not in target.parents:
-                    yield (
-                        path,
-                        error(
-                            Location(_short(path)),
-                            "TC110",
-                            "symlink points outside the tools directory",
-                            hint="copy the file into the registry instead",
-                        ),
-                    )
-                    continue
-            yield path, None
+    for entry in _tool_entries(tool_path):
+        path = Path(entry.path)
+        if entry.is_symlink() and root not in path.resolve().parents:
+            yield (
+                path,
+                error(
+                    Location(_short(path)),
+                    "TC110",
+                    "symlink points outside the tools directory",
+                    hint="copy the file into the registry instead",
+                ),
+            )
+            continue
+        yield path, None
+
+
+def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+    """Tool-file entries below ``directory``: sorted, a directory's files before its subdirectories.
+
+    Hidden entries (editor locks such as Emacs ``.#t.yaml`` links too) and ``_``/``.``
+    directories are skipped; symlinked directories are not followed. ``os.scandir`` gives the
+    file type without one more system call per file.
+    """
+    with os.scandir(directory) as listing:
+        entries = sorted(listing, key=lambda e: e.name)
+    subdirs = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith("_"):
+                subdirs.append(entry)
+        elif entry.name.endswith(TOOL_SUFFIXES) and not entry.name.endswith(SCHEMA_SUFFIXES):
+            yield entry
+    for sub in subdirs:
+        yield from _tool_entries(Path(sub.path))
 
 
 # ---------------------------------------------------------------- one tool
@@ -303,7 +330,6 @@ def load_file_tools(
             error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
         )
         return []
-    ctx.docs[path.resolve()] = doc
     format_diags = check_format(doc)
     ctx.diagnostics.extend(format_diags)
     if not isinstance(doc.data, dict) or any(

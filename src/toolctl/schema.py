@@ -200,6 +200,14 @@ class Validator:
         """True when ``instance`` is valid (unresolvable ``$ref`` or runaway recursion: False)."""
         return not self.errors(instance, limit=1)
 
+    def raw_errors(self, instance: Any) -> Iterator[Any]:
+        """jsonschema's own error objects (with ``context``, ``schema`` and paths), lazily.
+
+        For callers that explain errors themselves, such as the tool-format check.
+        """
+        errors: Iterator[Any] = self._impl.iter_errors(instance)
+        return errors
+
     def errors(self, instance: Any, limit: int = MAX_ERRORS) -> list[SchemaProblem]:
         """At most ``limit`` problems, best first; an empty list when valid."""
         from referencing.exceptions import Unresolvable

@@ -46,25 +46,44 @@ _SPECIAL_START = frozenset("-0123456789~nNtTfF")
 class Document:
     """A loaded file: the JSON-compatible ``data`` and where each part of it was written.
 
-    ``positions`` maps a JSON path (tuple of keys and indexes) to the 1-based (line, col) where
-    that value starts; ``key_positions`` maps it to where its mapping key starts.
+    Use :meth:`locate`. Internally ``positions`` maps a path key (``_SEP`` + each key or index) to
+    where that value starts, ``key_positions`` to where its mapping key starts, each as a packed
+    ``line << 32 | col``: strings and ints are not tracked by the garbage collector, so a
+    large document does not leave hundreds of thousands of tuples for it to scan.
     """
 
     data: Any
     file: str = ""
-    positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
-    key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)
+    key_positions: dict[str, int] = field(default_factory=dict)
 
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
-        """The position of ``path``, or of its nearest written ancestor."""
-        path = tuple(path)
-        if key and path in self.key_positions:
-            return self.key_positions[path]
-        while path:
-            if path in self.positions:
-                return self.positions[path]
-            path = path[:-1]
-        return self.positions.get((), (1, 1))
+        """The 1-based (line, col) of ``path``, or of its nearest written ancestor."""
+        keys = [""]
+        for part in path:
+            keys.append(f"{keys[-1]}{_SEP}{part}")
+        if key and keys[-1] in self.key_positions:
+            return _unpack(self.key_positions[keys[-1]])
+        for candidate in reversed(keys):
+            if candidate in self.positions:
+                return _unpack(self.positions[candidate])
+        return (1, 1)
+
+
+# Path keys: "" for the root, then SEP + key or index per level. A container's children are all
+# keys or all indexes, so "0" and 0 cannot meet; a key containing SEP could only misplace a line.
+_SEP = "\x00"
+
+
+def _unpack(packed: int) -> tuple[int, int]:
+    return packed >> 32, packed & 0xFFFFFFFF
+
+
+def _packed(event: Any) -> int:
+    mark = event.start_mark
+    line: int = mark.line + 1
+    col: int = mark.column + 1
+    return line << 32 | col
 
 
 def _mark(event: Any) -> tuple[int, int]:
@@ -121,9 +140,9 @@ class _Builder:
     """Turns a libyaml event stream into data plus positions, enforcing the strict rules."""
 
     def __init__(self) -> None:
-        self.positions: dict[JsonPath, tuple[int, int]] = {}
-        self.key_positions: dict[JsonPath, tuple[int, int]] = {}
-        # frame: [container, path, is_mapping, pending_key]
+        self.positions: dict[str, int] = {}
+        self.key_positions: dict[str, int] = {}
+        # frame: [container, path key, is_mapping, pending_key]
         self.stack: list[list[Any]] = []
         self.root: Any = None
         self.documents = 0
@@ -137,18 +156,18 @@ class _Builder:
                 hint="write the value out in full",
             )
 
-    def _child_path(self, event: Any) -> JsonPath | None:
-        """Where a new node goes; ``None`` when it is a mapping key."""
+    def _child_path(self, event: Any) -> str | None:
+        """The path key of a new node; ``None`` when it is a mapping key."""
         if not self.stack:
-            return ()
+            return ""
         container, path, is_map, pending = self.stack[-1]
         if not is_map:
-            return (*path, len(container))
+            return f"{path}{_SEP}{len(container)}"
         if pending is None:
             return None
-        return (*path, pending)
+        return f"{path}{_SEP}{pending}"
 
-    def _attach(self, value: Any, child: JsonPath) -> None:
+    def _attach(self, value: Any, child: str) -> None:
         if not self.stack:
             self.root = value
             return
@@ -178,16 +197,16 @@ class _Builder:
                 "TC102",
                 hint="write the merged keys out in full",
             )
-        path = (*frame[1], key)
+        path = f"{frame[1]}{_SEP}{key}"
         if key in frame[0]:
-            first = self.key_positions.get(path, (0, 0))
+            first = _unpack(self.key_positions.get(path, 0))
             raise _fail(
                 event,
                 f"duplicate key {key!r} (first defined at line {first[0]})",
                 "TC104",
                 hint="remove one of the two entries",
             )
-        self.key_positions[path] = _mark(event)
+        self.key_positions[path] = _packed(event)
         frame[3] = key
 
     def feed(self, event: Any) -> None:
@@ -205,21 +224,18 @@ class _Builder:
                         and key not in frame[0]
                         and key != "<<"
                     ):  # fast path of _key: a plain, new, ordinary string key
-                        mark = event.start_mark
-                        path = (*frame[1], key)
-                        self.key_positions[path] = (mark.line + 1, mark.column + 1)
+                        self.key_positions[f"{frame[1]}{_SEP}{key}"] = _packed(event)
                         frame[3] = key
                     else:
                         self._key(event)
                     return
-                child: JsonPath = (*frame[1], frame[3])
+                child = f"{frame[1]}{_SEP}{frame[3]}"
                 frame[0][frame[3]] = _scalar(event)
                 frame[3] = None
             else:
-                child = (*frame[1], len(frame[0]))
+                child = f"{frame[1]}{_SEP}{len(frame[0])}"
                 frame[0].append(_scalar(event))
-            mark = event.start_mark
-            self.positions[child] = (mark.line + 1, mark.column + 1)
+            self.positions[child] = _packed(event)
             return
         if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
             self.stack.pop()
@@ -253,7 +269,7 @@ class _Builder:
         self._check_node(event)
         if isinstance(event, yaml.ScalarEvent):
             value = _scalar(event)
-            self.positions[child] = _mark(event)
+            self.positions[child] = _packed(event)
             self._attach(value, child)
             return
         if event.tag is not None and event.tag not in (
@@ -269,7 +285,7 @@ class _Builder:
         if len(self.stack) >= MAX_DEPTH:
             raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
         container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
-        self.positions[child] = _mark(event)
+        self.positions[child] = _packed(event)
         self._attach(container, child)
         self.stack.append([container, child, isinstance(event, yaml.MappingStartEvent), None])
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +27,23 @@ def _stable_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("FORCE_COLOR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tripwire: any connection in this process to a non-loopback address fails the test."""
+    real_connect = socket.socket.connect
+
+    def connect(self: socket.socket, address: Any) -> None:
+        host = address[0] if isinstance(address, tuple) else ""
+        if (
+            self.family in (socket.AF_INET, socket.AF_INET6)
+            and not ipaddress.ip_address(host).is_loopback
+        ):
+            raise AssertionError(f"network access to {address!r} in a test")
+        real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
 
 
 def write(root: Path, files: dict[str, str]) -> Path:

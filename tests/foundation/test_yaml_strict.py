@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -413,3 +414,17 @@ def test_any_text_loads_as_json_or_raises_located_yamlerror(text: str) -> None:
         assert err.line >= 1 and err.col >= 1, err.message
         return
     json.dumps(doc.data, allow_nan=False)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=60) | _YAMLISH.map(lambda t: t.encode("utf-8")))
+def test_any_bytes_in_a_file_load_or_raise_located_yamlerror(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.yaml"
+        path.write_bytes(data)
+        try:
+            doc = load_file(path)
+        except YamlError as err:
+            assert err.code.startswith("TC1") and err.line >= 1 and err.col >= 1, err.message
+            return
+        json.dumps(doc.data, allow_nan=False)
