@@ -117,7 +117,7 @@ def test_sarif_output_is_valid_sarif_2_1_0(
     assert {r["ruleId"] for r in results} == {"TC201", "TL208", "TL301"}
     name = next(r for r in results if r["ruleId"] == "TL301")
     region = name["locations"][0]["physicalLocation"]["region"]
-    assert (region["startLine"], region["startColumn"]) == (2, 7)
+    assert (region["startLine"], region["startColumn"]) == (2, 1)
     rules = log["runs"][0]["tool"]["driver"]["rules"]
     assert rules[name["ruleIndex"]]["id"] == "TL301"
 
@@ -181,3 +181,27 @@ def test_lint_one_file(registry: Path, capsys: pytest.CaptureFixture[str]) -> No
     err = capsys.readouterr().err
     assert "other.yaml" not in err
     assert "in 1 tool(s) in tools.d/weather.yaml" in err
+
+
+def test_settings_from_pyproject(registry: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (registry / "pyproject.toml").write_text(
+        '[tool.toolctl.lint]\nfail-on = "warning"\nseverity = { TL208 = "info" }\n',
+        encoding="utf-8",
+    )
+    assert run(["lint"]) == 0
+    assert "info TL208" in capsys.readouterr().err
+    assert run(["lint", "--fail-on", "info"]) == 1
+
+
+def test_format_that_does_not_fit_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["lint", "--format", "markdown"]) == 2
+    assert run(["lint", "--list-rules", "--format", "sarif"]) == 2
+    assert "--list-rules takes text, json or markdown" in capsys.readouterr().err
+
+
+def test_lint_settings_must_be_a_mapping(
+    registry: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (registry / "toolctl.yaml").write_text("lint: strict\n", encoding="utf-8")
+    assert run(["lint"]) == 1
+    assert "lint settings must be a mapping, not 'strict'" in capsys.readouterr().err

@@ -100,7 +100,8 @@ def test_provider_selection_limits_provider_rules(project: Project) -> None:
     project.write(CLEAN.replace("name: get_weather", "name: get.weather"))
     assert found(project.lint(providers=["mcp", "gemini"]), "TL301") == []
     [diag] = project.lint(providers=["anthropic"])
-    assert diag.message.startswith("name 'get.weather' is rejected by anthropic")
+    rule = "[a-zA-Z0-9_-]{1,64}"
+    assert diag.message == f"anthropic: name 'get.weather' breaks the rule {rule} (TX200)"
 
 
 def test_builtins_come_from_the_entry_point_group() -> None:
@@ -267,3 +268,57 @@ def test_emoji_joiners_are_not_invisible_text(project: Project) -> None:
     assert project.lint() == []
     project.write(CLEAN.replace("in degrees Celsius.", "in degrees Cel\u200dsius."))
     assert found(project.lint(), "TL601") == [(4, 14)]
+
+
+def test_strict_refusals_come_from_the_exporters(project: Project) -> None:
+    project.write(
+        CLEAN.replace("  additionalProperties: false\n", "  additionalProperties: {type: string}\n")
+        + "strict: true\n"
+    )
+    [diag] = project.lint({"select": ["providers"]}, providers=["openai", "anthropic"])
+    assert diag.code == "TL301"
+    assert (diag.line, diag.col) == (5, 1)
+    assert diag.message.startswith("openai, anthropic: an open object (additionalProperties) ")
+    assert diag.message.endswith("(TX311)")
+
+
+def test_lossy_exports_are_grouped_over_providers(project: Project) -> None:
+    project.write(
+        CLEAN.replace("type: string\n", "type: string\n      minLength: 2\n") + "strict: true\n"
+    )
+    [diag] = project.lint({"select": ["TL302"]}, providers=["openai", "mistral"])
+    assert diag.format() == (
+        "tools.d/tool.yaml:10:7: info TL302 openai, mistral: dropped 'minLength' = 2 (TX302) "
+        "(hint: the runtime still validates it; the model is not held to it)"
+    )
+
+
+@pytest.mark.parametrize("name", ["_INSTRUCTIONS", "_CREDENTIALS"])
+def test_phrase_prefilter_keys_cover_every_alternative(name: str) -> None:
+    from toolctl.lint.rules import security
+
+    for keys, pattern in getattr(security, name).parts:
+        depth, start, alternatives = 0, 0, []
+        for i, ch in enumerate(pattern):
+            if ch == "(" and pattern[i - 1 : i] != "\\":
+                depth += 1
+            elif ch == ")" and pattern[i - 1 : i] != "\\":
+                depth -= 1
+            elif ch == "|" and depth == 0:
+                alternatives.append(pattern[start:i])
+                start = i + 1
+        alternatives.append(pattern[start:])
+        for alternative in alternatives:
+            literal = alternative.replace("\\", "").replace("s+", " ")
+            assert any(k in literal for k in keys), alternative
+
+
+def test_provider_ignores_are_not_stale_when_providers_are_narrowed(project: Project) -> None:
+    project.write(
+        CLEAN.replace(
+            "type: string\n", "type: string\n      minLength: 2  # toolctl: ignore[TL302]\n"
+        )
+        + "strict: true\n"
+    )
+    assert project.lint() == []
+    assert project.lint(providers=["mcp"]) == []

@@ -138,37 +138,22 @@ CASES = [
         [(14, 64)],
         good=schema("    region: {type: string, description: Region., x-mcp-header: Region}\n"),
     ),
-    Case("TL301", tool(DESC, name="get.weather"), [(2, 7)], good=tool(DESC, name="get_weather")),
+    Case("TL301", tool(DESC, name="get.weather"), [(2, 1)], good=tool(DESC, name="get_weather")),
     Case(
         "TL302",
-        schema(
-            "    tags:\n      type: object\n      description: Tags.\n"
-            "      additionalProperties: {type: string}\n"
-        )
-        + "strict: true\n",
-        [(17, 7)],
-    ),
-    Case(
-        "TL303",
-        schema("    unit: {const: c, description: Unit.}\n"),
-        [(14, 12)],
-        good=schema("    unit: {enum: [c], description: Unit.}\n"),
-    ),
-    Case(
-        "TL304",
         tool(DESC + "outputSchema: {type: array}\n"),
-        [(10, 15)],
+        [(10, 1)],
         good=tool(DESC + "outputSchema: {type: object}\n"),
     ),
     Case(
-        "TL305",
+        "TL303",
         "toolctl: 1\ntools:\n"
         + "".join(
             f"  - {{name: t{i}, description: Tool number {i} of many tools.}}\n" for i in range(129)
         ),
-        [(102, 12), (102, 12)],
+        [(3, 12)],
         good="toolctl: 1\ntools:\n  - {name: t1, description: Tool number one of a few tools.}\n",
-        settings={"select": ["TL305"]},
+        settings={"select": ["TL303"]},
     ),
     Case(
         "TL401",
@@ -187,9 +172,13 @@ CASES = [
     Case(
         "TL404",
         tool(DESC + "background: true\n").replace(
+            "readOnlyHint: true",
+            "readOnlyHint: false\n    destructiveHint: false\n    idempotentHint: true",
+        ),
+        [(8, 21)],
+        good=tool(DESC + "background: true\n").replace(
             "readOnlyHint: true", "readOnlyHint: true\n    idempotentHint: true"
         ),
-        [(7, 21)],
     ),
     Case(
         "TL405",

@@ -135,6 +135,12 @@ def lint(
     Prints `file:line:col: severity CODE message (hint: fix)`. Never imports user code unless
     --resolve. Exit 1 when anything at or above --fail-on is found.
     """
+    listing = (LintFormat.text, LintFormat.json, LintFormat.markdown)
+    if (fmt is LintFormat.markdown and not list_rules) or (list_rules and fmt not in listing):
+        raise typer.BadParameter(
+            "markdown is for --list-rules; --list-rules takes text, json or markdown",
+            param_hint="--format",
+        )
     if list_rules:
         _list_rules(fmt)
         return

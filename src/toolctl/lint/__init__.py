@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolctl.diagnostics import Diagnostic, sorted_unique
+from toolctl.errors import ConfigError
 from toolctl.lint.config import PROVIDERS, LintConfig, parse_providers
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import FAMILIES, Hit, Rule, RuleSet
@@ -48,9 +49,14 @@ def config_for(registry: Registry) -> LintConfig:
     project = registry.project
     if project is None:
         return LintConfig()
-    return LintConfig.from_settings(
-        project.section("lint"), str(project.config_file or "toolctl.yaml")
-    )
+    where = str(project.config_file or "toolctl.yaml")
+    section = project.settings.get("lint")
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(
+            f"{where}: lint settings must be a mapping, not {section!r}",
+            hint="write them under `lint:` as key: value pairs",
+        )
+    return LintConfig.from_settings(section, where)
 
 
 def lint_tools(

@@ -23,8 +23,11 @@ from typing import Any
 
 from toolctl.diagnostics import Severity
 from toolctl.errors import ConfigError
+from toolctl.export.formats import BUILTIN as BUILTIN_FORMATS
+from toolctl.export.formats import installed
 
-PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini", "bedrock", "mistral", "mcp")
+PROVIDERS = tuple(BUILTIN_FORMATS)
+"""Providers checked by default: toolctl's built-in export formats."""
 _KEYS = (
     "select",
     "ignore",
@@ -107,16 +110,17 @@ def parse_severity(value: Any, where: str, key: str) -> Severity:
 
 
 def parse_providers(value: Any, where: str = "--provider") -> tuple[str, ...]:
-    """A list (or comma-separated string) of provider names, checked against :data:`PROVIDERS`."""
+    """A list (or comma-separated string) of provider names: installed export formats."""
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, list | tuple) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{where}: providers must be a list of names")
     names = tuple(v.strip() for v in items if v.strip())
-    bad = [n for n in names if n not in PROVIDERS]
+    known = list(installed())  # built-in and third-party export formats
+    bad = [n for n in names if n not in known]
     if bad:
         raise ConfigError(
             f"{where}: unknown provider(s) {', '.join(bad)}",
-            hint="known providers: " + ", ".join(PROVIDERS),
+            hint="known providers: " + ", ".join(known),
         )
     return names
 

@@ -30,7 +30,8 @@ class LintContext:
         """Every tool name in the registry (for cross-tool rules)."""
         return frozenset(t.name for t in self.tools)
 
-    def _memo(self, kind: str, tool: ToolSpec, build: Any) -> Any:
+    def memo(self, kind: str, tool: ToolSpec, build: Any) -> Any:
+        """``build(tool)``, computed once per ``kind`` and tool in this run (for shared work)."""
         key = (kind, id(tool))
         if key not in self._cache:
             self._cache[key] = build(tool)
@@ -38,8 +39,12 @@ class LintContext:
 
     def subschemas(self, tool: ToolSpec) -> list[tuple[str, JsonPath, dict[str, Any]]]:
         """Every subschema of every schema of ``tool`` (computed once per tool)."""
-        return self._memo("subschemas", tool, lambda t: list(tool_subschemas(t)))  # type: ignore[no-any-return]
+        return self.memo("subschemas", tool, lambda t: list(tool_subschemas(t)))  # type: ignore[no-any-return]
 
     def texts(self, tool: ToolSpec) -> list[tuple[JsonPath, bool, str]]:
         """Every text of ``tool`` a model reads (computed once per tool)."""
-        return self._memo("texts", tool, lambda t: list(model_texts(t)))  # type: ignore[no-any-return]
+
+        def build(spec: ToolSpec) -> list[tuple[JsonPath, bool, str]]:
+            return list(model_texts(spec, self.subschemas(spec)))
+
+        return self.memo("texts", tool, build)  # type: ignore[no-any-return]

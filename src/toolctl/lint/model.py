@@ -71,10 +71,6 @@ class Rule:
     check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
     scope: Scope = "tool"
 
-    def run(self, target: Any, ctx: LintContext) -> Iterator[Hit]:
-        """The rule's hits for one tool (or the whole tool list for registry rules)."""
-        yield from self.check(target, ctx)
-
 
 class RuleSet:
     """The rules of one module (a family): what a ``toolctl.lint_rules`` entry point names.

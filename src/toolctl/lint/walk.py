@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from toolctl.yamlsrc import JsonPath
@@ -30,30 +30,35 @@ MODEL_SCHEMAS = ("inputSchema", "outputSchema")
 """The schemas a model (or a provider export) sees."""
 
 
-def subschemas(schema: Any, path: JsonPath) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
-    """Every schema object in ``schema`` (itself first), with its path."""
-    if not isinstance(schema, dict):
-        return
-    yield path, schema
-    for key in SCHEMA_VALUED:
-        if key in schema:
-            yield from subschemas(schema[key], (*path, key))
-    items = schema.get("items")
-    if isinstance(items, list):
-        for i, sub in enumerate(items):
-            yield from subschemas(sub, (*path, "items", i))
-    elif items is not None:
-        yield from subschemas(items, (*path, "items"))
-    for key in SCHEMA_LISTS:
-        value = schema.get(key)
-        if isinstance(value, list):
-            for i, sub in enumerate(value):
-                yield from subschemas(sub, (*path, key, i))
-    for key in (*SCHEMA_MAPS, "dependencies"):
-        value = schema.get(key)
-        if isinstance(value, dict):
-            for name, sub in value.items():
-                yield from subschemas(sub, (*path, key, name))
+_ONE, _LIST, _MAP, _ITEMS = 1, 2, 3, 4
+_KIND = {
+    **dict.fromkeys(SCHEMA_VALUED, _ONE),
+    **dict.fromkeys(SCHEMA_LISTS, _LIST),
+    **dict.fromkeys((*SCHEMA_MAPS, "dependencies"), _MAP),
+    "items": _ITEMS,
+}
+
+
+def subschemas(schema: Any, path: JsonPath) -> list[tuple[JsonPath, dict[str, Any]]]:
+    """Every schema object in ``schema`` (itself first, then depth-first), with its path."""
+    out: list[tuple[JsonPath, dict[str, Any]]] = []
+    stack: list[tuple[JsonPath, Any]] = [(path, schema)]
+    while stack:
+        at, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        out.append((at, node))
+        children: list[tuple[JsonPath, Any]] = []
+        for key, value in node.items():
+            kind = _KIND.get(key)
+            if kind == _ONE or (kind == _ITEMS and not isinstance(value, list)):
+                children.append(((*at, key), value))
+            elif kind in (_LIST, _ITEMS) and isinstance(value, list):
+                children += [((*at, key, i), sub) for i, sub in enumerate(value)]
+            elif kind == _MAP and isinstance(value, dict):
+                children += [((*at, key, name), sub) for name, sub in value.items()]
+        stack += reversed(children)  # keep document order
+    return out
 
 
 def schema_types(node: dict[str, Any]) -> set[str]:
@@ -69,7 +74,8 @@ def tool_subschemas(
     from toolctl.spec.model import SCHEMA_KEYS
 
     for key in keys or SCHEMA_KEYS:
-        yield from ((key, p, n) for p, n in subschemas(tool.schema(key), (key,)))
+        for sub_path, node in subschemas(tool.schema(key), (key,)):
+            yield key, sub_path, node
 
 
 def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
@@ -83,11 +89,14 @@ def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
             yield from _strings(v, (*path, i))
 
 
-def model_texts(tool: ToolSpec) -> Iterator[tuple[JsonPath, bool, str]]:
+def model_texts(
+    tool: ToolSpec, nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]] | None = None
+) -> Iterator[tuple[JsonPath, bool, str]]:
     """Every text a model reads: (path, is-a-key, text).
 
     The tool's name, title and description; each schema's titles, descriptions, property names,
     enum/const/default/examples strings; and the input examples (Anthropic sends them).
+    ``nodes`` are the tool's subschemas when already walked.
     """
     yield ("name",), False, tool.name
     yield ("description",), False, tool.description
@@ -96,7 +105,9 @@ def model_texts(tool: ToolSpec) -> Iterator[tuple[JsonPath, bool, str]]:
     ann_title = tool.annotations.get("title")
     if isinstance(ann_title, str):
         yield ("mcp", "annotations", "title"), False, ann_title
-    for _key, path, node in tool_subschemas(tool, MODEL_SCHEMAS):
+    for key, path, node in tool_subschemas(tool) if nodes is None else nodes:
+        if key not in MODEL_SCHEMAS:
+            continue
         for word in ("title", "description"):
             if isinstance(node.get(word), str):
                 yield (*path, word), False, node[word]

@@ -95,8 +95,10 @@ def idempotent_background(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
 
     A background call returns before the work is done, and clients may retry it; whether a retry
     repeats the work is what matters, and the hint describes only the call. Check the claim.
+    Read-only tools are exempt: repeating them changes nothing.
     """
-    if tool.background and "idempotentHint" in tool.annotations:
+    ann = tool.annotations
+    if tool.background and "idempotentHint" in ann and ann.get("readOnlyHint") is not True:
         yield Hit(
             tool,
             (*_ANN, "idempotentHint"),

@@ -74,11 +74,10 @@ def test_output_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
 
     if tool.output_schema is None or tool.output_validation != "strict":
         return
-    validator = cached_validator(tool.output_schema)
     for i, case in enumerate(tool.tests):
         if "output" not in case:
             continue
-        problems = validator.errors(case["output"], limit=1)
+        problems = cached_validator(tool.output_schema).errors(case["output"], limit=1)
         if problems:
             yield Hit(
                 tool,

@@ -23,35 +23,101 @@ _INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb]"
 )
-_INSTRUCTIONS = re.compile(
-    r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
-    r"(previous|prior|above|earlier|preceding|other|system)\s+"
-    r"(instructions?|prompts?|messages?|rules|directions)"
-    r"|\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+"
-    r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
-    r"|\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"
-    r"|\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"
-    r"|</?\s*(important|system|instructions?|secret)\s*>"
-    r"|<!--"
-    r"|\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"
-    r"|\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
-    r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?"
-    r"|\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?",
-    re.IGNORECASE,
-)
-_CREDENTIALS = re.compile(
-    r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b|\.aws/(credentials|config)"
-    r"|aws_secret_access_key|\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config"
-    r"|\.docker/config\.json|\.npmrc\b|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b"
-    r"|(^|[\s/'\"`])\.env\b|claude_desktop_config\.json|\bmcp\.json\b|\.config/gcloud"
-    r"|\bcredentials\.json\b|\.bash_history\b",
-    re.IGNORECASE,
-)
-_NAME_TOKEN = re.compile(r"`([A-Za-z0-9_.-]+)`|[A-Za-z0-9_][A-Za-z0-9_.-]*[A-Za-z0-9_]")
 
 
-def _prose(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
-    yield from ctx.texts(tool)
+class _Phrases:
+    """Lower-case patterns, each with literals that every one of its matches contains.
+
+    A plain substring test on a key decides whether a part's regex runs at all, so most texts cost
+    a few ``in`` tests (a test checks each part's keys against its alternatives). ``fast``
+    patterns are case-sensitive, for case-folded text (IGNORECASE is much slower in ``re``);
+    ``exact`` ones report the original text.
+    """
+
+    def __init__(self, *parts: tuple[tuple[str, ...], str]) -> None:
+        self.parts = parts
+        self.fast = [(keys, re.compile(p)) for keys, p in parts]
+        self.exact = [re.compile(p, re.IGNORECASE) for _, p in parts]
+
+    def may_match(self, folded: str) -> bool:
+        """False when ``folded`` (case-folded text) certainly has no match."""
+        return any(
+            any(k in folded for k in keys) and regex.search(folded) is not None
+            for keys, regex in self.fast
+        )
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The first match in ``text`` (original case), or None."""
+        found = [m for m in (regex.search(text) for regex in self.exact) if m is not None]
+        return min(found, key=lambda m: m.start()) if found else None
+
+
+_INSTRUCTIONS = _Phrases(
+    (
+        ("ignore", "disregard", "forget", "override"),
+        r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
+        r"(previous|prior|above|earlier|preceding|other|system)\s+"
+        r"(instructions?|prompts?|messages?|rules|directions)",
+    ),
+    (
+        ("not", "don", "never"),
+        r"\b(do\s+not|don'?t|never)\s+(tell|inform|mention|reveal|show|notify|alert)\s+"
+        r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
+        r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?",
+    ),
+    (("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
+    (("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
+    (("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
+    (("system",), r"\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"),
+    (("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"),
+    (("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
+)
+_CREDENTIALS = _Phrases(
+    (("ssh", "id_"), r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b"),
+    (("aws",), r"\.aws/(credentials|config)|aws_secret_access_key"),
+    (
+        (
+            ".netrc",
+            ".git-credentials",
+            ".pgpass",
+            ".kube",
+            ".docker",
+            ".npmrc",
+            ".pypirc",
+            ".gnupg",
+            "/etc/",
+            ".config/gcloud",
+            ".bash_history",
+        ),
+        r"\.netrc\b|\.git-credentials|\.pgpass\b|\.kube/config|\.docker/config\.json|\.npmrc\b"
+        r"|\.pypirc\b|\.gnupg\b|/etc/(passwd|shadow|sudoers)\b|\.config/gcloud|\.bash_history\b",
+    ),
+    ((".env",), r"(^|[\s/'\"`])\.env\b"),
+    (
+        ("claude_desktop", "mcp.json", "credentials.json"),
+        r"claude_desktop_config\.json|\bmcp\.json\b|\bcredentials\.json\b",
+    ),
+)
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
+
+
+def _joined(tool: ToolSpec, ctx: LintContext) -> str:
+    """All of the tool's model-read texts in one string: one search rules most tools out."""
+    text: str = ctx.memo("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
+    return text
+
+
+def _found(
+    tool: ToolSpec, ctx: LintContext, phrases: _Phrases
+) -> Iterator[tuple[tuple[str | int, ...], bool, re.Match[str]]]:
+    """(path, is-a-key, first match) for each text the phrases match."""
+    lowered: str = ctx.memo("folded", tool, lambda t: _joined(t, ctx).casefold())
+    if not phrases.may_match(lowered):
+        return
+    for path, key, text in ctx.texts(tool):
+        match = phrases.search(text)
+        if match:
+            yield path, key, match
 
 
 def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
@@ -137,16 +203,14 @@ def model_directed_instruction(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     and "before using this tool, first ..." are the classic tool-poisoning phrases. A description
     says what the tool does; it never gives the model orders about the conversation.
     """
-    for path, key, text in _prose(tool, ctx):
-        match = _INSTRUCTIONS.search(text)
-        if match:
-            yield Hit(
-                tool,
-                path,
-                f"text gives the model instructions: {match.group(0)!r}",
-                key=key,
-                hint="describe what the tool does; remove orders to the model",
-            )
+    for path, key, match in _found(tool, ctx, _INSTRUCTIONS):
+        yield Hit(
+            tool,
+            path,
+            f"text gives the model instructions: {match.group(0)!r}",
+            key=key,
+            hint="describe what the tool does; remove orders to the model",
+        )
 
 
 @RULES.tool(
@@ -161,16 +225,14 @@ def credential_path(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Poisoned tools ask the model to read such files and pass their contents in a parameter
     (a parameter named ``content_from_reading_ssh_id_rsa``). No tool description needs them.
     """
-    for path, key, text in _prose(tool, ctx):
-        match = _CREDENTIALS.search(text)
-        if match:
-            yield Hit(
-                tool,
-                path,
-                f"text mentions a credential file: {match.group(0).strip()!r}",
-                key=key,
-                hint="remove the reference; tools get secrets from configuration",
-            )
+    for path, key, match in _found(tool, ctx, _CREDENTIALS):
+        yield Hit(
+            tool,
+            path,
+            f"text mentions a credential file: {match.group(0).strip()!r}",
+            key=key,
+            hint="remove the reference; tools get secrets from configuration",
+        )
 
 
 @RULES.tool(
@@ -187,15 +249,14 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     count; plain words do not. Let the model choose tools from their own descriptions.
     """
     others = ctx.names - {tool.name}
-    if not others:
+    if not others or not others.intersection(_NAME_TOKEN.findall(_joined(tool, ctx))):
         return
-    for path, key, text in _prose(tool, ctx):
+    for path, key, text in ctx.texts(tool):
         if key or path == ("name",):
             continue
-        for match in _NAME_TOKEN.finditer(text):
-            word = match.group(1) or match.group(0)
-            plain = match.group(1) is None
-            if word in others and not (plain and re.fullmatch(r"[A-Za-z]+", word)):
+        for word in sorted(others.intersection(_NAME_TOKEN.findall(text))):
+            # A plain word ("search") is a tool name only when written as code: `search`.
+            if not word.isalpha() or f"`{word}`" in text:
                 yield Hit(
                     tool,
                     path,

@@ -26,6 +26,11 @@ def estimate_tokens(tool: ToolSpec) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
+def _tokens(tool: ToolSpec, ctx: LintContext) -> int:
+    count: int = ctx.memo("tokens", tool, estimate_tokens)
+    return count
+
+
 @RULES.tool(
     "TL701",
     "tool-token-budget",
@@ -39,7 +44,7 @@ def tool_token_budget(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     crowd out the conversation. Shorten descriptions, drop unused parameters, or load the tool
     lazily (``defer_loading``).
     """
-    tokens = estimate_tokens(tool)
+    tokens = _tokens(tool, ctx)
     if tokens > ctx.config.tool_budget:
         yield Hit(
             tool,
@@ -62,7 +67,7 @@ def registry_token_budget(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterat
     sets per agent, or defer rarely used ones. The finding points at the largest tool.
     """
     sizes = sorted(
-        ((estimate_tokens(t), t) for t in tools if t.enabled),
+        ((_tokens(t, ctx), t) for t in tools if t.enabled),
         key=lambda pair: (-pair[0], pair[1].name),
     )
     total = sum(n for n, _ in sizes)
