@@ -18,6 +18,7 @@ __all__ = [
     "ToolctlError",
     "__version__",
     "load",
+    "load_project",
 ]
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ _LAZY = {
     "Registry": "toolctl.registry",
     "ToolSpec": "toolctl.spec",
     "load": "toolctl.loader",
+    "load_project": "toolctl.loader",
 }
 
 

@@ -82,11 +82,31 @@ def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
 
 
 def project_for(path: Path | None = None) -> Project:
-    """The project for ``path``: a tools file/dir given explicitly, or found from the cwd."""
+    """The project for ``path``: a tools file/dir given explicitly, or found from the cwd.
+
+    A ``path`` is the tools path itself (its ``toolctl.yaml``, found at or above it, gives the
+    other settings); to load the project whose root is a directory, use :func:`project_at`.
+    """
     start = Path.cwd() if path is None else Path(path)
-    found = find_config(start if start.is_dir() else start.parent)
+    tools = None if path is None else [Path(path)]
+    return _project(start if start.is_dir() else start.parent, tools)
+
+
+def project_at(root: str | Path, *, tools: list[str | Path] | None = None) -> Project:
+    """The project rooted at directory ``root``: its config (found at or above ``root``, as
+    from a working directory) with the config's ``tools:`` paths, or ``tools`` instead."""
+    directory = Path(root)
+    if not directory.is_dir():
+        raise ConfigError(
+            f"{directory}: not a directory", hint="give the project root, where toolctl.yaml is"
+        )
+    return _project(directory, None if tools is None else [Path(t) for t in tools])
+
+
+def _project(start: Path, tools: list[Path] | None) -> Project:
+    found = find_config(start)
     if found is None:
-        root = start if start.is_dir() else start.parent
+        root = start
         settings: dict[str, Any] = {}
         config_file = None
     else:
@@ -99,8 +119,8 @@ def project_for(path: Path | None = None) -> Project:
             hint=f"known settings: {', '.join(sorted(KNOWN_KEYS))}",
         )
     root = root.resolve()
-    if path is not None:
-        tool_paths = [Path(path).resolve()]
+    if tools is not None:
+        tool_paths = [t.resolve() for t in tools]
     elif "tools" in settings:
         tool_paths = _paths(settings["tools"], root, "tools", config_file)
     else:

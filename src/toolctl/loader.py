@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl import references, refs
-from toolctl.config import Project, project_for
+from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
 from toolctl.formatcheck import check_format
@@ -444,14 +444,26 @@ def _load_registry(path: str | Path | None, packs: bool, project: Project | None
     return Registry(tools, sorted_unique(ctx.diagnostics), project)
 
 
-def load(path: str | Path | None = None, *, strict: bool = True, packs: bool = True) -> Registry:
+def load(
+    path: str | Path | None = None,
+    *,
+    strict: bool = True,
+    packs: bool = True,
+    project: Project | str | Path | None = None,
+) -> Registry:
     """Load the registry at ``path`` (default: found from the working directory).
 
-    With ``strict`` (the default) any error raises :class:`DeclarationError` listing every
-    diagnostic; with ``strict=False`` the valid tools load and ``registry.diagnostics`` tells
-    what was left out.
+    ``path`` is a tools file or directory. ``project`` instead loads the project rooted at that
+    directory (its toolctl.yaml and the ``tools:`` paths it lists; see :func:`load_project`),
+    or a :class:`~toolctl.config.Project` as given. With ``strict`` (the default) any error
+    raises :class:`DeclarationError` listing every diagnostic; with ``strict=False`` the valid
+    tools load and ``registry.diagnostics`` tells what was left out.
     """
-    registry = load_registry(path, packs=packs)
+    if project is not None and path is not None:
+        raise TypeError("give either path (a tools path) or project (a project root), not both")
+    if isinstance(project, (str, Path)):
+        project = project_at(project)
+    registry = load_registry(path, packs=packs, project=project)
     if strict and not registry.ok:
         errors = [d for d in registry.diagnostics if d.severity.value == "error"]
         raise DeclarationError(
@@ -459,3 +471,14 @@ def load(path: str | Path | None = None, *, strict: bool = True, packs: bool = T
             diagnostics=registry.diagnostics,
         )
     return registry
+
+
+def load_project(root: str | Path, *, strict: bool = True, packs: bool = True) -> Registry:
+    """Load the registry of the project rooted at directory ``root``.
+
+    Reads the config found at ``root`` (``toolctl.yaml`` or ``[tool.toolctl]``, at or above it,
+    as from a working directory) and loads the ``tools:`` paths it lists (default ``tools.d``),
+    with its ``pythonPath`` and ``state``. ``toolctl.load(root)`` differs: it takes ``root`` as
+    the tools directory itself.
+    """
+    return load(project=project_at(root), strict=strict, packs=packs)

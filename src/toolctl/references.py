@@ -155,13 +155,7 @@ def load_object(ref: str, python_path: Iterable[Path] = ()) -> Any:
     for entry in reversed([str(p) for p in python_path]):
         if entry not in sys.path:
             sys.path.insert(0, entry)
-    try:
-        obj: Any = importlib.import_module(parsed.module)
-    except ImportError as exc:
-        raise HandlerReferenceError(
-            f"cannot import {parsed.module!r} for {ref!r}: {exc}",
-            hint="check the module name and the pythonPath setting in toolctl.yaml",
-        ) from exc
+    obj: Any = _import(parsed.module, ref)
     for part in parsed.attr.split("."):
         try:
             obj = getattr(obj, part)
@@ -170,3 +164,27 @@ def load_object(ref: str, python_path: Iterable[Path] = ()) -> Any:
                 f"{ref!r}: {parsed.module!r} has no attribute {part!r}"
             ) from None
     return obj
+
+
+def _import(module: str, ref: str) -> Any:
+    """Import ``module``; whatever its code raises becomes a :class:`HandlerReferenceError`."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and (module == exc.name or module.startswith(exc.name + ".")):
+            raise HandlerReferenceError(
+                f"cannot import {module!r} for {ref!r}: {exc}",
+                hint="check the module name and the pythonPath setting in toolctl.yaml",
+            ) from exc
+        raise HandlerReferenceError(  # the module itself imports something missing
+            f"importing {module!r} for {ref!r} failed: {type(exc).__name__}: {exc}",
+            hint=f"install {exc.name!r} in the environment toolctl runs in",
+        ) from exc
+    except (Exception, SystemExit) as exc:
+        # User code runs here: a syntax error, a failing import inside it, an exception or
+        # sys.exit() at module level. Ctrl-C (KeyboardInterrupt) still propagates.
+        raise HandlerReferenceError(
+            f"importing {module!r} for {ref!r} failed: {type(exc).__name__}: {exc}",
+            hint="fix the module (it runs when the tool is first called); "
+            "toolctl lint --resolve imports every handler to find this early",
+        ) from exc

@@ -104,6 +104,18 @@ class Registry:
 
         return api.decline(self, run_id, reason, **options)
 
+    def get_run(self, run_id: str, **options: Any) -> Any:
+        """A recorded run as a result (see :func:`toolctl.runtime.api.get_run`)."""
+        from toolctl.runtime import api
+
+        return api.get_run(self, run_id, **options)
+
+    def wait(self, run_id: str, timeout: float | None = None, **options: Any) -> Any:
+        """Wait for a background run to end; its result (see :func:`toolctl.runtime.api.wait`)."""
+        from toolctl.runtime import api
+
+        return api.wait(self, run_id, timeout, **options)
+
     def stream(self, name: str, **options: Any) -> Any:
         """A call whose arguments arrive as text deltas (:class:`toolctl.runtime.InputStream`)."""
         from toolctl.runtime.streaming import InputStream

@@ -139,7 +139,11 @@ def test_index_files_runs_in_the_background(
     run_id = out.strip()
     assert code == 0 and len(run_id) == 20
     code, out, _ = run(capsys, "runs", "wait", run_id, "--timeout", "60")
-    assert code == 0 and json.loads(out)["files"] > 0
+    # What the model would have read had it run in the foreground: the summary, not JSON.
+    assert code == 0 and out.startswith("3 files, 20 lines, 55 words, 386 bytes under ")
+    assert "Largest: " in out
+    code, out, _ = run(capsys, "runs", "wait", run_id, "--display")
+    assert json.loads(out) == {"files": 3, "lines": 20, "words": 55, "bytes": 386, "skipped": 1}
 
 
 def test_weather_against_a_local_server(

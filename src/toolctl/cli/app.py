@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from typing import Annotated
@@ -62,12 +63,47 @@ def _root(
 _registered = False
 
 
+def reflow(doc: str) -> str:
+    """A docstring as help text: each paragraph on one line, so the terminal wraps it.
+
+    Docstrings are hard-wrapped for the source; kept as they are, the help breaks sentences
+    mid-line. Lines starting with whitespace or a list marker, and click's ``\b`` paragraphs,
+    keep their breaks.
+    """
+    paragraphs = []
+    for paragraph in inspect.cleandoc(doc).split("\n\n"):
+        if paragraph.startswith("\b"):
+            paragraphs.append(paragraph)
+            continue
+        lines: list[str] = []
+        for line in paragraph.split("\n"):
+            if lines and not line.startswith((" ", "\t", "- ", "* ", "• ")):
+                lines[-1] = f"{lines[-1]} {line.strip()}"
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def _reflow_help(typer_app: typer.Typer) -> None:
+    """Reflow the help of every command and group (once, at registration: a few string
+    operations, so ``toolctl --help`` stays as fast)."""
+    for command in typer_app.registered_commands:
+        doc = command.help if command.help is not None else inspect.getdoc(command.callback)
+        if doc:
+            command.help = reflow(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _reflow_help(group.typer_instance)
+
+
 def _register_all() -> None:
     global _registered
     if _registered:
         return
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(app)
+    _reflow_help(app)
     _registered = True
 
 

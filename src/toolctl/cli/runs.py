@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from toolctl.cli.run import RegistryOpt, StateOpt
+from toolctl.cli.run import DisplayOpt, RegistryOpt, StateOpt
 
 runs_app = typer.Typer(
     help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True
@@ -88,7 +88,10 @@ def show_cmd(
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
-    """One run: status, timings, tool definition hash, transcript input/output/error, notes."""
+    """One run: status, timings, definition hash, transcript data, model output and notes.
+
+    --format json also gives the display views.
+    """
     from toolctl.cli.runview import dump, out
 
     store = _open(registry_path, state)
@@ -115,6 +118,9 @@ def show_cmd(
     for key in ("input", "output", "suspend", "resume", "error"):
         if data.get(key) is not None:
             out(f"{key}:\n  " + dump(data[key]).replace("\n", "\n  "))
+    if rec.model_output is not None and rec.status == "succeeded":
+        shown = dump(rec.model_output.get("value"))
+        out("model output:\n  " + shown.replace("\n", "\n  "))
     for note in rec.notes:
         out(f"note: {note}")
     if rec.background:
@@ -129,14 +135,21 @@ def show_cmd(
 def wait_cmd(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     timeout: Annotated[float | None, typer.Option("--timeout", "-t", help="Give up after.")] = None,
+    display: DisplayOpt = False,
     fmt: FormatOpt = None,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
-    """Wait until a run is no longer running; print its (transcript) output; exit by status."""
+    """Wait until a run is no longer running, then print what the model sees.
+
+    --display prints the display view, --format json the whole result. Exit codes as for
+    toolctl run: 0 succeeded, 1 the tool failed, 4 awaiting approval or suspended.
+    """
     from toolctl.cli.runview import Show, err, render
     from toolctl.runtime import runs
 
+    if display and fmt == "json":
+        raise typer.BadParameter("choose one of --display and --format json")
     store = _open(registry_path, state)
     try:
         rec = runs.wait(store, run_id, timeout)
@@ -144,8 +157,14 @@ def wait_cmd(
         err(f"toolctl: {exc}")
         raise typer.Exit(1) from None
     result = runs.to_result(rec)
-    result.model_output = {"type": "json", "value": rec.output}
-    raise typer.Exit(render(result, Show.json if fmt == "json" else Show.model))
+    show = Show.json if fmt == "json" else Show.display if display else Show.model
+    if show is Show.model and result.ok and result.model_output is None:
+        err(
+            "note: the model output was not stored (it is the raw output, which the tool's "
+            "transcript transform hides); showing the transcript output"
+        )
+        result.model_output = {"type": "json", "value": rec.output}
+    raise typer.Exit(render(result, show))
 
 
 @runs_app.command("cancel")

@@ -3,7 +3,7 @@
 Public names (imported lazily, so ``import toolctl.runtime`` stays cheap)::
 
     from toolctl.runtime import RunResult, RunStatus, ToolContext, ToolErrorInfo
-    from toolctl.runtime import call, acall, resume, approve, decline, InputStream
+    from toolctl.runtime import call, acall, resume, approve, decline, wait, get_run, InputStream
 
 See :mod:`toolctl.runtime.api` for the call options and ``docs/architecture.md`` for the contract.
 """
@@ -21,7 +21,9 @@ if TYPE_CHECKING:
         aresume,
         call,
         decline,
+        get_run,
         resume,
+        wait,
     )
     from toolctl.runtime.context import AbortSignal, ToolAborted, ToolContext
     from toolctl.runtime.errors import RunNotFoundError, RunStateError, StateError
@@ -63,6 +65,8 @@ _LAZY = {
     "approve": "api",
     "aapprove": "api",
     "decline": "api",
+    "get_run": "api",
+    "wait": "api",
 }
 
 __all__ = [
@@ -89,8 +93,10 @@ __all__ = [
     "aresume",
     "call",
     "decline",
+    "get_run",
     "open_store",
     "resume",
+    "wait",
 ]
 
 

@@ -229,8 +229,14 @@ def _pending_call(registry: Any, rec: RunRecord, store: Any, sync: bool, **optio
 def _claim(store: Any, rec: RunRecord, expect: str, **changes: Any) -> str:
     owner = secrets.token_hex(8)
     claim = owner_fields(owner, rec.timeout + 60.0 if rec.timeout else None)
+    # Durable: a claim lost to a power loss would let the run be approved or resumed again.
     if not store.update(
-        rec.run_id, expect_status=expect, status=RunStatus.RUNNING.value, **claim, **changes
+        rec.run_id,
+        expect_status=expect,
+        status=RunStatus.RUNNING.value,
+        durable=True,
+        **claim,
+        **changes,
     ):
         now = store.get(rec.run_id).status
         raise RunStateError(f"run {rec.run_id} was already {_verb(expect)} (status now: {now})")
@@ -327,6 +333,7 @@ def _approve_background(c: Call, rec: RunRecord, st: Any) -> RunResult:
         expect_status=RunStatus.AWAITING_APPROVAL.value,
         status=RunStatus.RUNNING.value,
         approval=c.approval_dict(),
+        durable=True,
         **owner_fields(token, background.SPAWN_LEASE_S),
     ):
         raise RunStateError(f"run {rec.run_id} was already approved or declined")
@@ -350,6 +357,7 @@ def _reapprove(registry: Any, rec: RunRecord, spec: ToolSpec, st: Any, by: str) 
         expect_status=RunStatus.SUSPENDED.value,
         approval=c.approval_dict(),
         tool_digest=spec.digest,
+        durable=True,
     ):
         raise RunStateError(f"run {rec.run_id} changed state while approving; try again")
     c.notes.append("approved again for the changed tool definition; resume it to continue")
@@ -391,3 +399,26 @@ def decline(
             f"run {rec.run_id} was already approved or declined (status now: {result.status})"
         )
     return result
+
+
+# ---------------------------------------------------------------- reading runs back
+
+
+def get_run(registry: Any, run_id: str, *, store: Any = None) -> RunResult:
+    """The recorded run ``run_id`` (or a unique prefix) as a :class:`RunResult`, as it is now.
+
+    See :func:`toolctl.runtime.runs.to_result` for what a stored result holds.
+    """
+    from toolctl.runtime import runs
+
+    return runs.to_result(resolve_store(registry, store).get(run_id))
+
+
+def wait(
+    registry: Any, run_id: str, timeout: float | None = None, *, store: Any = None
+) -> RunResult:
+    """Wait until run ``run_id`` is no longer running (a background run: until its worker ends
+    it) and return its result; :class:`TimeoutError` after ``timeout`` seconds."""
+    from toolctl.runtime import runs
+
+    return runs.to_result(runs.wait(resolve_store(registry, store), run_id, timeout))

@@ -41,11 +41,4 @@ def load_callable(ref: str, python_path: Sequence[str | Path] = ()) -> Callable[
 def _load(ref: str, python_path: tuple[str, ...]) -> Any:
     from toolctl.references import load_object
 
-    try:
-        return load_object(ref, [Path(p) for p in python_path])
-    except HandlerReferenceError:
-        raise
-    except Exception as exc:  # the module itself failed while being imported
-        raise HandlerReferenceError(
-            f"importing {ref!r} failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    return load_object(ref, [Path(p) for p in python_path])

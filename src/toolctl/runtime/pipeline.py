@@ -113,6 +113,18 @@ def _problems(schema: Any, value: Any) -> list[dict[str, Any]]:
     return [p.to_dict() for p in found[1].errors(value)]
 
 
+def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
+    """An OpenAI-strict call mapped back to the declared schema.
+
+    The strict export makes optional properties nullable and required, so a model sends
+    ``null`` for an argument it leaves out; only nulls the declared schema would not accept are
+    dropped (imported lazily: only strict tools pay for the export module).
+    """
+    from toolctl.export.strict import from_strict_instance
+
+    return from_strict_instance(schema, value)
+
+
 class Call:
     """One run of one tool. Create it, then ``await`` one of the entry points."""
 
@@ -252,6 +264,8 @@ class Call:
             "suspend": self.transcript.get("suspend"),
             "resume": self.transcript.get("resume"),
             "notes": [redact_text(n) for n in self.notes],
+            "model_output": self._stored_model_output(result),
+            "display": self._stored_display(),
             "ended_at": result.ended_at,
             "duration_ms": result.duration_ms,
         }
@@ -259,6 +273,40 @@ class Call:
             fields.update(raw_input=None, raw_context=None, owner=None)
         fields.update(extra)
         return fields
+
+    # What a caller collecting a result later (runs wait, a background run) needs besides the
+    # transcript: the model output and the display views. Both are transformed for their
+    # audience, but a view without its own transform is the raw payload (redacted): it is kept
+    # only when the transcript does not transform that payload either, so the history never
+    # holds what the transcript hides.
+
+    def _declares(self, target: str, phase: str) -> bool:
+        declared = self.spec.transform.get(target) or {}
+        if phase == "approval" and "approval" not in declared:
+            phase = "input"  # the approval view defaults to the input view
+        return phase in declared
+
+    def _storable(self, phase: str) -> bool:
+        """The display view of ``phase`` may be stored (see above)."""
+        return self._declares("display", phase) or not self._declares("transcript", phase)
+
+    def _stored_display(self) -> dict[str, Any]:
+        return {phase: value for phase, value in self.display.items() if self._storable(phase)}
+
+    def _stored_model_output(self, result: RunResult) -> dict[str, Any] | None:
+        model = result.model_output
+        if model is None:
+            return None
+        if result.status is RunStatus.SUSPENDED:
+            return model if self._storable("suspend") else None  # it shows the suspend view
+        if result.status is not RunStatus.SUCCEEDED:
+            return model  # error and pending messages: built from redacted text
+        if transforms.shows_raw_output(self.spec.to_model_output) and self._declares(
+            "transcript", "output"
+        ):
+            return None
+        schema = self.spec.output_schema if isinstance(self.spec.output_schema, dict) else None
+        return {**model, "value": redactor_for(schema).redact(model.get("value"))}
 
     def _new_record(self) -> RunRecord:
         return RunRecord(
@@ -274,22 +322,29 @@ class Call:
             approval=self.approval_dict(),
         )
 
-    def _write(self, fields: dict[str, Any], *, cas: bool = True) -> str | None:
+    def _write(
+        self, fields: dict[str, Any], *, cas: bool = True, durable: bool = False
+    ) -> str | None:
         """Insert the run's row, or update it — with ``cas``, only if it is still in
-        ``expect_status`` and owned by this call. None on success, else the state found."""
+        ``expect_status`` and owned by this call. None on success, else the state found.
+        ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
-            self.store.insert(rec)
+            self.store.insert(rec, durable=durable)
             self.recorded = True
             return None
         if cas:
             done = self.store.update(
-                self.run_id, expect_status=self.expect_status, expect_owner=self.owner, **fields
+                self.run_id,
+                expect_status=self.expect_status,
+                expect_owner=self.owner,
+                durable=durable,
+                **fields,
             )
         else:
-            done = self.store.update(self.run_id, **fields)
+            done = self.store.update(self.run_id, durable=durable, **fields)
         return None if done else str(self.store.get(self.run_id).status)
 
     def _kept(self, result: RunResult, found: str | None) -> None:
@@ -360,6 +415,8 @@ class Call:
                 ErrorCode.INVALID_ARGUMENTS.value,
                 f"arguments must be a JSON object, not {type(value).__name__}",
             )
+        if spec.strict and isinstance(spec.input_schema, dict):
+            value = _from_strict(spec.input_schema, value)
         self.input = value
         self.phase("input", value, spec.input_schema)
         problems = _problems(spec.input_schema, value)
@@ -505,7 +562,7 @@ class Call:
             result, raw_input=self.input, raw_context=self.context, owner=None, **extra
         )
         fields["error"] = None
-        self._kept(result, self._write(fields))
+        self._kept(result, self._write(fields, durable=True))
 
     def start_background(self) -> RunResult:
         """Store the run as ``running`` and hand it to a detached worker process."""
@@ -528,6 +585,7 @@ class Call:
                 **owner_fields(token, background.SPAWN_LEASE_S),
             },
             cas=False,
+            durable=True,
         )
         self.owner = token
         try:
@@ -556,7 +614,9 @@ class Call:
         try:
             handler = load_callable(spec.handler, self.python_path)
         except HandlerReferenceError as exc:
-            return self.error_result(ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, str(exc)))
+            return self.error_result(
+                ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, redact_text(str(exc)))
+            )
         self.mark_running()
         try:
             output = await self._invoke(handler)

@@ -15,7 +15,12 @@ CANCELLED_ERROR = {"code": "cancelled", "message": "the run was cancelled", "det
 
 
 def to_result(rec: RunRecord) -> RunResult:
-    """A :class:`RunResult` view of a stored run (transcript data only: raw output is not kept)."""
+    """A :class:`RunResult` view of a stored run.
+
+    ``model_output``, ``display`` and ``transcript`` are the stored views. The raw output is
+    never stored: ``output`` is its transcript form. ``model_output`` is None when it was the
+    raw output and the tool's transcript transform hides parts of that.
+    """
     status = RunStatus(rec.status)
     transcript = {
         k: v
@@ -33,6 +38,8 @@ def to_result(rec: RunRecord) -> RunResult:
         tool=rec.tool,
         status=status,
         output=rec.output,
+        model_output=rec.model_output,
+        display=dict(rec.display or {}),
         transcript=transcript,
         error=ToolErrorInfo.from_dict(rec.error) if rec.error else None,
         suspend_payload=rec.suspend,

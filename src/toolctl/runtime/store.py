@@ -1,11 +1,17 @@
 """The run history: an SQLite state store (the embedded default) and an in-memory one.
 
-SQLite rules (see reference/reliability.md §3.5): WAL journal, ``synchronous=FULL``, a busy
-timeout, ``isolation_level=None`` with explicit ``BEGIN IMMEDIATE`` (a deferred transaction that
-reads and then writes fails at once with SQLITE_BUSY_SNAPSHOT under contention), every state
-change a compare-and-set ``UPDATE ... WHERE status = ?``, no transaction held while a tool runs,
-file mode 0600, a schema version in ``PRAGMA user_version``. Rows store transcript-transformed,
-redacted data; the raw input and request context are kept only while a run is pending.
+SQLite rules (see reference/reliability.md §3.5): WAL journal; ``synchronous=NORMAL`` for
+ordinary writes (WAL keeps the file consistent; a power loss, not a process crash, can drop the
+last committed runs) and ``synchronous=FULL`` for the ``durable`` writes that must survive a
+power loss (entering a pending state, the claim of approve/resume: losing one could lose a
+pending run or run a handler twice); a busy timeout; ``isolation_level=None`` with explicit
+``BEGIN IMMEDIATE`` (a deferred transaction that reads and then writes fails at once with
+SQLITE_BUSY_SNAPSHOT under contention); every state change a compare-and-set
+``UPDATE ... WHERE status = ?``; no transaction held while a tool runs; file mode 0600; a schema
+version in ``PRAGMA user_version``, older histories upgraded in place. Rows store
+transcript-transformed, redacted data (plus the model output and display views a caller
+collecting a result needs); the raw input and request context are kept only while a run is
+pending.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any, Protocol
 
 from toolctl.runtime.errors import RunNotFoundError, StateError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 5.0
 DEFAULT_LEASE_S = 24 * 3600.0
 
@@ -40,6 +46,8 @@ _JSON_COLUMNS = (
     "raw_context",
     "approval",
     "registry",
+    "model_output",
+    "display",
 )
 
 _DDL = """
@@ -70,12 +78,20 @@ CREATE TABLE IF NOT EXISTS runs (
     owner_start   TEXT,
     lease_expires REAL,
     resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry      TEXT
+    registry      TEXT,
+    model_output  TEXT,
+    display       TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 """
+
+# Each step takes a history from version N (its index + 1) to N + 1.
+_MIGRATIONS = (
+    # 2: the model output and display views of a run, for collecting a background result
+    ("ALTER TABLE runs ADD COLUMN model_output TEXT", "ALTER TABLE runs ADD COLUMN display TEXT"),
+)
 
 
 @dataclass
@@ -109,6 +125,8 @@ class RunRecord:
     lease_expires: float | None = None
     resume_count: int = 0
     registry: dict[str, Any] | None = None
+    model_output: dict[str, Any] | None = None
+    display: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
@@ -124,7 +142,7 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
 class RunStore(Protocol):
     """What the pipeline needs from a state store."""
 
-    def insert(self, record: RunRecord) -> None: ...
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None: ...
 
     def update(
         self,
@@ -132,6 +150,7 @@ class RunStore(Protocol):
         *,
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
+        durable: bool = False,
         **changes: Any,
     ) -> bool: ...
 
@@ -296,7 +315,7 @@ class SqliteStore:
         db = self._db
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA synchronous = NORMAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise StateError(
@@ -305,34 +324,50 @@ class SqliteStore:
                 hint="upgrade toolctl or use another --state file",
             )
         if version < SCHEMA_VERSION:
-            with self._tx():
-                for statement in _DDL.split(";"):
-                    if statement.strip():
-                        db.execute(statement)
+            with self._tx(durable=True):
+                # BEGIN IMMEDIATE serialises set-ups: look again under the write lock.
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version == 0:
+                    for statement in _DDL.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                else:
+                    for step in _MIGRATIONS[version - 1 :]:
+                        for statement in step:
+                            db.execute(statement)
                 db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, durable: bool = False) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction; ``durable`` commits it with an fsync of the WAL
+        (which also makes every earlier commit durable)."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            if durable:
+                self._db.execute("PRAGMA synchronous = FULL")
             try:
-                yield self._db
-            except BaseException:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-            else:
-                if self._db.in_transaction:
-                    self._db.execute("COMMIT")
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    if self._db.in_transaction:
+                        self._db.execute("ROLLBACK")
+                    raise
+                else:
+                    if self._db.in_transaction:
+                        self._db.execute("COMMIT")
+            finally:
+                if durable:
+                    self._db.execute("PRAGMA synchronous = NORMAL")
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
-    def insert(self, record: RunRecord) -> None:
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None:
+        """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
         values = [_encode(name, getattr(record, name)) for name in _FIELDS]
         marks = ",".join("?" * len(_FIELDS))
-        with self._tx() as db:
+        with self._tx(durable) as db:
             db.execute(f"INSERT INTO runs ({','.join(_FIELDS)}) VALUES ({marks})", values)
 
     def update(
@@ -341,14 +376,16 @@ class SqliteStore:
         *,
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
+        durable: bool = False,
         **changes: Any,
     ) -> bool:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
-        ``expect_owner``; False when another writer got there first (compare-and-set)."""
+        ``expect_owner``; False when another writer got there first (compare-and-set).
+        ``durable`` for transitions that must survive a power loss."""
         sets = ", ".join(f"{k} = ?" for k in changes)
         args = [_encode(k, v) for k, v in changes.items()]
         where, wargs = _where(run_id, expect_status, expect_owner)
-        with self._tx() as db:
+        with self._tx(durable) as db:
             cur = db.execute(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs])
             return cur.rowcount == 1
 
@@ -437,7 +474,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self.path = None
 
-    def insert(self, record: RunRecord) -> None:
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         with self._lock:
             self._runs[record.run_id] = dataclasses.replace(record)
 
@@ -447,6 +484,7 @@ class MemoryStore:
         *,
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
+        durable: bool = False,
         **changes: Any,
     ) -> bool:
         with self._lock:

@@ -258,6 +258,18 @@ def to_model_output(
     return {"type": "content", "value": parts}
 
 
+def shows_raw_output(spec: dict[str, Any] | None) -> bool:
+    """True when ``toModelOutput`` passes the whole output through unshaped (absent, text
+    without a template, json without pick/omit): the model output is then the raw output."""
+    if not spec:
+        return True
+    if "call" in spec or spec.get("type") == "content":
+        return False
+    if spec.get("type") == "text":
+        return spec.get("template") is None
+    return "pick" not in spec and "omit" not in spec
+
+
 def _coerce_model_output(value: Any, ref: str) -> dict[str, Any]:
     if (
         isinstance(value, dict)

@@ -7,12 +7,10 @@ SIGTERM (``toolctl runs cancel``) cancels the run like Ctrl-C does in the foregr
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any, NoReturn
 
 from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
@@ -41,12 +39,11 @@ def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
 
 def load_registry_at(locator: dict[str, Any]) -> Any:
     """The registry a run was started from (its project root and tool paths)."""
-    from toolctl.config import project_for
+    from toolctl.config import project_at
     from toolctl.loader import load_registry
 
-    project = project_for(Path(locator["root"]) / "__toolctl_probe__")
-    project = dataclasses.replace(project, tool_paths=[Path(p) for p in locator["tools"]])
-    return load_registry(project=project)
+    # The tool paths the caller used (its config's, or an explicit --registry path).
+    return load_registry(project=project_at(locator["root"], tools=locator["tools"]))
 
 
 def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
