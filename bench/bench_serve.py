@@ -36,7 +36,7 @@ def add(data):
 TOOL = """toolctl: 1
 name: {name}
 description: Add two integers.
-handler: benchtools:add
+{annotations}handler: benchtools:add
 inputSchema:
   type: object
   properties: {{a: {{type: integer}}, b: {{type: integer}}}}
@@ -100,15 +100,22 @@ anyio.run(main)
 """
 
 
-def registry(root: Path, count: int, state: str | None = None) -> Path:
-    """A registry with ``count`` copies of the trivial tool (``add`` first)."""
+READ_ONLY = "mcp: {annotations: {readOnlyHint: true}}\n"
+
+
+def registry(root: Path, count: int, state: str | None = None, read_only: bool = True) -> Path:
+    """A registry with ``count`` copies of the trivial tool (``add`` first), declared read-only
+    (a pure function) unless ``read_only`` is false."""
     (root / "tools.d").mkdir(parents=True)
     (root / "benchtools.py").write_text(textwrap.dedent(HANDLER))
     config = "tools: tools.d\npythonPath: [.]\n" + (f"state: {state}\n" if state else "")
     (root / "toolctl.yaml").write_text(config)
     names = ["add"] + [f"add_{i:04d}" for i in range(1, count)]
     for name in names:
-        (root / "tools.d" / f"{name}.yaml").write_text(TOOL.format(name=name))
+        annotations = READ_ONLY if read_only else ""
+        (root / "tools.d" / f"{name}.yaml").write_text(
+            TOOL.format(name=name, annotations=annotations)
+        )
     return root
 
 
@@ -267,6 +274,9 @@ def main() -> None:
             ),
             "toolctl serve": StdioServerParameters(command=py, args=serve, cwd=str(small)),
         }
+        # A tool not declared read-only gets its running row before the handler starts.
+        effects = registry(root / "effects", 1, read_only=False)
+        servers["  not read-only"] = StdioServerParameters(command=py, args=serve, cwd=str(effects))
         tmpfs = Path(tempfile.mkdtemp(dir="/dev/shm")) if Path("/dev/shm").is_dir() else None
         if tmpfs is not None:  # the run history on tmpfs: the same work without disk fsyncs
             on_tmpfs = registry(root / "tmpfs", 1, state=str(tmpfs / "state.db"))

@@ -1,9 +1,13 @@
 """Calling a handler: sync or async, with or without a context, with a timeout that tells the truth.
 
 * A sync handler called from sync code without a timeout runs right here (the fast path).
-* With a timeout (or from async code) a sync handler runs in a daemon thread. Python cannot stop a
-  thread: at the deadline the run ends as ``timed_out``, the abort signal is set, and the note says
-  the handler may still be running. A daemon thread never holds up interpreter exit.
+* With a timeout (or from async code) a sync handler runs on a worker of a small reusable pool
+  of daemon threads (starting a thread per call costs more than a trivial call). Python cannot
+  stop a thread: at the deadline the run ends as ``timed_out``, the abort signal is set, and the
+  note says the handler may still be running. Its worker stays taken until the handler returns;
+  when every worker is taken (``MAX_THREADS``) a new call is refused at once with
+  :class:`Saturated` instead of waiting behind stuck calls. Daemon workers never hold up
+  interpreter exit.
 * An async handler runs as a task; at the deadline it is cancelled and the run is ``timed_out``
   even if the coroutine swallows the cancellation.
 * ``isolation: subprocess`` (see :mod:`toolctl.runtime.isolation`) is the way to really stop work.
@@ -15,6 +19,8 @@ import asyncio
 import concurrent.futures
 import functools
 import inspect
+import os
+import queue
 import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -22,6 +28,7 @@ from typing import Any
 from toolctl.runtime.context import AbortSignal
 
 MAX_THREADS = 32
+IDLE_EXIT_S = 30.0  # an idle worker ends after this long, so a burst leaves no threads behind
 CANCEL_GRACE_S = 0.2
 IN_PROCESS_NOTE = (
     "the handler runs inside this process and cannot be stopped: it may still be "
@@ -40,11 +47,77 @@ class HandlerTimeout(Exception):
 
 
 class Saturated(Exception):
-    """Too many handler threads are still running (stuck calls); refuse instead of queueing."""
+    """Every handler worker is busy (stuck calls); refuse instead of queueing."""
 
 
-_live = 0
-_live_lock = threading.Lock()
+class _Pool:
+    """Reusable daemon worker threads, at most ``MAX_THREADS`` busy at once.
+
+    A job is handed to an idle worker through one shared queue; with no idle worker a new one
+    starts, up to the limit; beyond it :meth:`submit` raises :class:`Saturated`. A job never
+    waits in the queue without a worker already reserved for it.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self.live = 0  # workers alive, busy or idle
+        self.idle = 0
+
+    @property
+    def busy(self) -> int:
+        return self.live - self.idle
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            busy = self.live - self.idle
+            if busy >= MAX_THREADS:
+                raise Saturated(
+                    f"{busy} tool calls are still running in threads (limit "
+                    f"{MAX_THREADS}); try again later"
+                )
+            if self.idle:
+                self.idle -= 1  # reserved: some idle worker takes this job
+                self._jobs.put(job)
+                return
+            self.live += 1
+        try:
+            threading.Thread(target=self._work, args=(job,), name="toolctl-worker", daemon=True).start()
+        except BaseException:
+            with self._lock:
+                self.live -= 1
+            raise
+
+    def _work(self, job: Callable[[], None] | None) -> None:
+        while job is not None:
+            job()
+            job = None
+            with self._lock:
+                self.idle += 1
+            try:
+                job = self._jobs.get(timeout=IDLE_EXIT_S)
+            except queue.Empty:
+                with self._lock:
+                    # A job put while we timed out was reserved for an idle worker: take it.
+                    try:
+                        job = self._jobs.get_nowait()
+                    except queue.Empty:
+                        self.idle -= 1
+                        self.live -= 1
+
+    def reset(self) -> None:
+        """After ``fork``: the child has none of the parent's threads."""
+        self.__init__()  # type: ignore[misc]
+
+
+_pool = _Pool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.reset)
+
+
+def busy_workers() -> int:
+    """How many handler workers are running a handler right now (stuck ones included)."""
+    return _pool.busy
 
 
 @functools.lru_cache(maxsize=1024)
@@ -66,7 +139,7 @@ def is_async(fn: Callable[..., Any]) -> bool:
 
 
 def run_blocking(awaitable: Awaitable[Any]) -> Any:
-    """Run an awaitable to completion from sync code (in a helper thread if a loop is running)."""
+    """Run an awaitable to completion from sync code (on a worker if a loop is running)."""
 
     async def main() -> Any:
         return await awaitable
@@ -79,34 +152,68 @@ def run_blocking(awaitable: Awaitable[Any]) -> Any:
     return fut.result()
 
 
+def _complete(call: Callable[[], Any]) -> Any:
+    result = call()
+    if inspect.isawaitable(result):
+        result = asyncio.run(_wrap(result))
+    return result
+
+
+def _named(name: str, call: Callable[[], Any]) -> Any:
+    # The worker carries the run's name while it runs it (thread dumps, py-spy).
+    thread = threading.current_thread()
+    thread.name = name
+    try:
+        return _complete(call)
+    finally:
+        thread.name = "toolctl-worker"
+
+
 def _start_thread(call: Callable[[], Any], name: str) -> concurrent.futures.Future[Any]:
-    global _live
-    with _live_lock:
-        if _live >= MAX_THREADS:
-            raise Saturated(
-                f"{_live} tool calls are still running in threads (limit "
-                f"{MAX_THREADS}); try again later"
-            )
-        _live += 1
+    """Run ``call`` on a pool worker; its outcome in a concurrent future."""
     fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
 
-    def target() -> None:
-        global _live
+    def job() -> None:
+        if not fut.set_running_or_notify_cancel():
+            return
         try:
-            fut.set_running_or_notify_cancel()
-            result = call()
-            if inspect.isawaitable(result):
-                result = asyncio.run(_wrap(result))
-            fut.set_result(result)
+            fut.set_result(_named(name, call))
         except BaseException as exc:  # SuspendRequested and KeyboardInterrupt travel too
-            if not fut.cancelled():
-                fut.set_exception(exc)
-        finally:
-            with _live_lock:
-                _live -= 1
+            fut.set_exception(exc)
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    _pool.submit(job)
     return fut
+
+
+def _start_on_loop(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
+    """Run ``call`` on a pool worker; its outcome in a future of the running loop (one
+    thread-safe wake-up, no chained concurrent future)."""
+    loop = asyncio.get_running_loop()
+    afut: asyncio.Future[Any] = loop.create_future()
+
+    def job() -> None:
+        if afut.cancelled():
+            return
+        try:
+            value, error = _named(name, call), None
+        except BaseException as exc:
+            value, error = None, exc
+        try:
+            loop.call_soon_threadsafe(_settle, afut, value, error)
+        except RuntimeError:
+            pass  # the loop is gone: nobody waits for this (timed-out) call any more
+
+    _pool.submit(job)
+    return afut
+
+
+def _settle(afut: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
+    if afut.done():
+        return
+    if error is None:
+        afut.set_result(value)
+    else:
+        afut.set_exception(error)
 
 
 async def _wrap(awaitable: Awaitable[Any]) -> Any:
@@ -145,7 +252,13 @@ async def invoke_async(
     """Call ``fn(*args)`` from async code without blocking the event loop."""
     if is_async(fn):
         return await _await_task(asyncio.ensure_future(fn(*args)), timeout, abort)
-    afut = asyncio.wrap_future(_start_thread(lambda: fn(*args), name))
+    afut = _start_on_loop(lambda: fn(*args), name)
+    if timeout is None:
+        try:
+            return await afut
+        except asyncio.CancelledError:
+            abort.abort("cancelled")
+            raise
     try:
         done, _ = await asyncio.wait({afut}, timeout=timeout)
     except asyncio.CancelledError:

@@ -48,6 +48,7 @@ from toolctl.spec import ToolSpec
 log = logging.getLogger("toolctl.runtime")
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+RUNNING_ROW_GRACE_S = 0.05  # a read-only call still running after this gets its running row
 
 Approver = Callable[[ApprovalRequest], "Awaitable[bool | None] | bool | None"]
 OnSuspend = Callable[[Any, Any], "Awaitable[Any] | Any"]
@@ -617,9 +618,11 @@ class Call:
             return self.error_result(
                 ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, redact_text(str(exc)))
             )
-        self.mark_running()
+        deferred = self._defers_running_row()
+        if not deferred:
+            self.mark_running()
         try:
-            output = await self._invoke(handler)
+            output = await self._invoke(handler, deferred)
         except SuspendRequested as sus:
             return await self._suspended(sus.payload)
         except HandlerTimeout as exc:
@@ -672,7 +675,32 @@ class Call:
             abort=self.abort,
         )
 
-    async def _invoke(self, handler: Callable[..., Any]) -> Any:
+    def _defers_running_row(self) -> bool:
+        """A quick read-only call is recorded with one write, when it ends.
+
+        The ``running`` row exists so that a side effect never goes unrecorded and a run cut
+        short by the death of its process is found (and marked ``interrupted``) by the sweep.
+        A tool declared ``readOnlyHint: true`` has no side effect to lose, so on the async path
+        (the server) its row is written only when it ends — or, if it is still running after
+        ``RUNNING_ROW_GRACE_S``, then, so a long call shows up as running and stays visible to
+        the sweep. Everything else writes the ``running`` row before the handler starts.
+        """
+        return (
+            not self.sync
+            and self.history
+            and self.owner is None
+            and not self.recorded
+            and self.spec.isolation != "subprocess"
+            and self.spec.annotations.get("readOnlyHint") is True
+        )
+
+    def _mark_running_late(self) -> None:
+        try:
+            self.mark_running()
+        except Exception:  # the final write will report a broken history; keep the call going
+            log.exception("could not record run %s as running", self.run_id)
+
+    async def _invoke(self, handler: Callable[..., Any], deferred: bool = False) -> Any:
         if self.spec.isolation == "subprocess":
             return await self._invoke_isolated()
         if wants_context(handler):  # most handlers take only the input: skip building a context
@@ -681,7 +709,17 @@ class Call:
             args = (self.input,)
         if self.sync:
             return invoke_sync(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
-        return await invoke_async(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
+        timer = None
+        if deferred:
+            loop = asyncio.get_running_loop()
+            timer = loop.call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
+        try:
+            return await invoke_async(
+                handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}"
+            )
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def _invoke_isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated

@@ -35,19 +35,21 @@ SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 5.0
 DEFAULT_LEASE_S = 24 * 3600.0
 
-_JSON_COLUMNS = (
-    "input",
-    "output",
-    "error",
-    "suspend",
-    "resume",
-    "notes",
-    "raw_input",
-    "raw_context",
-    "approval",
-    "registry",
-    "model_output",
-    "display",
+_JSON_COLUMNS = frozenset(
+    (
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "raw_input",
+        "raw_context",
+        "approval",
+        "registry",
+        "model_output",
+        "display",
+    )
 )
 
 _DDL = """
@@ -248,9 +250,13 @@ def _interrupt_changes(now: float) -> dict[str, Any]:
 # ---------------------------------------------------------------- SQLite
 
 
+# One encoder (json.dumps with options builds a new encoder on every call).
+_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
 def _encode(name: str, value: Any) -> Any:
     if name in _JSON_COLUMNS:
-        return None if value is None else json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return None if value is None else _to_json(value)
     if name == "background":
         return int(bool(value))
     return value
@@ -367,8 +373,20 @@ class SqliteStore:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
         values = [_encode(name, getattr(record, name)) for name in _FIELDS]
         marks = ",".join("?" * len(_FIELDS))
-        with self._tx(durable) as db:
-            db.execute(f"INSERT INTO runs ({','.join(_FIELDS)}) VALUES ({marks})", values)
+        self._write(f"INSERT INTO runs ({','.join(_FIELDS)}) VALUES ({marks})", values, durable)
+
+    def _write(self, sql: str, args: list[Any], durable: bool) -> int:
+        """One write statement; its row count.
+
+        A single statement needs no explicit transaction: in autocommit mode SQLite takes the
+        write lock when the statement starts (as ``BEGIN IMMEDIATE`` would, busy timeout
+        included) and commits when it ends — one call into SQLite instead of three.
+        """
+        if durable:
+            with self._tx(durable=True) as db:
+                return int(db.execute(sql, args).rowcount)
+        with self._lock:
+            return int(self._db.execute(sql, args).rowcount)
 
     def update(
         self,
@@ -385,9 +403,7 @@ class SqliteStore:
         sets = ", ".join(f"{k} = ?" for k in changes)
         args = [_encode(k, v) for k, v in changes.items()]
         where, wargs = _where(run_id, expect_status, expect_owner)
-        with self._tx(durable) as db:
-            cur = db.execute(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs])
-            return cur.rowcount == 1
+        return self._write(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs], durable) == 1
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""
