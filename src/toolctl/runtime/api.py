@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import jsondata
+from toolctl.runtime import history, jsondata
 from toolctl.runtime.errors import RunStateError
 from toolctl.runtime.loading import python_path_of
 from toolctl.runtime.pipeline import (
@@ -172,7 +172,8 @@ async def acall(
         on_progress=on_progress,
         run_id=run_id,
     )
-    return await c.run(input)
+    with history.active():
+        return await c.run(input)
 
 
 # ---------------------------------------------------------------- pending runs

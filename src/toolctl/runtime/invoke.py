@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import inspect
 import os
@@ -82,7 +83,10 @@ class _Pool:
                 return
             self.live += 1
         try:
-            threading.Thread(target=self._work, args=(job,), name="toolctl-worker", daemon=True).start()
+            worker = threading.Thread(
+                target=self._work, args=(job,), name="toolctl-worker", daemon=True
+            )
+            worker.start()
         except BaseException:
             with self._lock:
                 self.live -= 1
@@ -190,21 +194,28 @@ def _start_on_loop(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
     thread-safe wake-up, no chained concurrent future)."""
     loop = asyncio.get_running_loop()
     afut: asyncio.Future[Any] = loop.create_future()
+    _pool.submit(settling_job(loop, afut, lambda: _named(name, call)))
+    return afut
+
+
+def settling_job(
+    loop: asyncio.AbstractEventLoop, afut: asyncio.Future[Any], call: Callable[[], Any]
+) -> Callable[[], None]:
+    """A job for another thread: run ``call``, then settle ``afut`` on ``loop`` with its
+    outcome (skipped when ``afut`` was cancelled before the job started)."""
 
     def job() -> None:
         if afut.cancelled():
             return
         try:
-            value, error = _named(name, call), None
-        except BaseException as exc:
+            value, error = call(), None
+        except BaseException as exc:  # SuspendRequested and KeyboardInterrupt travel too
             value, error = None, exc
-        try:
+        # The loop may be gone: then nobody waits for this (timed-out) call any more.
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, afut, value, error)
-        except RuntimeError:
-            pass  # the loop is gone: nobody waits for this (timed-out) call any more
 
-    _pool.submit(job)
-    return afut
+    return job
 
 
 def _settle(afut: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:

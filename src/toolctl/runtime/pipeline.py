@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from toolctl.errors import HandlerReferenceError, InvalidJSONError, ToolctlError
-from toolctl.runtime import hooks, jsondata, transforms
+from toolctl.runtime import history, hooks, jsondata, transforms
 from toolctl.runtime.context import AbortSignal, SuspendRequested, ToolContext
 from toolctl.runtime.invoke import (
     HandlerTimeout,
@@ -620,7 +620,10 @@ class Call:
             )
         deferred = self._defers_running_row()
         if not deferred:
-            self.mark_running()
+            if self.sync:
+                self.mark_running()
+            else:
+                await history.write(self.mark_running)
         try:
             output = await self._invoke(handler, deferred)
         except SuspendRequested as sus:
@@ -802,7 +805,10 @@ class Call:
         out_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
         self.phase("output", output, out_schema)
         result = self.result(RunStatus.SUCCEEDED, output=output, model_output=model)
-        self.finish(result)
+        if self.sync:
+            self.finish(result)
+        else:
+            await history.write(lambda: self.finish(result))
         return result
 
     async def _suspended(self, payload: Any) -> RunResult:

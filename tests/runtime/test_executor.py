@@ -1,0 +1,199 @@
+"""The handler pool and the recording of calls made from async code (issue 7, reliability §2.4
+cases 44 and 47, §2.5 case 58): workers are reused, stuck calls saturate the pool and new
+calls are refused at once, a stuck handler never holds up process exit, and every call has its
+row in the run history."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from toolctl.registry import Registry
+from toolctl.runtime import RunStatus, api, invoke
+from toolctl.runtime.store import SqliteStore
+
+from .conftest import FIXTURES
+
+TOOLS = {
+    "exec.yaml": """\
+toolctl: 1
+tools:
+  - name: gated
+    description: Wait for the test's gate.
+    handler: rt_handlers:gated
+    inputSchema: {type: object, properties: {max: {type: number}}}
+  - name: gated_ro
+    description: Wait for the test's gate (declared read-only).
+    handler: rt_handlers:gated
+    inputSchema: {type: object, properties: {max: {type: number}}}
+    mcp: {annotations: {readOnlyHint: true}}
+  - name: add_ro
+    description: Add two numbers (declared read-only).
+    handler: rt_handlers:add
+    inputSchema:
+      type: object
+      properties: {a: {type: number}, b: {type: number}}
+      required: [a, b]
+    mcp: {annotations: {readOnlyHint: true}}
+"""
+}
+
+
+@pytest.fixture
+def ereg(make_registry: Callable[[dict[str, str]], Registry]) -> Registry:
+    return make_registry(TOOLS)
+
+
+@pytest.fixture
+def gate() -> Iterator[threading.Event]:
+    import rt_handlers
+
+    rt_handlers.GATE.clear()
+    yield rt_handlers.GATE
+    rt_handlers.GATE.set()  # release whatever a failed test left blocked
+    _wait_until(lambda: invoke.busy_workers() == 0)
+
+
+def _wait_until(done: Callable[[], bool], limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while not done():
+        assert time.monotonic() < deadline, "condition not reached"
+        time.sleep(0.01)
+
+
+def test_workers_are_reused_across_calls(ereg: Registry) -> None:
+    async def many() -> list[RunStatus]:
+        return [(await ereg.acall("add", {"a": i, "b": 1})).status for i in range(50)]
+
+    before = threading.active_count()
+    assert set(asyncio.run(many())) == {RunStatus.SUCCEEDED}
+    # Fifty sequential calls, at most a thread or two more (the pool worker, the history writer).
+    assert threading.active_count() <= before + 2
+
+
+@pytest.mark.timeout(60)
+def test_stuck_calls_saturate_the_pool_and_new_calls_fail_fast(
+    ereg: Registry, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(invoke, "MAX_THREADS", 2)
+
+    async def scenario() -> list[object]:
+        stuck = await asyncio.gather(
+            ereg.acall("gated", {}, timeout=0.05), ereg.acall("gated", {}, timeout=0.05)
+        )
+        refused = await ereg.acall("add", {"a": 1, "b": 2})
+        return [*stuck, refused]
+
+    first, second, refused = asyncio.run(scenario())
+    for result in (first, second):
+        assert result.status is RunStatus.TIMED_OUT  # type: ignore[attr-defined]
+        assert any("may still be running" in n for n in result.notes)  # type: ignore[attr-defined]
+    assert refused.status is RunStatus.FAILED  # type: ignore[attr-defined]
+    assert "executor saturated" in refused.error.message  # type: ignore[attr-defined]
+    assert "limit 2" in refused.error.message  # type: ignore[attr-defined]
+    # The refused call is in the history too.
+    assert api.resolve_store(ereg).get(refused.run_id).status == "failed"  # type: ignore[attr-defined]
+    # Once the stuck handlers return, their workers serve new calls again.
+    gate.set()
+    _wait_until(lambda: invoke.busy_workers() == 0)
+    assert ereg.call("add", {"a": 1, "b": 2}, timeout=5).status is RunStatus.SUCCEEDED
+
+
+STUCK_AT_EXIT = """
+import asyncio, sys, toolctl
+sys.path.insert(0, {fixtures!r})
+reg = toolctl.load()
+print(reg.call("gated", {{"max": 600}}, timeout=0.1).status.value, flush=True)
+print(asyncio.run(reg.acall("gated", {{"max": 600}}, timeout=0.1)).status.value, flush=True)
+"""
+
+
+@pytest.mark.timeout(60)
+def test_a_stuck_handler_never_blocks_process_exit(ereg: Registry, project: Path) -> None:
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", STUCK_AT_EXIT.format(fixtures=str(FIXTURES))],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["timed_out", "timed_out"]
+    assert time.monotonic() - start < 45  # not the 600 s the handlers would wait
+
+
+def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:
+    async def burst() -> list[object]:
+        calls = [ereg.acall("add_ro" if i % 2 else "add", {"a": i, "b": 1}) for i in range(40)]
+        return list(await asyncio.gather(*calls))
+
+    results = asyncio.run(burst())
+    store = api.resolve_store(ereg)
+    for result in results:
+        rec = store.get(result.run_id)  # type: ignore[attr-defined]
+        assert rec.status == "succeeded" and rec.owner is None
+        assert rec.ended_at is not None and rec.input is not None
+
+
+@pytest.mark.timeout(60)
+def test_a_long_read_only_call_shows_as_running_then_ends(
+    ereg: Registry, gate: threading.Event
+) -> None:
+    store = api.resolve_store(ereg)
+
+    async def scenario() -> object:
+        task = asyncio.ensure_future(ereg.acall("gated_ro", {}))
+        # Past the grace period the row is written while the handler still runs.
+        while not store.query(tool="gated_ro", status="running"):
+            await asyncio.sleep(0.01)
+        gate.set()
+        return await task
+
+    result = asyncio.run(scenario())
+    rec = store.get(result.run_id)  # type: ignore[attr-defined]
+    assert rec.status == "succeeded" and rec.output == {"opened": True}
+
+
+KILLED_MID_CALL = """
+import asyncio, os, signal, sys, toolctl
+from toolctl.runtime import api
+sys.path.insert(0, {fixtures!r})
+reg = toolctl.load()
+async def main():
+    task = asyncio.ensure_future(reg.acall({tool!r}, {{"max": 600}}))
+    store = api.resolve_store(reg)
+    while not store.query(status="running"):
+        await asyncio.sleep(0.01)
+    os.kill(os.getpid(), signal.SIGKILL)
+asyncio.run(main())
+"""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("tool", ["gated", "gated_ro"])
+def test_a_process_killed_mid_call_leaves_an_interrupted_run(
+    ereg: Registry, project: Path, tool: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_CALL.format(fixtures=str(FIXTURES), tool=tool)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
+    assert done.returncode == -9, done.stderr
+    store = SqliteStore(project / ".toolctl" / "state.db")  # opening sweeps dead owners
+    try:
+        (rec,) = store.query(tool=tool)
+        assert rec.status == "interrupted" and rec.error is not None
+        assert rec.error["code"] == "interrupted"
+    finally:
+        store.close()
