@@ -86,10 +86,11 @@ async def serve_stdio(
 ) -> None:
     """Serve over the process's stdin/stdout (one client) until stdin closes."""
     from mcp.server.runner import serve_loop
-    from mcp.server.stdio import stdio_server
+
+    from toolctl.server.stdio import stdio_streams
 
     low = server.lowlevel
-    async with stdio_server() as (read, write), low.lifespan(low) as state:
+    async with stdio_streams() as (read, write), low.lifespan(low) as state:
         with _stdout_to_stderr():
             if options.on_ready:
                 options.on_ready("stdio")

@@ -1,0 +1,153 @@
+"""An event-driven stdio transport for the MCP server.
+
+The SDK's ``stdio_server`` reads stdin and writes stdout through ``anyio.wrap_file``: every
+read, write and flush is a hop to a worker thread, about a dozen per ``tools/call``, which on a
+small machine costs more than the call itself. Here the same descriptors are served by the
+event loop (``connect_read_pipe`` / ``connect_write_pipe``), and the SDK's ``stdio_server``
+still does the framing and message parsing.
+
+The SDK's descriptor claim is kept: while serving, fd 0 reads the null device and fd 1 points
+at stderr, so a handler's ``print()`` (or a child process) can never write onto the wire.
+When the claim helpers are not available, or stdin/stdout are not pipes (a regular file, a
+replaced ``sys.stdin``), the SDK's own transport is used unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from typing import Any, cast
+
+log = logging.getLogger("toolctl.server")
+
+LINE_LIMIT = 1 << 30  # the SDK's transport reads lines of any length; only guard the absurd
+
+
+class _Lines:
+    """Async iteration over the lines of stdin, decoded as the SDK's transport does."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _Output:
+    """``write`` + ``flush`` onto stdout through the loop's pipe transport."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()  # waits only while the client is not reading
+
+
+def _claim_helpers() -> tuple[Callable[..., Any], Callable[[], int], Callable[[], int]] | None:
+    try:
+        from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _open_stdout_diversion
+    except ImportError:  # another SDK release: its own transport is used
+        return None
+    return _claim_fd, _open_stdin_diversion, _open_stdout_diversion
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """The ``(read, write)`` message streams of the MCP session over this process's stdio."""
+    from mcp.server.stdio import stdio_server
+
+    restores: list[Callable[[], None]] = []
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        pipes = await _claim_pipes(restores, transports)
+        if pipes is None:  # undo, then let the SDK claim and serve the streams itself
+            _release(restores, transports)
+            async with stdio_server() as streams:
+                yield streams
+        else:
+            # Duck-typed: the SDK only iterates lines and awaits write and flush.
+            lines, output = cast(Any, pipes[0]), cast(Any, pipes[1])
+            async with stdio_server(stdin=lines, stdout=output) as streams:
+                yield streams
+    finally:
+        _release(restores, transports)
+
+
+async def _claim_pipes(
+    restores: list[Callable[[], None]], transports: list[asyncio.BaseTransport]
+) -> tuple[_Lines, _Output] | None:
+    """Claim fds 0 and 1 as the SDK does and connect their private duplicates to the loop;
+    None when that is not possible here."""
+    helpers = _claim_helpers()
+    if helpers is None:
+        return None
+    claim, stdin_diversion, stdout_diversion = helpers
+    buffers = []
+    for fd, stream, mode, diversion in (
+        (0, sys.stdin, "rb", stdin_diversion),
+        (1, sys.stdout, "wb", stdout_diversion),
+    ):
+        buffer, restore = claim(fd, stream, mode, diversion)
+        if restore is not None:
+            restores.append(restore)
+        buffers.append(buffer)
+    if len(restores) != 2 or any(_fileno(b) <= 2 for b in buffers):
+        return None  # served in place (not a private duplicate): leave it to the SDK
+    try:
+        return await _connect(buffers[0], buffers[1], transports)
+    except (OSError, ValueError) as exc:  # not pipes (a regular file, say)
+        log.debug("stdio is not a pipe (%s); using the SDK's file transport", exc)
+        return None
+
+
+def _fileno(buffer: Any) -> int:
+    try:
+        return int(buffer.fileno())
+    except (AttributeError, OSError, ValueError):
+        return -1
+
+
+def _release(restores: list[Callable[[], None]], transports: list[asyncio.BaseTransport]) -> None:
+    """Close the pipe transports (the private fds stay open: the claim restores from them),
+    make the descriptors blocking again, and point fds 0 and 1 back at the wire."""
+    while transports:
+        transport = transports.pop()
+        pipe = transport.get_extra_info("pipe")
+        transport.close()
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            os.set_blocking(pipe.fileno(), True)
+    while restores:
+        restores.pop()()
+
+
+async def _connect(
+    stdin_buffer: Any, stdout_buffer: Any, transports: list[asyncio.BaseTransport]
+) -> tuple[_Lines, _Output]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), stdin_buffer
+    )
+    transports.append(read_transport)
+    write_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, stdout_buffer
+    )
+    transports.append(write_transport)
+    # flush() returns only once the message is on the pipe, so nothing is left in a buffer
+    # when the session ends and the loop stops.
+    write_transport.set_write_buffer_limits(high=0)
+    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+    return _Lines(reader), _Output(writer)
