@@ -102,6 +102,25 @@ anyio.run(main)
 
 READ_ONLY = "mcp: {annotations: {readOnlyHint: true}}\n"
 
+# toolctl's server and pipeline on the SDK's own (threaded) stdio transport, as the floor uses:
+# separates what toolctl's transport saves from what its pipeline and history cost.
+SDK_TRANSPORT = """
+import anyio, toolctl
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
+from toolctl.server.app import ToolServer
+from toolctl.server.toolset import build_toolset
+
+server = ToolServer(build_toolset(toolctl.load()))
+
+async def main():
+    low = server.lowlevel
+    async with stdio_server() as (read, write), low.lifespan(low) as state:
+        await serve_loop(low, read, write, lifespan_state=state, init_options=server.init_options())
+
+anyio.run(main)
+"""
+
 
 def registry(root: Path, count: int, state: str | None = None, read_only: bool = True) -> Path:
     """A registry with ``count`` copies of the trivial tool (``add`` first), declared read-only
@@ -274,6 +293,10 @@ def main() -> None:
             ),
             "toolctl serve": StdioServerParameters(command=py, args=serve, cwd=str(small)),
         }
+        sdk_transport = script(root, "sdk_transport.py", SDK_TRANSPORT)
+        servers["  on the SDK's stdio"] = StdioServerParameters(
+            command=py, args=[str(sdk_transport)], cwd=str(small)
+        )
         # A tool not declared read-only gets its running row before the handler starts.
         effects = registry(root / "effects", 1, read_only=False)
         servers["  not read-only"] = StdioServerParameters(command=py, args=serve, cwd=str(effects))
