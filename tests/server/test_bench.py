@@ -1,0 +1,30 @@
+"""``bench/bench_serve.py`` runs and prints the comparison the README shows (no timing asserted)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_serve.py"
+
+
+@pytest.mark.timeout(240)
+def test_bench_serve_prints_every_server_and_the_ratios() -> None:
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--calls", "20", "--lists", "2"],
+        capture_output=True,
+        text=True,
+        timeout=230,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    row = r"\s+{}\s+\d+\s+\d+\s+\d+\s+\d+"
+    for label in ("lowlevel \\(floor\\)", "MCPServer", "toolctl serve", "on the SDK's stdio"):
+        assert re.search(row.format(label), out), label
+    assert re.search(r"toolctl / floor\s+= \d+\.\d\dx \(budget <= 1\.30x\)", out)
+    assert re.search(r"toolctl / MCPServer = \d+\.\d\dx \(budget < 1\.00x\)", out)
+    assert "tools/list with 1000 tools over stdio" in out
