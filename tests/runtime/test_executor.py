@@ -130,6 +130,13 @@ def test_a_stuck_handler_never_blocks_process_exit(ereg: Registry, project: Path
     assert time.monotonic() - start < 45  # not the 600 s the handlers would wait
 
 
+def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None:
+    result = asyncio.run(ereg.acall("add_ro", {"a": 1, "b": 2}))
+    rec = api.resolve_store(ereg).get(result.run_id)
+    assert rec.status == "succeeded" and rec.output == {"sum": 3}
+    assert rec.started_at is not None and rec.owner is None
+
+
 def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:
     async def burst() -> list[object]:
         calls = [ereg.acall("add_ro" if i % 2 else "add", {"a": i, "b": 1}) for i in range(40)]
@@ -140,7 +147,8 @@ def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:
     for result in results:
         rec = store.get(result.run_id)  # type: ignore[attr-defined]
         assert rec.status == "succeeded" and rec.owner is None
-        assert rec.ended_at is not None and rec.input is not None
+        assert rec.started_at is not None and rec.ended_at is not None
+        assert rec.input is not None
 
 
 @pytest.mark.timeout(60)

@@ -160,6 +160,7 @@ class Call:
         self.abort = AbortSignal()
         self.history = not isinstance(store, MemoryStore)
         self.expect_status = RunStatus.RUNNING.value
+        self.handler_started_at: float | None = None  # when no running row recorded it
 
     # ------------------------------------------------------------ awaiting
 
@@ -360,6 +361,8 @@ class Call:
         """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
         if not self.history and result.status.final and not self.recorded:
             return
+        if not self.recorded and self.handler_started_at is not None:
+            extra.setdefault("started_at", self.handler_started_at)
         self._kept(result, self._write(self._record(result, **extra)))
 
     def mark_running(self) -> None:
@@ -619,7 +622,9 @@ class Call:
                 ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, redact_text(str(exc)))
             )
         deferred = self._defers_running_row()
-        if not deferred:
+        if deferred:
+            self.handler_started_at = time.time()  # stored with the final row
+        else:
             if self.sync:
                 self.mark_running()
             else:
