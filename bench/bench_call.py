@@ -11,6 +11,7 @@ in the SQLite history. Not a test: it prints numbers and ratios.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 import tempfile
@@ -20,9 +21,9 @@ from pathlib import Path
 
 TOOL = """\
 toolctl: 1
-name: bench
+name: {name}
 description: Benchmark tool.
-handler: bench_handler:run
+{annotations}handler: bench_handler:run
 inputSchema:
   type: object
   properties:
@@ -43,6 +44,10 @@ HANDLER = """\
 def run(args):
     return {"result": args["y"], "count": args["x"]}
 """
+
+
+def tool_file(name: str, annotations: str) -> str:
+    return TOOL.replace("{name}", name).replace("{annotations}", annotations)
 
 
 def measure(
@@ -72,7 +77,9 @@ def main() -> None:
 
     root = Path(tempfile.mkdtemp(prefix="toolctl-bench-"))
     (root / "tools.d").mkdir()
-    (root / "tools.d" / "bench.yaml").write_text(TOOL)
+    (root / "tools.d" / "bench.yaml").write_text(tool_file("bench", ""))
+    read_only = "mcp: {annotations: {readOnlyHint: true}}\n"
+    (root / "tools.d" / "bench_ro.yaml").write_text(tool_file("bench_ro", read_only))
     (root / "bench_handler.py").write_text(HANDLER)
     (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: ['.']\n")
     os.chdir(root)
@@ -115,13 +122,33 @@ def main() -> None:
     def call_full() -> object:
         return registry.call("bench", value, store=full)
 
+    # The async path (what toolctl serve uses): the handler on a pool worker; a tool declared
+    # read-only is recorded with one write when it ends, any other with two (each timed call
+    # includes a run_until_complete, so compare the two rows with each other).
+    loop = asyncio.new_event_loop()
+
+    def acall_on() -> object:
+        return loop.run_until_complete(registry.acall("bench", value, store=store))
+
+    def acall_ro() -> object:
+        return loop.run_until_complete(registry.acall("bench_ro", value, store=store))
+
     assert registry.call("bench", value, store=False).ok
     n, r = args.calls, args.repeat
+    few = max(50, n // 20)
     us = measure(
-        {"floor": floor, "off": call_off, "on": call_on, "full": call_full},
-        {"floor": n, "off": n, "on": max(50, n // 20), "full": max(50, n // 20)},
+        {
+            "floor": floor,
+            "off": call_off,
+            "on": call_on,
+            "full": call_full,
+            "acall": acall_on,
+            "acall_ro": acall_ro,
+        },
+        {"floor": n, "off": n, "on": few, "full": few, "acall": few, "acall_ro": few},
         r,
     )
+    loop.close()
     floor_us, off_us, on_us = us["floor"], us["off"], us["on"]
     budget = 1.5 * floor_us + 20.0
     print(f"python {sys.version.split()[0]}, {n} calls x {r} rounds (best of interleaved rounds)")
@@ -142,6 +169,11 @@ def main() -> None:
     print(
         f"  same with synchronous=FULL (comparison):   {us['full']:8.2f} us/call"
         f"   recording costs {us['full'] - off_us:8.2f} us/call"
+    )
+    print(
+        f"registry.acall, history on (2 writes):        {us['acall']:8.2f} us/call"
+        f"   read-only tool (1 write): {us['acall_ro']:8.2f} us/call, "
+        f"ratio {us['acall_ro'] / us['acall']:4.2f}x"
     )
 
 
