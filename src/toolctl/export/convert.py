@@ -37,7 +37,12 @@ ONE_KEYS = (
     "unevaluatedItems",
     "additionalItems",
 )
-_ABSENT = object()
+# keyword -> how it holds subschemas (a mapping of them, a list, or one)
+_SUBSCHEMAS = {
+    **dict.fromkeys(MAP_KEYS, "map"),
+    **dict.fromkeys(LIST_KEYS, "list"),
+    **dict.fromkeys(ONE_KEYS, "one"),
+}
 MAX_NODES = 100_000  # inlining fan-out guard (the OpenAI Agents SDK uses the same bound)
 _TYPED = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref")
 
@@ -237,23 +242,21 @@ class _Walker:
     ) -> dict[str, Any]:
         """The subschema keywords whose converted value differs from ``node``'s (new objects)."""
         changed: dict[str, Any] = {}
-        for key in MAP_KEYS:
-            sub = node.get(key)
-            if isinstance(sub, dict) and self._descend(key):
+        for key, sub in node.items():
+            kind = _SUBSCHEMAS.get(key)
+            # a boolean additionalProperties is the object's own business (strict_node)
+            flag = key in ("additionalProperties", "unevaluatedProperties")
+            if kind is None or not self._descend(key) or (flag and isinstance(sub, bool)):
+                continue
+            if kind == "map" and isinstance(sub, dict):
                 done = {n: self.node(s, (*path, key, n), stack) for n, s in sub.items()}
                 if any(done[n] is not s for n, s in sub.items()):
                     changed[key] = done
-        for key in (*LIST_KEYS, *ONE_KEYS):
-            sub = node.get(key, _ABSENT)
-            # a boolean additionalProperties is the object's own business (strict_node)
-            flag = key in ("additionalProperties", "unevaluatedProperties")
-            if sub is _ABSENT or not self._descend(key) or (flag and isinstance(sub, bool)):
-                continue
-            if isinstance(sub, list):
+            elif kind != "map" and isinstance(sub, list):
                 items = [self.node(s, (*path, key, i), stack) for i, s in enumerate(sub)]
                 if any(a is not b for a, b in zip(items, sub, strict=True)):
                     changed[key] = items
-            elif key in ONE_KEYS:
+            elif kind == "one":
                 one = self.node(sub, (*path, key), stack)
                 if one is not sub:
                     changed[key] = one
@@ -328,12 +331,16 @@ class _Walker:
 
     def _drops(self, node: dict[str, Any]) -> list[tuple[str, str]]:
         """(keyword, why) for each keyword of ``node`` this target cannot take (read-only)."""
-        drops = [
-            (key, f"not supported by {self.p.target}")
-            for key in node
-            if not self._allowed(key)
-            and not (self.p.inline_refs and key in ("$defs", "definitions"))
-        ]
+        kept = self.p.keywords
+        drops = (
+            []
+            if kept is None or node.keys() <= kept  # the common case, without a loop
+            else [
+                (key, f"not supported by {self.p.target}")
+                for key in node
+                if key not in kept and not (self.p.inline_refs and key in ("$defs", "definitions"))
+            ]
+        )
         fmt, mi, top = node.get("format"), node.get("minItems"), self.p.max_min_items
         formats = self.p.formats
         unknown_format = fmt is not None and formats is not None and fmt not in formats
