@@ -54,8 +54,12 @@ def table(*columns: str, stderr: bool = False) -> Table:
     from rich.table import Table
 
     tty = _use_color(sys.stderr if stderr else sys.stdout)
-    result = Table(box=box.HEAVY_HEAD if tty else None, header_style="bold" if tty else "",
-                   pad_edge=tty, show_edge=tty)
+    result = Table(
+        box=box.HEAVY_HEAD if tty else None,
+        header_style="bold" if tty else "",
+        pad_edge=tty,
+        show_edge=tty,
+    )
     for name in columns:
         result.add_column(name, overflow="fold")
     return result
