@@ -229,12 +229,13 @@ class _Walker:
             work = work if owned else dict(work)
             work.update(changed)
             owned = True
+        if self.p.strict:
+            work, owned = (work if owned else dict(work)), True
+            self.strict_node(work, path)
         drops = self._drops(work)
-        if self.p.strict or drops:
+        if drops:
             work = work if owned else dict(work)
-            if self.p.strict:
-                self.strict_node(work, path)
-            self.filter(work, path, self._drops(work) if self.p.strict else drops)
+            self.filter(work, path, drops)
         return work
 
     def _children(
