@@ -64,7 +64,11 @@ class HandlerReferenceError(ToolctlError):
     """A ``pkg.module:attr`` reference is malformed, missing or fails to import."""
 
 
-class UnknownToolError(ToolctlError):
+class UsageError(ToolctlError):
+    """The caller asked for something that cannot be done as asked (the CLI exits 2)."""
+
+
+class UnknownToolError(UsageError):
     """A tool name that the registry does not have."""
 
 

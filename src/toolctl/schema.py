@@ -7,6 +7,9 @@ validator here, so the safety rules hold everywhere:
   schema by :mod:`toolctl.refs` before it gets here);
 * ``pattern`` and ``patternProperties`` use ECMA-262-like semantics (``$`` only at the very end,
   ``\\d``/``\\w`` ASCII) evaluated by ``regex`` with a time limit, so a hostile pattern cannot hang;
+* ``format`` is an assertion: ``date-time``, ``uri``, ``hostname``, ``email`` ... reject bad
+  values, with the checker packages imported only when a value of that format is checked
+  (:mod:`toolctl.schemaformats`);
 * error lists are capped, and runaway recursion becomes an error instead of a crash.
 """
 
@@ -153,6 +156,9 @@ _DIALECTS.update({uri.replace("https://", "http://"): cls for uri, cls in _DIALE
 
 @functools.cache
 def _dialect_classes() -> dict[str, Any]:
+    from toolctl.schemaformats import import_jsonschema
+
+    import_jsonschema()  # first: keeps jsonschema from importing every format package
     from jsonschema import validators
 
     return {uri: getattr(validators, name) for uri, name in _DIALECTS.items()}
@@ -167,11 +173,23 @@ def dialect_of(schema: Any) -> str | None:
     return uri if uri in _DIALECTS else None
 
 
+def dialect_class(schema: Any) -> str:
+    """The jsonschema class name for ``schema``'s dialect (2020-12 when absent or unknown)."""
+    return _DIALECTS[dialect_of(schema) or DEFAULT_DIALECT]
+
+
+def enforced_formats(schema: Any = None) -> frozenset[str]:
+    """The ``format`` values whose bad values the validators for ``schema``'s dialect reject."""
+    from toolctl.schemaformats import enforced_formats as enforced
+
+    return enforced(dialect_class(schema))
+
+
 @functools.cache
 def _validator_class(dialect: str) -> Any:
+    base = _dialect_classes()[dialect]
     from jsonschema import validators
 
-    base = _dialect_classes()[dialect]
     return validators.extend(  # type: ignore[no-untyped-call]
         base, {"pattern": _kw_pattern, "patternProperties": _kw_pattern_properties}
     )
@@ -283,10 +301,14 @@ class Validator:
     """
 
     def __init__(self, schema: Any) -> None:
+        from toolctl.schemaformats import format_checker
+
         dialect = dialect_of(schema) or DEFAULT_DIALECT
         cls = _validator_class(dialect)
         self.schema = schema
-        self._impl = cls(schema, registry=_registry(), format_checker=cls.FORMAT_CHECKER)
+        # formats are assertions: jsonschema's checkers plus toolctl's lazily loaded ones
+        checker = format_checker(_DIALECTS[dialect])
+        self._impl = cls(schema, registry=_registry(), format_checker=checker)
         self._fast: Callable[[Any], bool] | None = _UNSET  # built on first use
 
     def is_valid(self, instance: Any) -> bool:

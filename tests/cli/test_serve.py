@@ -52,6 +52,6 @@ def test_serve_names_unknown_and_disabled_tools() -> None:
         ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
     ):
         proc = run_serve(REGISTRY, "--tool", tool)
-        assert proc.returncode == 1
+        assert proc.returncode == 2  # usage errors, as in `toolctl run`
         assert expected in proc.stderr
         assert "Traceback" not in proc.stderr

@@ -113,7 +113,7 @@ def test_a_registry_with_errors_exports_nothing(
 
 def test_unknown_tool_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-t", "pong")
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     assert "no tool named 'pong'" in err and "ping" in err
 
 

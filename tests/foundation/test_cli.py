@@ -77,7 +77,7 @@ def test_unknown_tool_is_a_clear_error(
 ) -> None:
     monkeypatch.chdir(FULL)
     code, _out, err = _run(["show", "lookup.usr"], capsys)
-    assert code == 1
+    assert code == 2  # a usage error, as for `toolctl run` and `toolctl export --tool`
     assert err.splitlines() == [
         "toolctl: error: no tool named 'lookup.usr'",
         "  hint: did you mean lookup.user?",

@@ -114,6 +114,20 @@ CASES = [
         good=schema("    day: {type: string, description: Day., format: date}\n"),
     ),
     Case(
+        "TL207",
+        schema(
+            "    wait: {type: string, description: Wait., format: duration}\n",
+            "  $schema: http://json-schema.org/draft-07/schema#\n",
+        ),
+        [(14, 54)],
+        good=schema(
+            "    when: {type: string, description: When., format: date-time}\n"
+            "    hook: {type: string, description: Hook., format: uri}\n"
+            "    host: {type: string, description: Host., format: hostname}\n"
+            "    wait: {type: string, description: Wait., format: duration}\n"
+        ),
+    ),
+    Case(
         "TL208",
         tool(
             DESC + "inputSchema:\n  type: object\n  properties:\n"

@@ -118,7 +118,7 @@ def test_registry_errors_stop_the_run(project: Path, capsys: pytest.CaptureFixtu
 
 
 def test_unknown_tool_is_a_clear_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["test", "--tool", "dvide"]) == 1
+    assert run(["test", "--tool", "dvide"]) == 2
     assert "did you mean divide" in capsys.readouterr().err
 
 

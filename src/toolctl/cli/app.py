@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from toolctl import __version__
+from toolctl.cli import exitcodes
 
 # Each module exposes ``register(app)``; keep imports in them light (no yaml/jsonschema/mcp at
 # module level) so ``toolctl --help`` stays fast.
@@ -25,12 +26,12 @@ COMMAND_MODULES = [
     "toolctl.cli.serve",
 ]
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1  # findings, or a tool that failed
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_PENDING = 4  # awaiting approval or suspended
-EXIT_INTERRUPTED = 130
+EXIT_OK = exitcodes.OK
+EXIT_FINDINGS = exitcodes.FINDINGS
+EXIT_USAGE = exitcodes.USAGE
+EXIT_INTERNAL = exitcodes.INTERNAL
+EXIT_PENDING = exitcodes.PENDING
+EXIT_INTERRUPTED = exitcodes.INTERRUPTED
 
 app = typer.Typer(
     name="toolctl",
@@ -117,7 +118,7 @@ def main() -> None:
 
 def run(argv: list[str]) -> int:
     """Run the CLI on ``argv`` and return the exit code (the one error boundary)."""
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import ToolctlError, UsageError
 
     try:
         result = app(args=argv, prog_name="toolctl", standalone_mode=False)
@@ -125,7 +126,7 @@ def run(argv: list[str]) -> int:
         from toolctl.cli.render import print_error
 
         print_error(exc)
-        return EXIT_FINDINGS
+        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FINDINGS
     except KeyboardInterrupt:
         sys.stderr.write("toolctl: interrupted\n")
         return EXIT_INTERRUPTED

@@ -12,8 +12,9 @@ from typing import Annotated, Any
 
 import typer
 
-# The exit codes of toolctl.cli.app (not imported: app imports this module while it starts).
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+from toolctl.cli import exitcodes
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = exitcodes.OK, exitcodes.FINDINGS, exitcodes.USAGE
 
 
 def _list_formats() -> int:

@@ -11,15 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from toolctl.cli import exitcodes
+
 if TYPE_CHECKING:
     from toolctl.registry import Registry
     from toolctl.runtime.result import RunResult
 
-EXIT_OK = 0
-EXIT_TOOL_ERROR = 1
-EXIT_USAGE = 2
-EXIT_PENDING = 4
-EXIT_INTERRUPTED = 130
+EXIT_OK = exitcodes.OK
+EXIT_TOOL_ERROR = exitcodes.FINDINGS
+EXIT_USAGE = exitcodes.USAGE
+EXIT_PENDING = exitcodes.PENDING
+EXIT_INTERRUPTED = exitcodes.INTERRUPTED
 
 
 class Show(str, enum.Enum):

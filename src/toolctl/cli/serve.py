@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-EXIT_USAGE = 2
+from toolctl.cli import exitcodes
+
+EXIT_USAGE = exitcodes.USAGE
 
 
 class Transport(str, enum.Enum):

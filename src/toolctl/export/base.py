@@ -10,11 +10,16 @@ change or drop is reported as a :class:`~toolctl.diagnostics.Diagnostic`:
   turns these into errors.
 * **info**: a faithful rewrite worth knowing (``$ref`` inlined, optional made nullable for
   OpenAI strict mode, examples with no field on this target).
+
+Entries are built copy-on-write: a conversion step copies only the node it changes, and whatever
+it leaves alone is shared with the spec (read-only). :meth:`ToolListExporter.export` detaches the
+result with one deep copy; :meth:`ToolListExporter.check` runs the very same code and keeps only
+the findings, so it copies nothing (``lint`` calls it for every tool and provider).
 """
 
 from __future__ import annotations
 
-import copy
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
@@ -155,12 +160,16 @@ class ToolListExporter:
     def _convert(
         self, spec: ToolSpec, options: ExportOptions
     ) -> tuple[list[Any], list[Diagnostic]]:
+        """The entries (sharing unchanged parts with ``spec``: read-only) and the findings."""
         out = Findings(spec, self.label or self.name)
         entries = self.entry(spec, options, out)
         return entries, out.items
 
     def check(self, spec: ToolSpec, options: ExportOptions) -> list[Diagnostic]:
-        """Every finding exporting ``spec`` would produce (lossy steps, refusals, name rules)."""
+        """Every finding exporting ``spec`` would produce (lossy steps, refusals, name rules).
+
+        The same code path as :meth:`export`, without detaching the entries: nothing is copied.
+        """
         return finalize(self._convert(spec, options)[1], options)
 
     def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult:
@@ -169,7 +178,7 @@ class ToolListExporter:
         diags: list[Diagnostic] = []
         for spec in specs:
             got, found = self._convert(spec, options)
-            entries.extend(got)
+            entries.extend(detach(got))
             diags.extend(found)
         diags.extend(self.finish(specs, options))
         if not specs and not any(d.code == "TX110" for d in diags):
@@ -228,9 +237,17 @@ class ToolListExporter:
                         ("providerOptions", key, opt),
                         hint=f"known fields: {', '.join(sorted(known))}",
                     )
-                merged[opt] = copy.deepcopy(value)
+                merged[opt] = value  # shared read-only; export() detaches the entry
         target.update(merged)
         return merged
+
+
+def detach(value: Any) -> Any:
+    """A deep copy of JSON data, so an export never shares an object with the specs.
+
+    One JSON round trip per tool: what the exporters return is JSON by contract.
+    """
+    return json.loads(json.dumps(value))
 
 
 def check_choice(what: str, value: str, choices: Sequence[str]) -> list[Diagnostic]:

@@ -14,14 +14,15 @@ PLAIN = Profile("pass-through")
 
 
 def parameters(spec: ToolSpec, profile: Profile, out: Findings) -> dict[str, Any]:
-    """The tool's input schema rewritten for ``profile`` (a deep copy; the spec is untouched)."""
+    """The tool's input schema rewritten for ``profile`` (copy-on-write: read-only, shared with
+    the spec where unchanged; the spec is untouched)."""
     schema, _ = convert(spec.input_schema, profile, out, ("inputSchema",))
     return schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
 
 
 def example_inputs(spec: ToolSpec) -> list[dict[str, Any]]:
-    """The ``input`` of each ``inputExamples`` entry, copied."""
-    return [json.loads(json.dumps(e["input"])) for e in spec.input_examples]
+    """The ``input`` of each ``inputExamples`` entry (shared read-only with the spec)."""
+    return [e["input"] for e in spec.input_examples]
 
 
 def description(

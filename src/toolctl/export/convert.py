@@ -37,6 +37,12 @@ ONE_KEYS = (
     "unevaluatedItems",
     "additionalItems",
 )
+# keyword -> how it holds subschemas (a mapping of them, a list, or one)
+_SUBSCHEMAS = {
+    **dict.fromkeys(MAP_KEYS, "map"),
+    **dict.fromkeys(LIST_KEYS, "list"),
+    **dict.fromkeys(ONE_KEYS, "one"),
+}
 MAX_NODES = 100_000  # inlining fan-out guard (the OpenAI Agents SDK uses the same bound)
 _TYPED = ("type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref")
 
@@ -207,33 +213,55 @@ class _Walker:
             return node
         if "$ref" in node and (self.p.inline_refs or len(node) > 1):
             return self.inline(node, path, stack)
-        node = dict(node)
-        if "allOf" in node and (self.p.strict or not self._allowed("allOf")):
-            merged = self.merge(node, path, stack)
+        # Copy-on-write: ``work`` is the input node until a step changes it; only then is it
+        # copied (once), so an unchanged subtree comes back as the very object that went in.
+        work, owned = node, False
+        if "allOf" in work and (self.p.strict or not self._allowed("allOf")):
+            merged = self.merge(work, path, stack)
             if merged is None:
                 return {}
-            node = merged
-        self.loosen(node, path)
-        for key in MAP_KEYS:
-            if isinstance(node.get(key), dict) and self._descend(key):
-                node[key] = {n: self.node(s, (*path, key, n), stack) for n, s in node[key].items()}
-        for key in LIST_KEYS:
-            if isinstance(node.get(key), list) and self._descend(key):
-                node[key] = [self.node(s, (*path, key, i), stack) for i, s in enumerate(node[key])]
-        for key in ONE_KEYS:
+            work, owned = merged, True  # merge builds a new mapping
+        if self._loosens(work):
+            work, owned = (work if owned else dict(work)), True
+            self.loosen(work, path)
+        changed = self._children(work, path, stack)
+        if changed:
+            work = work if owned else dict(work)
+            work.update(changed)
+            owned = True
+        if self.p.strict:
+            work, owned = (work if owned else dict(work)), True
+            self.strict_node(work, path)
+        drops = self._drops(work)
+        if drops:
+            work = work if owned else dict(work)
+            self.filter(work, path, drops)
+        return work
+
+    def _children(
+        self, node: dict[str, Any], path: JsonPath, stack: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """The subschema keywords whose converted value differs from ``node``'s (new objects)."""
+        changed: dict[str, Any] = {}
+        for key, sub in node.items():
+            kind = _SUBSCHEMAS.get(key)
             # a boolean additionalProperties is the object's own business (strict_node)
             flag = key in ("additionalProperties", "unevaluatedProperties")
-            if key in node and self._descend(key) and not (flag and isinstance(node[key], bool)):
-                sub = node[key]
-                node[key] = (
-                    [self.node(s, (*path, key, i), stack) for i, s in enumerate(sub)]
-                    if isinstance(sub, list)
-                    else self.node(sub, (*path, key), stack)
-                )
-        if self.p.strict:
-            self.strict_node(node, path)
-        self.filter(node, path)
-        return node
+            if kind is None or not self._descend(key) or (flag and isinstance(sub, bool)):
+                continue
+            if kind == "map" and isinstance(sub, dict):
+                done = {n: self.node(s, (*path, key, n), stack) for n, s in sub.items()}
+                if any(done[n] is not s for n, s in sub.items()):
+                    changed[key] = done
+            elif kind != "map" and isinstance(sub, list):
+                items = [self.node(s, (*path, key, i), stack) for i, s in enumerate(sub)]
+                if any(a is not b for a, b in zip(items, sub, strict=True)):
+                    changed[key] = items
+            elif kind == "one":
+                one = self.node(sub, (*path, key), stack)
+                if one is not sub:
+                    changed[key] = one
+        return changed
 
     def _allowed(self, key: str) -> bool:
         return self.p.keywords is None or key in self.p.keywords
@@ -278,6 +306,12 @@ class _Walker:
             branch = merge_all_of(siblings, [found[0]]) if siblings else found[0]
         return branch
 
+    def _loosens(self, node: dict[str, Any]) -> bool:
+        """Whether :meth:`loosen` has anything to rewrite in ``node``."""
+        return ("const" in node and self.p.const_to_enum) or (
+            "oneOf" in node and not self._allowed("oneOf") and self._allowed("anyOf")
+        )
+
     def loosen(self, node: dict[str, Any], path: JsonPath) -> None:
         """Rewrites that keep or barely change meaning: const → enum, oneOf → anyOf."""
         if "const" in node and self.p.const_to_enum:
@@ -296,31 +330,32 @@ class _Walker:
                 (*path, "oneOf"),
             )
 
-    def filter(self, node: dict[str, Any], path: JsonPath) -> None:
+    def _drops(self, node: dict[str, Any]) -> list[tuple[str, str]]:
+        """(keyword, why) for each keyword of ``node`` this target cannot take (read-only)."""
+        kept = self.p.keywords
+        drops = (
+            []
+            if kept is None or node.keys() <= kept  # the common case, without a loop
+            else [
+                (key, f"not supported by {self.p.target}")
+                for key in node
+                if key not in kept and not (self.p.inline_refs and key in ("$defs", "definitions"))
+            ]
+        )
+        fmt, mi, top = node.get("format"), node.get("minItems"), self.p.max_min_items
+        formats = self.p.formats
+        unknown_format = fmt is not None and formats is not None and fmt not in formats
+        if unknown_format and self._allowed("format"):
+            drops.append(("format", f"format {fmt!r} is not supported by {self.p.target}"))
+        if top is not None and isinstance(mi, int) and mi > top and self._allowed("minItems"):
+            drops.append(("minItems", f"{self.p.target} allows minItems of at most {top}"))
+        return drops
+
+    def filter(self, node: dict[str, Any], path: JsonPath, drops: list[tuple[str, str]]) -> None:
+        """Drop ``drops`` from ``node`` (a copy the walker owns), noting them in its description."""
         described: list[str] = []
-        for key in list(node):
-            if not self._allowed(key) and not (
-                self.p.inline_refs and key in ("$defs", "definitions")
-            ):
-                self.drop(node, key, path, f"not supported by {self.p.target}", described)
-        fmt = node.get("format")
-        if self.p.formats is not None and fmt is not None and fmt not in self.p.formats:
-            self.drop(
-                node,
-                "format",
-                path,
-                f"format {fmt!r} is not supported by {self.p.target}",
-                described,
-            )
-        mi = node.get("minItems")
-        if self.p.max_min_items is not None and isinstance(mi, int) and mi > self.p.max_min_items:
-            self.drop(
-                node,
-                "minItems",
-                path,
-                f"{self.p.target} allows minItems of at most {self.p.max_min_items}",
-                described,
-            )
+        for key, why in drops:
+            self.drop(node, key, path, why, described)
         if described:
             note = "{" + ", ".join(described) + "}"
             desc = node.get("description")
@@ -367,7 +402,8 @@ class _Walker:
             return
         node.setdefault("type", "object")
         node["additionalProperties"] = False
-        props: dict[str, Any] = node.setdefault("properties", {})
+        props: dict[str, Any] = dict(node.get("properties", {}))  # may still be the input's
+        node["properties"] = props
         required = list(node.get("required", []))
         missing = [r for r in required if r not in props]
         if missing:
@@ -413,10 +449,12 @@ def _definitions_to_defs(schema: Any) -> Any:
 def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tuple[Any, bool]:
     """``schema`` rewritten for ``profile``; the flag is False when it was refused.
 
-    ``path`` is where the schema sits in the declaration (``("inputSchema",)``).
+    ``path`` is where the schema sits in the declaration (``("inputSchema",)``). Copy-on-write:
+    the walker copies a node only to change it, and the result shares every other part with
+    ``schema`` (treat it as read-only; :func:`~toolctl.export.base.detach` makes it yours).
     """
     if profile == Profile(profile.target):
-        return json.loads(json.dumps(schema)), True  # a faithful deep copy
+        return schema, True  # nothing to rewrite: the schema itself, uncopied
     if profile.keywords is not None and "definitions" not in profile.keywords:
         schema = _definitions_to_defs(schema)
     walker = _Walker(schema, profile, out, path)
@@ -430,8 +468,7 @@ def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tup
             )
     result = walker.node(schema, path, ())
     if profile.inline_refs and isinstance(result, dict):
-        for key in ("$defs", "definitions"):
-            result.pop(key, None)
+        result = {k: v for k, v in result.items() if k not in ("$defs", "definitions")}
     if profile.strict == "openai" and isinstance(result, dict) and "anyOf" in result:
         walker.fail(
             "TX312",

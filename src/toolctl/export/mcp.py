@@ -8,7 +8,6 @@ options). ``providerOptions.mcp`` is merged into each tool (e.g. ``execution`` i
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,10 +21,6 @@ PROTOCOLS = ("2025-11-25", "2026-07-28")
 _FIELDS = frozenset(
     {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons", "_meta"}
 )
-
-
-def _copy(value: Any) -> Any:
-    return json.loads(json.dumps(value))
 
 
 def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
@@ -42,7 +37,7 @@ def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
             hint="wrap the output in an object, or export with protocol 2026-07-28",
         )
         return None
-    return _copy(schema)
+    return schema
 
 
 class McpExporter(ToolListExporter):
@@ -62,16 +57,16 @@ class McpExporter(ToolListExporter):
         if spec.title:
             tool["title"] = spec.title
         tool["description"] = description(spec, options, out)
-        tool["inputSchema"] = _copy(spec.input_schema)
+        tool["inputSchema"] = spec.input_schema
         output = _output_schema(spec, protocol, out)
         if output is not None:
             tool["outputSchema"] = output
         if spec.annotations:
-            tool["annotations"] = _copy(spec.annotations)
+            tool["annotations"] = spec.annotations
         if spec.icons:
-            tool["icons"] = _copy(list(spec.icons))
+            tool["icons"] = list(spec.icons)
         if spec.meta:
-            tool["_meta"] = _copy(spec.meta)
+            tool["_meta"] = spec.meta
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
         if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
             out.warning(

@@ -6,7 +6,6 @@ strict mode by itself, which can make optional arguments mandatory (provider-for
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolctl.export.base import ExportOptions, Findings
@@ -29,8 +28,7 @@ def output_schema(spec: ToolSpec, out: Findings) -> dict[str, Any] | None:
             ("toModelOutput",),
         )
         return None
-    copied: dict[str, Any] = json.loads(json.dumps(schema))
-    return copied
+    return schema  # shared read-only; export() detaches the entry
 
 
 class OpenAIResponsesExporter(OpenAIChatExporter):

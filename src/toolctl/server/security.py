@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolctl.errors import ToolctlError
+from toolctl.errors import UsageError
 
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 
 
-class ServeUsageError(ToolctlError):
+class ServeUsageError(UsageError):
     """``toolctl serve`` options that would start an unsafe or impossible server."""
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import ToolctlError
+from toolctl.errors import UsageError
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
@@ -45,13 +45,13 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     """Select the tools to serve (enabled ones, in name order) and build their listing.
 
     Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks,
-    and :class:`~toolctl.errors.ToolctlError` for one that is disabled.
+    and :class:`~toolctl.errors.UsageError` for one that is disabled.
     """
     selection = selection or Selection()
     specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
     disabled = [s for s in specs if not s.enabled]
     if disabled:
-        raise ToolctlError(
+        raise UsageError(
             f"--tool {disabled[0].name}: the tool is disabled (enabled: false in "
             f"{disabled[0].location})",
             hint="set enabled: true to serve it",

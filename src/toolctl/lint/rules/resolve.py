@@ -26,11 +26,14 @@ def _refs(tool: ToolSpec) -> Iterator[tuple[tuple[str, ...], str]]:
 
 
 def _load(ref: str, ctx: LintContext) -> tuple[Any, str | None]:
+    from toolctl.errors import HandlerReferenceError
     from toolctl.references import load_object
 
     try:
         return load_object(ref, ctx.python_path), None
-    except Exception as exc:  # user code may raise anything while importing
+    except HandlerReferenceError as exc:  # load_object names the reference and the cause
+        return None, exc.message
+    except Exception as exc:  # getattr on user objects may still raise anything
         return None, f"{type(exc).__name__}: {exc}"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import functools
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -88,21 +87,6 @@ _NOT_JSON_SCHEMA = {
     "example": "use `examples: [...]` (a list)",
     "optional": "list required properties in the parent's `required` instead",
 }
-_FORMAT_PACKAGES = {
-    "date-time": "rfc3339-validator",
-    "time": "rfc3339-validator",
-    "uri": "rfc3987",
-    "uri-reference": "rfc3987",
-    "iri": "rfc3987",
-    "iri-reference": "rfc3987",
-    "hostname": "fqdn",
-    "idn-hostname": "idna",
-    "json-pointer": "jsonpointer",
-    "relative-json-pointer": "jsonpointer",
-    "uri-template": "uri-template",
-    "duration": "isoduration",
-    "color": "webcolors",
-}
 
 
 @RULES.tool(
@@ -160,37 +144,34 @@ def unknown_dialect(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-@functools.cache
-def _checked_formats() -> frozenset[str]:
-    from jsonschema import Draft202012Validator
-
-    return frozenset(Draft202012Validator.FORMAT_CHECKER.checkers)
-
-
 @RULES.tool(
     "TL207",
     "format-not-enforced",
     Severity.WARNING,
-    "`format` that this installation does not check",
+    "`format` that the validator does not check",
 )
 def format_not_enforced(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
-    """A ``format`` is not checked by this installation, so any string passes.
+    """A ``format`` is not checked, so any string passes where the schema promises a shape.
 
-    jsonschema checks a format only when its optional checker package is installed
-    (``date-time`` needs ``rfc3339-validator``, ``uri`` needs ``rfc3987``), and never checks
-    unknown formats. Install the checkers (``pip install 'jsonschema[format-nongpl]'``), or add a
-    ``pattern`` that enforces the shape (a schema with both is not reported).
+    toolctl enforces ``format`` at run time: ``date-time``, ``date``, ``time``, ``duration``,
+    ``email``, ``hostname``, ``idn-hostname``, ``ipv4``, ``ipv6``, ``uri``, ``uri-reference``,
+    ``iri``, ``iri-reference``, ``uri-template``, ``uuid``, ``json-pointer``,
+    ``relative-json-pointer`` and ``regex`` (each in the JSON Schema dialects that define it).
+    An unknown format (``phone``), a format the schema's ``$schema`` dialect does not define
+    (``duration`` before 2019-09) or one whose checker package is missing is never checked: use
+    a known format, or add a ``pattern`` that enforces the shape (a schema with both is not
+    reported).
     """
-    for _key, path, node in ctx.subschemas(tool):
+    from toolctl.schema import dialect_class, enforced_formats
+    from toolctl.schemaformats import unchecked_reason
+
+    for key, path, node in ctx.subschemas(tool):
         fmt = node.get("format")
-        if isinstance(fmt, str) and fmt not in _checked_formats() and "pattern" not in node:
-            package = _FORMAT_PACKAGES.get(fmt)
-            hint = (
-                f"install {package} (or jsonschema[format-nongpl]), or add a pattern"
-                if package
-                else "use a known format, or a pattern"
-            )
-            state = "is not checked here" if package else "is unknown and never checked"
+        if not isinstance(fmt, str) or "pattern" in node:
+            continue
+        root = tool.schema(key)
+        if fmt not in enforced_formats(root):
+            state, hint = unchecked_reason(fmt, dialect_class(root))
             yield Hit(
                 tool, (*path, "format"), f"format {fmt!r} {state}: any string passes", hint=hint
             )
