@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_serve.py"
+from tests.bench_helpers import run_bench
 
 
 @pytest.mark.timeout(240)
 def test_bench_serve_prints_every_server_and_the_ratios() -> None:
-    done = subprocess.run(
-        [sys.executable, str(BENCH), "--calls", "20", "--lists", "2"],
-        capture_output=True,
-        text=True,
-        timeout=230,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = done.stdout
+    out = run_bench("bench_serve.py", "--calls", "20", "--lists", "2", timeout=230)
     row = r"\s+{}\s+\d+\s+\d+\s+\d+\s+\d+"
     for label in ("lowlevel \\(floor\\)", "MCPServer", "toolctl serve", "on the SDK's stdio"):
         assert re.search(row.format(label), out), label
