@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,3 +206,36 @@ def test_a_process_killed_mid_call_leaves_an_interrupted_run(
         assert rec.error["code"] == "interrupted"
     finally:
         store.close()
+
+
+@pytest.mark.timeout(60)
+def test_a_call_cancelled_while_its_running_row_is_written_is_recorded_cancelled(
+    ereg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import history
+
+    store = api.resolve_store(ereg)
+    entered, release = threading.Event(), threading.Event()
+    insert = store.insert
+
+    def slow_insert(record: Any, **kw: Any) -> None:
+        entered.set()
+        release.wait(30)
+        insert(record, **kw)
+
+    monkeypatch.setattr(store, "insert", slow_insert)
+    monkeypatch.setattr(history, "_active", 5)  # as if other calls were in flight: the writer
+
+    async def scenario() -> str:
+        task = asyncio.ensure_future(ereg.acall("gated", {"max": 0}))
+        while not entered.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        return ""
+
+    asyncio.run(scenario())
+    _wait_until(lambda: bool(store.query(tool="gated", status="cancelled")))
+    assert not store.query(tool="gated", status="running")

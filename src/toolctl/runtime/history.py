@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import logging
 import os
 import queue
 import threading
@@ -20,6 +22,7 @@ from typing import TypeVar
 from toolctl.runtime.invoke import settling_job
 
 T = TypeVar("T")
+log = logging.getLogger("toolctl.runtime")
 
 _Job = Callable[[], None]
 
@@ -36,9 +39,13 @@ class _Writer:
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[T] = loop.create_future()
         job = settling_job(loop, fut, fn)
+        self.put(job)
+        return fut
+
+    def put(self, job: _Job) -> None:
+        """Queue ``job`` behind every write handed over before it."""
         self._ensure_thread()
         self._jobs.put(job)
-        return fut
 
     def _ensure_thread(self) -> None:
         if self._thread is not None:
@@ -76,10 +83,25 @@ def active() -> Iterator[None]:
         _active -= 1
 
 
-async def write(fn: Callable[[], T]) -> T:
+async def write(fn: Callable[[], T], *, if_cancelled: Callable[[], object] | None = None) -> T:
     """Run the history write ``fn`` and return its value: in place when no other async call is
-    in flight, else on the writer thread (awaited: the row is committed when this returns)."""
+    in flight, else on the writer thread (awaited: the row is committed when this returns).
+
+    Once handed over the write happens even if the caller is cancelled meanwhile; then
+    ``if_cancelled`` runs on the writer right after it (to record the cancellation).
+    """
     if _active <= 1:
         return fn()
-    # Shielded: once handed over, the write happens; a cancelled caller must not lose track.
-    return await asyncio.shield(_writer.submit(fn))
+    try:
+        return await asyncio.shield(_writer.submit(fn))
+    except asyncio.CancelledError:
+        if if_cancelled is not None:
+            _writer.put(functools.partial(_logged, if_cancelled))
+        raise
+
+
+def _logged(fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:  # nobody awaits this write: the log is where its failure shows
+        log.exception("could not record a cancelled run")

@@ -628,7 +628,9 @@ class Call:
             if self.sync:
                 self.mark_running()
             else:
-                await history.write(self.mark_running)
+                # Cancelled while the row is being written, the run is recorded as cancelled
+                # right after it (the writer keeps order): never left running.
+                await history.write(self.mark_running, if_cancelled=self.cancelled)
         try:
             output = await self._invoke(handler, deferred)
         except SuspendRequested as sus:
@@ -645,11 +647,7 @@ class Call:
         except _Failed as exc:
             return self.error_result(exc.info, exc.status)
         except (KeyboardInterrupt, asyncio.CancelledError) as exc:
-            self.abort.abort("cancelled")
-            result = self.error_result(
-                ToolErrorInfo(ErrorCode.CANCELLED.value, f"{spec.name} was cancelled"),
-                RunStatus.CANCELLED,
-            )
+            result = self.cancelled()
             if isinstance(exc, KeyboardInterrupt):
                 raise RunCancelled(result) from None
             raise
@@ -663,6 +661,14 @@ class Call:
             self.error_result(self._handler_error(exc))
             raise
         return await self._succeeded(output)
+
+    def cancelled(self) -> RunResult:
+        """End the run as ``cancelled`` (the abort signal tells the handler)."""
+        self.abort.abort("cancelled")
+        return self.error_result(
+            ToolErrorInfo(ErrorCode.CANCELLED.value, f"{self.spec.name} was cancelled"),
+            RunStatus.CANCELLED,
+        )
 
     @staticmethod
     def _handler_error(exc: BaseException) -> ToolErrorInfo:
