@@ -142,7 +142,11 @@ _FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
 
 
 class RunStore(Protocol):
-    """What the pipeline needs from a state store."""
+    """What the pipeline needs from a state store.
+
+    Calls come from any thread: the caller's, the event loop's, or the history writer's (see
+    :mod:`toolctl.runtime.history`), so a store must be safe to use across threads.
+    """
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None: ...
 
