@@ -118,7 +118,7 @@ print(asyncio.run(reg.acall("gated", {{"max": 600}}, timeout=0.1)).status.value,
 
 @pytest.mark.timeout(60)
 def test_a_stuck_handler_never_blocks_process_exit(ereg: Registry, project: Path) -> None:
-    start = time.monotonic()
+    # The process must end by itself: the handlers would wait 600 s (a hang fails the timeout).
     done = subprocess.run(
         [sys.executable, "-c", STUCK_AT_EXIT.format(fixtures=str(FIXTURES))],
         cwd=project,
@@ -128,7 +128,6 @@ def test_a_stuck_handler_never_blocks_process_exit(ereg: Registry, project: Path
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["timed_out", "timed_out"]
-    assert time.monotonic() - start < 45  # not the 600 s the handlers would wait
 
 
 def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None:
