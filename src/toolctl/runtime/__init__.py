@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     )
     from toolctl.runtime.context import AbortSignal, ToolAborted, ToolContext
     from toolctl.runtime.errors import RunNotFoundError, RunStateError, StateError
+    from toolctl.runtime.memstore import MemoryStore
     from toolctl.runtime.pipeline import RunCancelled
+    from toolctl.runtime.records import RunRecord
     from toolctl.runtime.result import (
         ApprovalInfo,
         ApprovalRequest,
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
         RunStatus,
         ToolErrorInfo,
     )
-    from toolctl.runtime.store import MemoryStore, RunRecord, SqliteStore, open_store
+    from toolctl.runtime.store import SqliteStore, open_store
     from toolctl.runtime.streaming import InputStream
 
 _LAZY = {
@@ -55,8 +57,8 @@ _LAZY = {
     "RunNotFoundError": "errors",
     "RunStateError": "errors",
     "SqliteStore": "store",
-    "MemoryStore": "store",
-    "RunRecord": "store",
+    "MemoryStore": "memstore",
+    "RunRecord": "records",
     "open_store": "store",
     "call": "api",
     "acall": "api",

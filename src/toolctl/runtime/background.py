@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.runtime import jsondata
-from toolctl.runtime.store import _start_time
+from toolctl.runtime.ownership import start_time
 
 SPAWN_LEASE_S = 24 * 3600.0
 
@@ -63,7 +63,7 @@ def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) 
         )
     finally:
         os.close(fd)
-    store.update(run_id, expect_owner=token, owner_pid=proc.pid, owner_start=_start_time(proc.pid))
+    store.update(run_id, expect_owner=token, owner_pid=proc.pid, owner_start=start_time(proc.pid))
     # Reap the child when it ends so a long-lived caller collects no zombies.
     _children.append(proc)
     threading.Thread(target=_reap, args=(proc,), daemon=True).start()

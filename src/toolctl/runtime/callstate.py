@@ -17,9 +17,9 @@ from typing import Any
 
 from toolctl.runtime import hooks
 from toolctl.runtime.context import AbortSignal, ToolContext
-from toolctl.runtime.invoke import (
-    run_blocking,
-)
+from toolctl.runtime.invoke import run_blocking
+from toolctl.runtime.limits import ResourceLimits
+from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.redact import redact_text
 from toolctl.runtime.result import (
     ApprovalInfo,
@@ -29,7 +29,6 @@ from toolctl.runtime.result import (
     RunStatus,
     ToolErrorInfo,
 )
-from toolctl.runtime.store import MemoryStore
 from toolctl.schema import cached_validator
 from toolctl.spec import ToolSpec
 
@@ -111,6 +110,7 @@ class CallState:
         options: Options | None = None,
         sync: bool = False,
         registry: dict[str, Any] | None = None,
+        limits: ResourceLimits | None = None,
     ) -> None:
         self.spec = spec
         self.store = store
@@ -118,6 +118,7 @@ class CallState:
         self.opts = options or Options()
         self.sync = sync
         self.registry = registry
+        self.limits = limits or ResourceLimits()  # for isolation: subprocess
         self.run_id = self.opts.run_id or new_run_id()
         self.notes: list[str] = []
         self.display: dict[str, Any] = {}

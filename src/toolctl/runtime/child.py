@@ -27,6 +27,10 @@ def main() -> None:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     request = json.loads(sys.stdin.read())
+    from toolctl.runtime.limits import apply_in_child, memory_error_message
+
+    # Before the handler is imported: its module-level code is held to the limits too.
+    apply_in_child(request.get("limits"))
     from toolctl.runtime.context import SuspendRequested, ToolContext
     from toolctl.runtime.invoke import invoke_sync, wants_context
     from toolctl.runtime.loading import load_callable
@@ -47,6 +51,9 @@ def main() -> None:
         value = invoke_sync(fn, args, None, ctx.abort)
     except SuspendRequested as sus:
         _reply(reply_fd, "suspend", sus.payload)
+        return
+    except MemoryError:
+        _reply(reply_fd, "error", None, memory_error_message(request.get("limits")))
         return
     except Exception as exc:
         _reply(reply_fd, "error", None, f"{type(exc).__name__}: {exc}")

@@ -22,12 +22,7 @@ from toolctl.runtime.invoke import (
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.output import CallOutput
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import (
-    ErrorCode,
-    RunResult,
-    RunStatus,
-    ToolErrorInfo,
-)
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
 RUNNING_ROW_GRACE_S = 0.05  # a read-only call still running after this gets its running row
 
@@ -169,6 +164,7 @@ class CallExecution(CallOutput):
             "timeout": self.timeout,
             "resume_data": self.resume_data,
             "approval": self.approval.to_dict() if self.approval else None,
+            "limits": self.limits.for_child(self.timeout),
         }
         assert self.spec.handler is not None
 

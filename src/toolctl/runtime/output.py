@@ -8,12 +8,7 @@ from toolctl.errors import ToolctlError
 from toolctl.runtime import history, jsondata, transforms
 from toolctl.runtime.callstate import StepFailed, log, schema_problems
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import (
-    ErrorCode,
-    RunResult,
-    RunStatus,
-    ToolErrorInfo,
-)
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.suspension import CallSuspension
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024

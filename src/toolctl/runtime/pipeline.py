@@ -35,10 +35,7 @@ from toolctl.runtime.callstate import (
 )
 from toolctl.runtime.execution import CallExecution
 from toolctl.runtime.redact import redactor_for
-from toolctl.runtime.result import (
-    ErrorCode,
-    RunResult,
-)
+from toolctl.runtime.result import ErrorCode, RunResult
 
 T = TypeVar("T")
 

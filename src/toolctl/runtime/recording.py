@@ -9,14 +9,10 @@ from typing import Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import jsondata
+from toolctl.runtime.ownership import owner_fields
+from toolctl.runtime.records import RunRecord
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import (
-    ErrorCode,
-    RunResult,
-    RunStatus,
-    ToolErrorInfo,
-)
-from toolctl.runtime.store import RunRecord, owner_fields
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.views import CallViews
 
 

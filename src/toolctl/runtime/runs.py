@@ -8,8 +8,9 @@ import time
 from typing import Any
 
 from toolctl.runtime.errors import RunStateError
+from toolctl.runtime.ownership import HOST
+from toolctl.runtime.records import RunRecord
 from toolctl.runtime.result import RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.store import _HOST, RunRecord
 
 CANCELLED_ERROR = {"code": "cancelled", "message": "the run was cancelled", "details": []}
 
@@ -99,7 +100,7 @@ def cancel(store: Any, run_id: str) -> RunRecord:
         **changes,
     ):
         raise RunStateError(f"run {rec.run_id} finished while cancelling; look again")
-    if rec.owner_host == _HOST and rec.owner_pid:
+    if rec.owner_host == HOST and rec.owner_pid:
         try:
             os.killpg(rec.owner_pid, signal.SIGTERM)
             notes.append(f"worker process {rec.owner_pid} was sent SIGTERM")

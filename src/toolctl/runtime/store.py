@@ -1,4 +1,7 @@
-"""The run history: an SQLite state store (the embedded default) and an in-memory one.
+"""The run history: the SQLite state store (the embedded default), and opening it.
+
+The row type and the store protocol are in :mod:`toolctl.runtime.records`, the in-memory store
+in :mod:`toolctl.runtime.memstore` (both re-exported here).
 
 SQLite rules (see reference/reliability.md §3.5): WAL journal; ``synchronous=NORMAL`` for
 ordinary writes (WAL keeps the file consistent; a power loss, not a process crash, can drop the
@@ -20,20 +23,23 @@ import contextlib
 import dataclasses
 import json
 import os
-import socket
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from toolctl.runtime.errors import RunNotFoundError, StateError
+from toolctl.runtime.memstore import MemoryStore as MemoryStore
+from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
+from toolctl.runtime.ownership import interrupt_changes, owner_alive
+from toolctl.runtime.ownership import owner_fields as owner_fields
+from toolctl.runtime.records import RunRecord as RunRecord
+from toolctl.runtime.records import RunStore as RunStore
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 5.0
-DEFAULT_LEASE_S = 24 * 3600.0
 
 _JSON_COLUMNS = frozenset(
     (
@@ -96,159 +102,7 @@ _MIGRATIONS = (
 )
 
 
-@dataclass
-class RunRecord:
-    """One row of the run history (JSON columns decoded)."""
-
-    run_id: str
-    tool: str
-    status: str
-    tool_digest: str
-    created_at: float
-    input_hash: str | None = None
-    input: Any = None
-    output: Any = None
-    error: dict[str, Any] | None = None
-    suspend: Any = None
-    resume: Any = None
-    notes: list[str] = field(default_factory=list)
-    raw_input: Any = None
-    raw_context: Any = None
-    approval: dict[str, Any] | None = None
-    background: bool = False
-    timeout: float | None = None
-    started_at: float | None = None
-    ended_at: float | None = None
-    duration_ms: float | None = None
-    owner: str | None = None
-    owner_pid: int | None = None
-    owner_host: str | None = None
-    owner_start: str | None = None
-    lease_expires: float | None = None
-    resume_count: int = 0
-    registry: dict[str, Any] | None = None
-    model_output: dict[str, Any] | None = None
-    display: dict[str, Any] | None = None
-
-    def public(self) -> dict[str, Any]:
-        """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
-        data = dataclasses.asdict(self)
-        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires"):
-            data.pop(key)
-        return data
-
-
 _FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
-
-
-class RunStore(Protocol):
-    """What the pipeline needs from a state store.
-
-    Calls come from any thread: the caller's, the event loop's, or the history writer's (see
-    :mod:`toolctl.runtime.history`), so a store must be safe to use across threads.
-    """
-
-    def insert(self, record: RunRecord, *, durable: bool = False) -> None: ...
-
-    def update(
-        self,
-        run_id: str,
-        *,
-        expect_status: str | tuple[str, ...] | None = None,
-        expect_owner: str | None = None,
-        durable: bool = False,
-        **changes: Any,
-    ) -> bool: ...
-
-    def get(self, run_id: str) -> RunRecord: ...
-
-    def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
-    ) -> list[RunRecord]: ...
-
-    def sweep(self) -> list[str]: ...
-
-
-# ---------------------------------------------------------------- process identity
-
-
-def _start_time(pid: int) -> str | None:
-    """The kernel's start time of ``pid`` (Linux), to tell a reused pid from the original."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    return data.rsplit(")", 1)[-1].split()[19]
-
-
-_HOST = socket.gethostname()
-_SELF: dict[int, str | None] = {}
-
-
-def _own_start_time() -> str | None:
-    pid = os.getpid()
-    if pid not in _SELF:
-        _SELF[pid] = _start_time(pid)
-    return _SELF[pid]
-
-
-def owner_fields(owner: str, lease: float | None = None) -> dict[str, Any]:
-    """Columns that claim a run for this process."""
-    pid = os.getpid()
-    return {
-        "owner": owner,
-        "owner_pid": pid,
-        "owner_host": _HOST,
-        "owner_start": _own_start_time(),
-        "lease_expires": time.time() + (lease if lease is not None else DEFAULT_LEASE_S),
-    }
-
-
-def _owner_alive(rec: RunRecord, now: float) -> bool:
-    if rec.owner_host != _HOST or rec.owner_pid is None:
-        # Another machine: only its lease can tell.
-        return rec.lease_expires is None or rec.lease_expires > now
-    try:
-        os.kill(rec.owner_pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    if rec.owner_start is not None:
-        current = _start_time(rec.owner_pid)
-        if current is not None and current != rec.owner_start:
-            return False  # the pid was reused by another process
-        if current is None:
-            return False
-    state = _proc_state(rec.owner_pid)
-    return state not in ("Z", "X")
-
-
-def _proc_state(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().decode("ascii", "replace").rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return None
-
-
-INTERRUPTED_ERROR = {
-    "code": "interrupted",
-    "message": "the process running this tool ended before the run finished; it was not re-run",
-    "details": [],
-}
-
-
-def _interrupt_changes(now: float) -> dict[str, Any]:
-    return {
-        "status": "interrupted",
-        "ended_at": now,
-        "error": INTERRUPTED_ERROR,
-        "raw_input": None,
-        "raw_context": None,
-        "owner": None,
-    }
 
 
 # ---------------------------------------------------------------- SQLite
@@ -454,14 +308,14 @@ class SqliteStore:
         now = time.time()
         with self._lock:
             rows = self._db.execute("SELECT * FROM runs WHERE status = 'running'").fetchall()
-        dead = [r for r in map(_decode, rows) if not _owner_alive(r, now)]
+        dead = [r for r in map(_decode, rows) if not owner_alive(r, now)]
         done = []
         for rec in dead:
             if self.update(
                 rec.run_id,
                 expect_status="running",
                 expect_owner=rec.owner,
-                **_interrupt_changes(now),
+                **interrupt_changes(now),
             ):
                 done.append(rec.run_id)
         return done
@@ -481,68 +335,6 @@ def _where(
         clauses.append("owner IS ?")
         args.append(expect_owner)
     return " AND ".join(clauses), args
-
-
-# ---------------------------------------------------------------- in memory
-
-
-class MemoryStore:
-    """A process-local store: history off, pending runs still work within this process."""
-
-    def __init__(self) -> None:
-        self._runs: dict[str, RunRecord] = {}
-        self._lock = threading.Lock()
-        self.path = None
-
-    def insert(self, record: RunRecord, *, durable: bool = False) -> None:
-        with self._lock:
-            self._runs[record.run_id] = dataclasses.replace(record)
-
-    def update(
-        self,
-        run_id: str,
-        *,
-        expect_status: str | tuple[str, ...] | None = None,
-        expect_owner: str | None = None,
-        durable: bool = False,
-        **changes: Any,
-    ) -> bool:
-        with self._lock:
-            rec = self._runs.get(run_id)
-            if rec is None:
-                return False
-            statuses = (expect_status,) if isinstance(expect_status, str) else expect_status
-            if statuses and rec.status not in statuses:
-                return False
-            if expect_owner is not None and rec.owner != expect_owner:
-                return False
-            self._runs[run_id] = dataclasses.replace(rec, **changes)
-            return True
-
-    def get(self, run_id: str) -> RunRecord:
-        with self._lock:
-            rec = self._runs.get(run_id)
-        if rec is None:
-            raise RunNotFoundError(f"no run {run_id!r} in this process (history is off)")
-        return dataclasses.replace(rec)
-
-    def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
-    ) -> list[RunRecord]:
-        with self._lock:
-            runs = [
-                r
-                for r in self._runs.values()
-                if (tool is None or r.tool == tool) and (status is None or r.status == status)
-            ]
-        runs.sort(key=lambda r: r.created_at, reverse=True)
-        return runs[:limit]
-
-    def sweep(self) -> list[str]:
-        return []
-
-    def close(self) -> None:
-        pass
 
 
 # ---------------------------------------------------------------- opening

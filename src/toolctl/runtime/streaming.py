@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import api, jsondata
+from toolctl.runtime import calls, jsondata
 from toolctl.runtime.pipeline import Call, drive
 from toolctl.runtime.result import RunResult
 
@@ -34,7 +34,7 @@ class InputStream:
         self._done = False
 
     def _make(self, sync: bool) -> Call:
-        c = api._new_call(self._registry, self._name, self._store, sync, **self._options)
+        c = calls.new_call(self._registry, self._name, self._store, sync, **self._options)
         if getattr(self, "_sync_call", None) is not None:
             prev = self._sync_call
             c.run_id, c.notes, c.display, c.transcript = (

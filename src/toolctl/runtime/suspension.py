@@ -9,12 +9,7 @@ from toolctl.runtime import jsondata
 from toolctl.runtime.approval import CallApproval
 from toolctl.runtime.callstate import schema_problems
 from toolctl.runtime.redact import redact_text, redactor_for
-from toolctl.runtime.result import (
-    ErrorCode,
-    RunResult,
-    RunStatus,
-    ToolErrorInfo,
-)
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
 
 class CallSuspension(CallApproval):

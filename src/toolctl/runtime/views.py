@@ -9,10 +9,7 @@ from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
 from toolctl.runtime.callstate import CallState
 from toolctl.runtime.redact import redact_text, redactor_for
-from toolctl.runtime.result import (
-    RunResult,
-    RunStatus,
-)
+from toolctl.runtime.result import RunResult, RunStatus
 
 
 class CallViews(CallState):

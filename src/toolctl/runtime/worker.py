@@ -48,6 +48,7 @@ def load_registry_at(locator: dict[str, Any]) -> Any:
 
 def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     """Finish the run; the exit code is for logs only (the row is the result)."""
+    from toolctl.runtime.limits import limits_of
     from toolctl.runtime.loading import python_path_of
 
     store = SqliteStore(state, sweep=False)
@@ -57,6 +58,7 @@ def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     try:
         registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
+        limits = limits_of(registry)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
         return 1
@@ -68,6 +70,7 @@ def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
         options=options,
         sync=True,
         registry=locator,
+        limits=limits,
     )
     call.input, call.context = rec.raw_input, rec.raw_context
     call.recorded, call.owner = True, token

@@ -1,0 +1,87 @@
+"""Resource limits for ``isolation: subprocess`` handlers (``run:`` in toolctl.yaml).
+
+The child process sets them on itself before it imports the handler, so a tool that allocates
+far too much gets a ``MemoryError`` (the run ends ``failed``) instead of taking the machine, or
+the server, down with it. ``RLIMIT_AS`` bounds the address space (default 1 GiB,
+``run.memoryLimitMb``; ``null`` for no limit); ``RLIMIT_CPU`` follows the run's timeout, as a
+backstop behind the parent's wall-clock deadline. Limits are POSIX only: elsewhere they are
+not set.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from toolctl.errors import ToolctlError
+
+DEFAULT_MEMORY_LIMIT_MB = 1024
+MIB = 1024 * 1024
+CPU_GRACE_S = 1  # the CPU limit is a backstop: the wall-clock deadline should fire first
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Limits for an isolated handler's process; ``None`` leaves a limit unset."""
+
+    memory_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+
+    def for_child(self, timeout: float | None) -> dict[str, int | None]:
+        """What the child sets: address space in bytes, CPU seconds (from the timeout)."""
+        return {
+            "memory_bytes": None if self.memory_mb is None else self.memory_mb * MIB,
+            "cpu_seconds": None if timeout is None else math.ceil(timeout) + CPU_GRACE_S,
+        }
+
+
+def limits_of(registry: Any) -> ResourceLimits:
+    """The limits in the registry project's ``run:`` section (defaults without a project)."""
+    project = getattr(registry, "project", None)
+    if project is None:
+        return ResourceLimits()
+    section = project.settings.get("run") or {}
+    where = project.config_file or "toolctl.yaml"
+    if not isinstance(section, dict):
+        raise ToolctlError(
+            f"{where}: run must be a mapping, not {type(section).__name__}",
+            hint="write it as run: {memoryLimitMb: 1024}",
+        )
+    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ToolctlError(
+            f"{where}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
+            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
+        )
+    return ResourceLimits(memory_mb=value)
+
+
+def apply_in_child(limits: dict[str, Any] | None) -> None:
+    """Set the limits on the current process (the child); a no-op off POSIX."""
+    try:
+        import resource
+    except ImportError:  # Windows: no rlimits
+        return
+    limits = limits or {}
+    for name, value in (
+        ("RLIMIT_AS", limits.get("memory_bytes")),
+        ("RLIMIT_CPU", limits.get("cpu_seconds")),
+    ):
+        kind = getattr(resource, name, None)
+        if value is None or kind is None:
+            continue
+        _, hard = resource.getrlimit(kind)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)  # an unprivileged process cannot raise its hard limit
+        resource.setrlimit(kind, (value, hard))
+
+
+def memory_error_message(limits: dict[str, Any] | None) -> str:
+    """The message of a handler that ran out of its memory limit."""
+    cap = (limits or {}).get("memory_bytes")
+    if cap is None:
+        return "MemoryError: the handler ran out of memory"
+    return (
+        f"MemoryError: the handler exceeded its memory limit of {cap // MIB} MiB "
+        "(run.memoryLimitMb in toolctl.yaml)"
+    )

@@ -1,0 +1,70 @@
+"""The in-memory run store: history off (``store=False``), pending runs still work within
+this process."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+from toolctl.runtime.errors import RunNotFoundError
+from toolctl.runtime.records import RunRecord
+
+
+class MemoryStore:
+    """A process-local store: history off, pending runs still work within this process."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, RunRecord] = {}
+        self._lock = threading.Lock()
+        self.path = None
+
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None:
+        with self._lock:
+            self._runs[record.run_id] = dataclasses.replace(record)
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        durable: bool = False,
+        **changes: Any,
+    ) -> bool:
+        with self._lock:
+            rec = self._runs.get(run_id)
+            if rec is None:
+                return False
+            statuses = (expect_status,) if isinstance(expect_status, str) else expect_status
+            if statuses and rec.status not in statuses:
+                return False
+            if expect_owner is not None and rec.owner != expect_owner:
+                return False
+            self._runs[run_id] = dataclasses.replace(rec, **changes)
+            return True
+
+    def get(self, run_id: str) -> RunRecord:
+        with self._lock:
+            rec = self._runs.get(run_id)
+        if rec is None:
+            raise RunNotFoundError(f"no run {run_id!r} in this process (history is off)")
+        return dataclasses.replace(rec)
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
+        with self._lock:
+            runs = [
+                r
+                for r in self._runs.values()
+                if (tool is None or r.tool == tool) and (status is None or r.status == status)
+            ]
+        runs.sort(key=lambda r: r.created_at, reverse=True)
+        return runs[:limit]
+
+    def sweep(self) -> list[str]:
+        return []
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,77 @@
+"""A run-history row (:class:`RunRecord`) and what the pipeline needs from a store."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass
+class RunRecord:
+    """One row of the run history (JSON columns decoded)."""
+
+    run_id: str
+    tool: str
+    status: str
+    tool_digest: str
+    created_at: float
+    input_hash: str | None = None
+    input: Any = None
+    output: Any = None
+    error: dict[str, Any] | None = None
+    suspend: Any = None
+    resume: Any = None
+    notes: list[str] = field(default_factory=list)
+    raw_input: Any = None
+    raw_context: Any = None
+    approval: dict[str, Any] | None = None
+    background: bool = False
+    timeout: float | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    duration_ms: float | None = None
+    owner: str | None = None
+    owner_pid: int | None = None
+    owner_host: str | None = None
+    owner_start: str | None = None
+    lease_expires: float | None = None
+    resume_count: int = 0
+    registry: dict[str, Any] | None = None
+    model_output: dict[str, Any] | None = None
+    display: dict[str, Any] | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
+        data = dataclasses.asdict(self)
+        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires"):
+            data.pop(key)
+        return data
+
+
+class RunStore(Protocol):
+    """What the pipeline needs from a state store.
+
+    Calls come from any thread: the caller's, the event loop's, or the history writer's (see
+    :mod:`toolctl.runtime.history`), so a store must be safe to use across threads.
+    """
+
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None: ...
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        durable: bool = False,
+        **changes: Any,
+    ) -> bool: ...
+
+    def get(self, run_id: str) -> RunRecord: ...
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]: ...
+
+    def sweep(self) -> list[str]: ...

@@ -1,0 +1,65 @@
+"""Resource limits of ``isolation: subprocess`` handlers (reliability case 48)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import toolctl
+from toolctl.errors import ToolctlError
+from toolctl.registry import Registry
+from toolctl.runtime import RunStatus
+from toolctl.runtime.limits import ResourceLimits, limits_of
+
+from .conftest import write_project
+
+HOG = """\
+toolctl: 1
+tools:
+  - name: hog_isolated
+    description: Allocates 2 GiB in a child process.
+    handler: rt_handlers:hog
+    isolation: subprocess
+    inputSchema: {type: object}
+"""
+
+
+def _registry(project: Path, run_section: str) -> Registry:
+    write_project(project, {"hog.yaml": HOG})
+    with (project / "toolctl.yaml").open("a", encoding="utf-8") as config:
+        config.write(run_section)
+    return toolctl.load()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux only here")
+@pytest.mark.timeout(60)
+def test_a_handler_over_its_memory_limit_fails_and_the_caller_goes_on(project: Path) -> None:
+    reg = _registry(project, "run: {memoryLimitMb: 256}\n")
+    result = reg.call("hog_isolated", {})
+    assert result.status is RunStatus.FAILED
+    assert result.error is not None and result.error.code == "handler_error"
+    assert result.error.message.startswith("MemoryError: ")
+    assert "memory limit of 256 MiB" in result.error.message
+    # The calling process is unharmed: the next isolated call runs normally.
+    assert reg.call("add_isolated", {"a": 2, "b": 3}).status is RunStatus.SUCCEEDED
+
+
+def test_limits_default_to_one_gib_and_follow_the_timeout(reg: Registry) -> None:
+    limits = limits_of(reg)
+    assert limits == ResourceLimits(memory_mb=1024)
+    assert limits.for_child(2.5) == {"memory_bytes": 1024**3, "cpu_seconds": 4}
+    assert limits.for_child(None)["cpu_seconds"] is None
+
+
+def test_null_turns_the_memory_limit_off(project: Path) -> None:
+    reg = _registry(project, "run: {memoryLimitMb: null}\n")
+    assert limits_of(reg).for_child(None) == {"memory_bytes": None, "cpu_seconds": None}
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "'lots'", "1.5", "true"])
+def test_a_bad_memory_limit_is_a_clear_error(project: Path, value: str) -> None:
+    reg = _registry(project, f"run: {{memoryLimitMb: {value}}}\n")
+    with pytest.raises(ToolctlError, match=r"toolctl.yaml: run.memoryLimitMb must be a positive"):
+        reg.call("add_isolated", {"a": 1, "b": 1})
