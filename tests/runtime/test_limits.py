@@ -23,7 +23,17 @@ tools:
     handler: rt_handlers:hog
     isolation: subprocess
     inputSchema: {type: object}
+  - name: rlimits_isolated
+    description: Reports the limits of its child process.
+    handler: rt_handlers:rlimits
+    isolation: subprocess
+    timeout: 2.5
+    inputSchema: {type: object}
 """
+
+LINUX_ONLY = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="resource limits are tested on Linux"
+)
 
 
 def _registry(project: Path, run_section: str) -> Registry:
@@ -33,7 +43,7 @@ def _registry(project: Path, run_section: str) -> Registry:
     return toolctl.load()
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS is Linux only here")
+@LINUX_ONLY
 @pytest.mark.timeout(60)
 def test_a_handler_over_its_memory_limit_fails_and_the_caller_goes_on(project: Path) -> None:
     reg = _registry(project, "run: {memoryLimitMb: 256}\n")
@@ -44,6 +54,14 @@ def test_a_handler_over_its_memory_limit_fails_and_the_caller_goes_on(project: P
     assert "memory limit of 256 MiB" in result.error.message
     # The calling process is unharmed: the next isolated call runs normally.
     assert reg.call("add_isolated", {"a": 2, "b": 3}).status is RunStatus.SUCCEEDED
+
+
+@LINUX_ONLY
+@pytest.mark.timeout(60)
+def test_the_child_runs_under_the_default_limits(project: Path) -> None:
+    reg = _registry(project, "")
+    result = reg.call("rlimits_isolated", {})
+    assert result.output == {"as": 1024 * 1024 * 1024, "cpu": 4}  # timeout 2.5 s → 3 + 1
 
 
 def test_limits_default_to_one_gib_and_follow_the_timeout(reg: Registry) -> None:
@@ -63,3 +81,22 @@ def test_a_bad_memory_limit_is_a_clear_error(project: Path, value: str) -> None:
     reg = _registry(project, f"run: {{memoryLimitMb: {value}}}\n")
     with pytest.raises(ToolctlError, match=r"toolctl.yaml: run.memoryLimitMb must be a positive"):
         reg.call("add_isolated", {"a": 1, "b": 1})
+
+
+@LINUX_ONLY
+@pytest.mark.timeout(60)
+def test_the_cli_reports_the_memory_error_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from toolctl.cli.app import run as cli
+
+    _registry(project, "run: {memoryLimitMb: 256}\n")
+    capsys.readouterr()
+    code = cli(["run", "hog_isolated", "--input", "{}"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "hog_isolated failed (run " in err
+    assert err.rstrip().endswith(
+        "handler_error: MemoryError: the handler exceeded its memory limit of 256 MiB "
+        "(run.memoryLimitMb in toolctl.yaml)"
+    )
