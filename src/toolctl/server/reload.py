@@ -59,10 +59,13 @@ class RegistryWatcher:
         self.project = project
         self.selection = selection
         self.interval = interval
+        # The baseline is taken now, before serving starts: taken later (in run()), a change a
+        # client makes right after connecting could land in the baseline and never be seen.
+        self.baseline = stamp(project)
 
     async def run(self) -> None:
         """Watch until cancelled."""
-        last = await anyio.to_thread.run_sync(stamp, self.project)
+        last = self.baseline
         while True:
             await anyio.sleep(self.interval)
             current = await anyio.to_thread.run_sync(stamp, self.project)
