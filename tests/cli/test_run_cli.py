@@ -47,6 +47,20 @@ def test_input_from_file_and_stdin(
     assert code == 2 and "cannot read input file" in err
 
 
+def test_input_and_context_cannot_both_read_stdin(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin = io.StringIO('{"a": 1, "b": 1}')
+    monkeypatch.setattr("sys.stdin", stdin)
+    code, _, err = toolctl(capsys, "run", "add", "-i", "-", "-c", "-")
+    assert code == 2 and "cannot both read stdin" in err
+    assert stdin.read() == '{"a": 1, "b": 1}'  # refused before stdin was read
+    # stdin holding "-" is just (invalid) JSON input, not a second reader of stdin
+    monkeypatch.setattr("sys.stdin", io.StringIO("-"))
+    code, _, err = toolctl(capsys, "run", "add", "-i", "-")
+    assert "cannot both read stdin" not in err
+
+
 def test_tool_errors_exit_1_with_a_clear_message(project: Path, capsys: Capture) -> None:
     code, out, err = toolctl(capsys, "run", "add", "-i", '{"a": "x", "b": 1}')
     assert code == 1 and out == ""

@@ -128,13 +128,14 @@ def run(
     show = _show(raw, display, fmt)
     if approve and decline:
         raise typer.BadParameter("choose one of --approve and --decline")
+    reads_stdin = "-" in (input, context)
+    if input == "-" and context == "-":
+        raise typer.BadParameter("--input and --context cannot both read stdin")
     text = read_json_arg(input, "input")
     ctx_text = read_json_arg(context, "context")
-    if text == "-" or (input == "-" and context == "-"):
-        raise typer.BadParameter("--input and --context cannot both read stdin")
     registry = registry_for(registry_path, name)
     approver = None
-    if not approve and not decline and input != "-" and sys.stdin.isatty():
+    if not approve and not decline and not reads_stdin and sys.stdin.isatty():
         approver = prompt_approval
     result = _cancellable(
         lambda: api.call(
