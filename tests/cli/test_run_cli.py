@@ -141,6 +141,11 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     assert code == 0 and "status     succeeded" in out
     code, out, _ = toolctl(capsys, "runs", "show", bg_id, "--format", "json")
     assert json.loads(out)["output"] == {"slept": 0.1}
+    # an unknown --format is a usage error everywhere (runs used to ignore it: a table)
+    for argv in (("runs", "list"), ("runs", "show", bg_id), ("runs", "wait", bg_id)):
+        code, out, err = toolctl(capsys, *argv, "--format", "yaml")
+        assert code == 2 and not out and "yaml" in err
+    assert toolctl(capsys, "run", "add", "-i", "{}", "--format", "yaml")[0] == 2
     code, out, _ = toolctl(capsys, "run", "echo", "-i", '{"msg": "bg"}', "--background")
     code, out, _ = toolctl(capsys, "runs", "wait", out.strip(), "--timeout", "30")
     assert code == 0 and json.loads(out) == {"msg": "bg"}
