@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -11,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from toolctl.cli.options import OutputFormat
+from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt, RegistryOpt, StateOpt
 
 runs_app = typer.Typer(
@@ -48,9 +48,7 @@ def list_cmd(
     store = state_store(registry_path, state, create=False)
     records = store.query(tool=tool, status=status, limit=limit) if store is not None else []
     if fmt is OutputFormat.json:
-        sys.stdout.write(
-            json.dumps([r.public() for r in records], indent=2, ensure_ascii=False) + "\n"
-        )
+        print_json([r.public() for r in records])
         return
     if not records:
         sys.stderr.write("no runs recorded\n")
@@ -99,7 +97,7 @@ def show_cmd(
     rec = store.get(run_id)
     data = rec.public()
     if fmt is OutputFormat.json:
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        print_json(data)
         return
     rows = [
         ("run", rec.run_id),
