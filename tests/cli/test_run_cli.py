@@ -47,6 +47,20 @@ def test_input_from_file_and_stdin(
     assert code == 2 and "cannot read input file" in err
 
 
+def test_input_and_context_cannot_both_read_stdin(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stdin = io.StringIO('{"a": 1, "b": 1}')
+    monkeypatch.setattr("sys.stdin", stdin)
+    code, _, err = toolctl(capsys, "run", "add", "-i", "-", "-c", "-")
+    assert code == 2 and "cannot both read stdin" in err
+    assert stdin.read() == '{"a": 1, "b": 1}'  # refused before stdin was read
+    # stdin holding "-" is just (invalid) JSON input, not a second reader of stdin
+    monkeypatch.setattr("sys.stdin", io.StringIO("-"))
+    code, _, err = toolctl(capsys, "run", "add", "-i", "-")
+    assert "cannot both read stdin" not in err
+
+
 def test_tool_errors_exit_1_with_a_clear_message(project: Path, capsys: Capture) -> None:
     code, out, err = toolctl(capsys, "run", "add", "-i", '{"a": "x", "b": 1}')
     assert code == 1 and out == ""
@@ -127,6 +141,11 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     assert code == 0 and "status     succeeded" in out
     code, out, _ = toolctl(capsys, "runs", "show", bg_id, "--format", "json")
     assert json.loads(out)["output"] == {"slept": 0.1}
+    # an unknown --format is a usage error everywhere (runs used to ignore it: a table)
+    for argv in (("runs", "list"), ("runs", "show", bg_id), ("runs", "wait", bg_id)):
+        code, out, err = toolctl(capsys, *argv, "--format", "yaml")
+        assert code == 2 and not out and "yaml" in err
+    assert toolctl(capsys, "run", "add", "-i", "{}", "--format", "yaml")[0] == 2
     code, out, _ = toolctl(capsys, "run", "echo", "-i", '{"msg": "bg"}', "--background")
     code, out, _ = toolctl(capsys, "runs", "wait", out.strip(), "--timeout", "30")
     assert code == 0 and json.loads(out) == {"msg": "bg"}

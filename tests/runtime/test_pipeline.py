@@ -61,6 +61,10 @@ def test_request_context_is_validated_and_given_to_the_handler(reg: Registry) ->
     assert bad.error.code == "invalid_context"
     assert "userId" in bad.error.text() and "s3cr3t" not in json.dumps(bad.to_dict())
     assert row(reg, bad.run_id).status == "failed"
+    # not JSON at all: a JSON text with a duplicate key, an object holding NaN
+    for context in ('{"userId": "a", "userId": "b"}', {"userId": float("nan")}):
+        err = reg.call("ctx", {}, context=context).error
+        assert err is not None and err.code == "invalid_context"
 
 
 @pytest.mark.parametrize(

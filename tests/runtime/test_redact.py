@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 
 import pytest
 
@@ -106,3 +107,21 @@ def test_logging_filter_redacts_messages_and_tracebacks() -> None:
     RedactingFilter().filter(record)
     assert record.getMessage() == "dsn=postgres://a:[REDACTED]@h"
     assert record.exc_text is not None and "sk-abc" not in record.exc_text
+
+
+def test_notes_are_redacted_in_the_result_too(
+    make_registry: Callable[[dict[str, str]], Registry],
+) -> None:
+    # A warn-mode outputSchema note quotes the output; the result's notes (returned to the
+    # caller, printed by --format json) must be as redacted as the stored row's.
+    reg = make_registry(
+        {
+            "leak.yaml": "toolctl: 1\ntools:\n  - name: leak_warn\n    description: Leaks.\n"
+            "    handler: rt_handlers:leaky_output\n    outputValidation: warn\n"
+            "    outputSchema: {type: object, properties: {sum: {type: number}}}\n"
+        }
+    )
+    result = reg.call("leak_warn", {})
+    assert result.notes and "does not match outputSchema" in result.notes[0]
+    assert "abcdefghijklmnop" not in json.dumps(result.notes)
+    assert api.resolve_store(reg).get(result.run_id).notes == result.notes

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolctl.cli.options import OutputFormat
 from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
@@ -32,12 +33,10 @@ InputOpt = Annotated[
 ]
 
 
-def _show(raw: bool, display: bool, fmt: str | None) -> Show:
-    if fmt not in (None, "text", "json"):
-        raise typer.BadParameter("--format must be text or json")
-    if sum([raw, display, fmt == "json"]) > 1:
+def _show(raw: bool, display: bool, fmt: OutputFormat) -> Show:
+    if sum([raw, display, fmt is OutputFormat.json]) > 1:
         raise typer.BadParameter("choose one of --raw, --display, --format json")
-    if fmt == "json":
+    if fmt is OutputFormat.json:
         return Show.json
     return Show.raw if raw else Show.display if display else Show.model
 
@@ -47,7 +46,7 @@ DisplayOpt = Annotated[
     bool, typer.Option("--display", help="Print the display-transformed output.")
 ]
 FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help="json: the full result as JSON.")
+    OutputFormat, typer.Option("--format", "-f", help="json: the full result as JSON.")
 ]
 
 
@@ -112,7 +111,7 @@ def run(
     ] = False,
     raw: RawOpt = False,
     display: DisplayOpt = False,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -128,13 +127,14 @@ def run(
     show = _show(raw, display, fmt)
     if approve and decline:
         raise typer.BadParameter("choose one of --approve and --decline")
+    reads_stdin = "-" in (input, context)
+    if input == "-" and context == "-":
+        raise typer.BadParameter("--input and --context cannot both read stdin")
     text = read_json_arg(input, "input")
     ctx_text = read_json_arg(context, "context")
-    if text == "-" or (input == "-" and context == "-"):
-        raise typer.BadParameter("--input and --context cannot both read stdin")
     registry = registry_for(registry_path, name)
     approver = None
-    if not approve and not decline and input != "-" and sys.stdin.isatty():
+    if not approve and not decline and not reads_stdin and sys.stdin.isatty():
         approver = prompt_approval
     result = _cancellable(
         lambda: api.call(
@@ -158,7 +158,7 @@ def approve_cmd(
     run_id: Annotated[str, typer.Argument(help="The run awaiting approval.")],
     raw: RawOpt = False,
     display: DisplayOpt = False,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -179,7 +179,7 @@ def decline_cmd(
     reason: Annotated[
         str | None, typer.Option("--reason", help="Why (shown to the model).")
     ] = None,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -204,7 +204,7 @@ def resume_cmd(
     ] = None,
     raw: RawOpt = False,
     display: DisplayOpt = False,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:

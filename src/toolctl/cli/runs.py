@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from toolctl.cli.options import OutputFormat
+from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt, RegistryOpt, StateOpt
 
 runs_app = typer.Typer(
     help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True
 )
 
-FormatOpt = Annotated[str | None, typer.Option("--format", "-f", help="json for machines.")]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="json for machines.")]
 
 
 def _when(ts: float | None) -> str:
@@ -34,7 +35,7 @@ def list_cmd(
     tool: Annotated[str | None, typer.Option("--tool", help="Only runs of this tool.")] = None,
     status: Annotated[str | None, typer.Option("--status", help="Only runs in this state.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 20,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -46,10 +47,8 @@ def list_cmd(
         raise typer.BadParameter(f"--status must be one of {', '.join(s.value for s in RunStatus)}")
     store = state_store(registry_path, state, create=False)
     records = store.query(tool=tool, status=status, limit=limit) if store is not None else []
-    if fmt == "json":
-        sys.stdout.write(
-            json.dumps([r.public() for r in records], indent=2, ensure_ascii=False) + "\n"
-        )
+    if fmt is OutputFormat.json:
+        print_json([r.public() for r in records])
         return
     if not records:
         sys.stderr.write("no runs recorded\n")
@@ -84,7 +83,7 @@ def _open(registry_path: Path | None, state: Path | None) -> Any:
 @runs_app.command("show")
 def show_cmd(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -97,8 +96,8 @@ def show_cmd(
     store = _open(registry_path, state)
     rec = store.get(run_id)
     data = rec.public()
-    if fmt == "json":
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if fmt is OutputFormat.json:
+        print_json(data)
         return
     rows = [
         ("run", rec.run_id),
@@ -136,7 +135,7 @@ def wait_cmd(
     run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
     timeout: Annotated[float | None, typer.Option("--timeout", "-t", help="Give up after.")] = None,
     display: DisplayOpt = False,
-    fmt: FormatOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -148,7 +147,7 @@ def wait_cmd(
     from toolctl.cli.runview import Show, err, render
     from toolctl.runtime import runs
 
-    if display and fmt == "json":
+    if display and fmt is OutputFormat.json:
         raise typer.BadParameter("choose one of --display and --format json")
     store = _open(registry_path, state)
     try:
@@ -157,7 +156,7 @@ def wait_cmd(
         err(f"toolctl: {exc}")
         raise typer.Exit(1) from None
     result = runs.to_result(rec)
-    show = Show.json if fmt == "json" else Show.display if display else Show.model
+    show = Show.json if fmt is OutputFormat.json else Show.display if display else Show.model
     if show is Show.model and result.ok and result.model_output is None:
         err(
             "note: the model output was not stored (it is the raw output, which the tool's "

@@ -153,7 +153,9 @@ def render(result: RunResult, show: Show) -> int:
 
     code = exit_code(result)
     if show is Show.json:
-        sys.stdout.write(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        from toolctl.cli.render import print_json
+
+        print_json(result.to_dict())
         return code
     for note in result.notes:
         err(f"note: {note}")

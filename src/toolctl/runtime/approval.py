@@ -6,7 +6,6 @@ import time
 
 from toolctl.runtime import jsondata
 from toolctl.runtime.recording import CallRecording
-from toolctl.runtime.redact import redact_text
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -55,11 +54,9 @@ class CallApproval(CallRecording):
             try:
                 answer = await self._maybe(opts.approver(self.approval_request()))
             except Exception as exc:  # no answer: the run waits for toolctl approve/decline
-                self.notes.append(
-                    redact_text(
-                        f"the approver failed ({type(exc).__name__}: "
-                        f"{exc}); the run waits for a decision"
-                    )
+                self.note(
+                    f"the approver failed ({type(exc).__name__}: {exc}); "
+                    "the run waits for a decision"
                 )
                 answer = None
             if answer is True:

@@ -201,6 +201,11 @@ class CallState:
             **payload,
         }
 
+    def note(self, text: str) -> None:
+        """Add a note to the run, redacted: the same list is the result's, the stored row's and
+        the hooks' (so every sink gets it redacted once, here)."""
+        self.notes.append(redact_text(text))
+
     def approval_dict(self) -> dict[str, Any] | None:
         return self.approval.to_dict() if self.approval else None
 

@@ -98,7 +98,7 @@ class CallExecution(CallOutput):
 
     def _timed_out(self, exc: HandlerTimeout) -> RunResult:
         if exc.note:
-            self.notes.append(exc.note)
+            self.note(exc.note)
         return self.error_result(
             ToolErrorInfo(
                 ErrorCode.TIMEOUT.value,
@@ -179,7 +179,7 @@ class CallExecution(CallOutput):
         if outcome.kind == "suspend":
             raise SuspendRequested(outcome.value)
         if outcome.kind == "timeout":
-            self.notes.append("the handler process group was killed at the deadline")
+            self.note("the handler process group was killed at the deadline")
             raise HandlerTimeout(self.timeout or 0.0)
         if outcome.kind == "cancelled":
             raise KeyboardInterrupt

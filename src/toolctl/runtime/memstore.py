@@ -45,8 +45,17 @@ class MemoryStore:
             return True
 
     def get(self, run_id: str) -> RunRecord:
+        """The run with this id, or the only run whose id starts with it (as SqliteStore)."""
         with self._lock:
             rec = self._runs.get(run_id)
+            if rec is None and run_id:
+                found = [r for r in self._runs.values() if r.run_id.startswith(run_id)]
+                if len(found) > 1:
+                    raise RunNotFoundError(
+                        f"run id prefix {run_id!r} matches several runs",
+                        hint="give more characters of the id",
+                    )
+                rec = found[0] if found else None
         if rec is None:
             raise RunNotFoundError(f"no run {run_id!r} in this process (history is off)")
         return dataclasses.replace(rec)

@@ -47,7 +47,7 @@ class CallOutput(CallSuspension):
                         problems,
                     )
                 if problems:
-                    self.notes.append(
+                    self.note(
                         "output does not match outputSchema (outputValidation: "
                         "warn): " + "; ".join(f"{p['path']}: {p['message']}" for p in problems)
                     )

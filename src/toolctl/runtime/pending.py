@@ -120,7 +120,7 @@ async def _resume(
         resume=c.transcript.get("resume"),
     )
     if rec.tool_digest != spec.digest:
-        c.notes.append("the tool definition changed since this run started")
+        c.note("the tool definition changed since this run started")
     return await c.execute(c.resume_data)
 
 
@@ -204,7 +204,7 @@ def _reapprove(registry: Any, rec: RunRecord, spec: ToolSpec, st: Any, by: str) 
         durable=True,
     ):
         raise RunStateError(f"run {rec.run_id} changed state while approving; try again")
-    c.notes.append("approved again for the changed tool definition; resume it to continue")
+    c.note("approved again for the changed tool definition; resume it to continue")
     return c.result(RunStatus.SUSPENDED, ended=False)
 
 

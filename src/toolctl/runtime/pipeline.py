@@ -102,16 +102,13 @@ class Call(CallExecution):
     def _check_context(self) -> None:
         schema = self.spec.request_context_schema
         context = self.opts.context
-        if isinstance(context, (str, bytes)):
-            try:
+        try:
+            if isinstance(context, (str, bytes)):
                 context = jsondata.parse(context, what="request context")
-            except InvalidJSONError as exc:
-                raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
-        elif context is not None:
-            try:
+            elif context is not None:
                 jsondata.check(context, what="request context")
-            except InvalidJSONError as exc:
-                raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
+        except InvalidJSONError as exc:
+            raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
         if schema is not None:
             problems = schema_problems(schema, {} if context is None else context)
             if problems:

@@ -11,7 +11,6 @@ from toolctl.errors import ToolctlError
 from toolctl.runtime import jsondata
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
-from toolctl.runtime.redact import redact_text
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.views import CallViews
 
@@ -35,7 +34,7 @@ class CallRecording(CallViews):
             "error": self.transcript.get("error") if result.error else None,
             "suspend": self.transcript.get("suspend"),
             "resume": self.transcript.get("resume"),
-            "notes": [redact_text(n) for n in self.notes],
+            "notes": self.notes,
             "model_output": self._stored_model_output(result),
             "display": self._stored_display(),
             "ended_at": result.ended_at,

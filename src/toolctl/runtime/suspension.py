@@ -8,7 +8,7 @@ from toolctl.errors import InvalidJSONError
 from toolctl.runtime import jsondata
 from toolctl.runtime.approval import CallApproval
 from toolctl.runtime.callstate import schema_problems
-from toolctl.runtime.redact import redact_text, redactor_for
+from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
 
@@ -63,18 +63,14 @@ class CallSuspension(CallApproval):
         try:
             data = await self._maybe(self.opts.on_suspend(payload, self.spec.resume_schema))
         except Exception as exc:  # no answer: the run stays suspended for toolctl resume
-            self.notes.append(
-                redact_text(
-                    f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended"
-                )
-            )
+            self.note(f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended")
             return False
         if data is None:
             return False
         problem = self.check_resume(data)
         if problem is None:
             return True
-        self.notes.append(f"resume data from on_suspend rejected: {problem.message}")
+        self.note(f"resume data from on_suspend rejected: {problem.message}")
         return False
 
     def check_resume(self, data: Any) -> ToolErrorInfo | None:

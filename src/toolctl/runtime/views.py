@@ -48,7 +48,7 @@ class CallViews(CallState):
             return transforms.apply(spec, payload, info, self.python_path)
         except (transforms.TransformError, ToolctlError) as exc:
             # Never fall back to the raw payload: show the failure instead.
-            self.notes.append(redact_text(f"{target} transform for {phase} failed: {exc}"))
+            self.note(f"{target} transform for {phase} failed: {exc}")
             return {"transformError": redact_text(str(exc))}
 
     @staticmethod
