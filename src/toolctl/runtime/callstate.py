@@ -20,7 +20,7 @@ from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.invoke import run_blocking
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memstore import MemoryStore
-from toolctl.runtime.redact import redact_text
+from toolctl.runtime.redact import redact_text, redactor_for
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -29,7 +29,7 @@ from toolctl.runtime.result import (
     RunStatus,
     ToolErrorInfo,
 )
-from toolctl.schema import cached_validator
+from toolctl.schema import SchemaProblem, cached_validator
 from toolctl.spec import ToolSpec
 
 log = logging.getLogger("toolctl.runtime")
@@ -95,7 +95,35 @@ def schema_problems(schema: Any, value: Any) -> list[dict[str, Any]]:
         if len(_VALIDATORS) > 4096:
             _VALIDATORS.clear()
         found = _VALIDATORS[id(schema)] = (schema, cached_validator(schema))
-    return [p.to_dict() for p in found[1].errors(value)]
+    problems = found[1].errors(value)
+    if not problems:
+        return []
+    # jsonschema's messages quote the offending value; these details reach the model, the
+    # terminal and the history, so they are redacted like the arguments themselves.
+    hidden = redactor_for(schema).redact(value)
+    return [_redacted_problem(p, value, hidden) for p in problems]
+
+
+_MISSING = object()
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for step in path:
+        try:
+            value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return _MISSING
+    return value
+
+
+def _redacted_problem(problem: SchemaProblem, value: Any, hidden: Any) -> dict[str, Any]:
+    data = problem.to_dict()
+    message = data["message"]
+    original, redacted = _at(value, problem.path), _at(hidden, problem.path)
+    if original is not _MISSING and original != redacted:
+        message = message.replace(repr(original), repr(redacted))  # how jsonschema quotes it
+    data["message"] = redact_text(message)
+    return data
 
 
 class CallState:

@@ -63,7 +63,8 @@ class ToolErrorInfo:
     """A tool error a model can act on: a stable ``code``, a ``message`` and per-field details.
 
     ``details`` items are ``{"path": "/json/pointer", "message": ...}`` for validation errors, or
-    free ``{"type": ..., ...}`` items otherwise. Secrets are already redacted.
+    free ``{"type": ..., ...}`` items otherwise. Secrets are already redacted, in the detail
+    messages too (they quote values).
     """
 
     code: str
