@@ -86,3 +86,40 @@ def test_stdin_from_a_regular_file_is_served_too(registry_dir: Path, tmp_path: P
         )
     assert _replies(done.stdout)[1]["result"]["protocolVersion"] == "2025-11-25"
     assert "Traceback" not in done.stderr
+
+
+# The fast transport claims the descriptors through private SDK helpers; whatever a future SDK
+# does to them (drops them, changes their signature), ``serve`` falls back to the SDK's own
+# transport, which still keeps a handler's stray output off the wire.
+_WITHOUT_HELPERS = {
+    "missing": "None",
+    "changed": "(lambda fd, stream: None, None, None)",
+}
+
+
+@pytest.mark.parametrize("change", sorted(_WITHOUT_HELPERS))
+def test_serve_falls_back_when_the_sdk_claim_helpers_change(
+    registry_dir: Path, change: str
+) -> None:
+    script = (
+        "import sys, toolctl.server.stdio as fast\n"
+        f"fast._claim_helpers = lambda: {_WITHOUT_HELPERS[change]}\n"
+        "from toolctl.cli import main\n"
+        "sys.argv = ['toolctl', 'serve']\n"
+        "main()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=registry_dir,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(_wire(_session("fallback")).encode())
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+    rest, err = proc.communicate(timeout=45)
+    assert replies[1]["result"]["content"] == [{"type": "text", "text": "FALLBACK"}]
+    assert all(json.loads(line) for line in rest.splitlines())
+    assert "Traceback" not in err.decode() and "must not reach" in err.decode()
