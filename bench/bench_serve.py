@@ -12,7 +12,6 @@ Every server is a real subprocess spoken to by the SDK's own client (protocol 20
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from stdio_probe import INIT, INITIALIZED, RawServe
 
 HANDLER = """
 def add(data):
@@ -181,42 +181,16 @@ async def measure_lists(params: StdioServerParameters, lists: int) -> tuple[int,
 
 def measure_raw_lists(root: Path, lists: int) -> list[float]:
     """tools/list round trips on the bare stdio pipe: the server's cost without a client SDK."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve"],
-        cwd=root,
-        text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-
-    def rpc(message: dict[str, Any]) -> Any:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-        return json.loads(proc.stdout.readline()) if "id" in message else None
-
-    rpc(
-        {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "0"},
-            },
-        }
-    )
-    rpc({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    server = RawServe(root, stderr=subprocess.DEVNULL)
+    server.rpc(INIT)
+    server.rpc(INITIALIZED)
     times = []
     for i in range(lists + 2):
         start = time.perf_counter()
-        reply = rpc({"jsonrpc": "2.0", "id": i + 1, "method": "tools/list"})
+        reply = server.rpc({"jsonrpc": "2.0", "id": i + 2, "method": "tools/list"})
         times.append(time.perf_counter() - start)
         assert len(reply["result"]["tools"]) == 1000
-    proc.communicate(timeout=30)
+    server.close()
     return times[2:]
 
 

@@ -42,7 +42,7 @@ def test_serve_refuses_a_registry_with_errors(tmp_path: Path) -> None:
     proc = run_serve(tmp_path)
     assert proc.returncode == 1
     assert "tools.d/bad.yaml:" in proc.stderr
-    assert "not serving a registry with errors" in proc.stderr
+    assert "error: not serving a registry with errors\n  hint: fix them" in proc.stderr
 
 
 def test_serve_names_unknown_and_disabled_tools() -> None:

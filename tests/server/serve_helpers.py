@@ -10,18 +10,23 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
+
+__all__ = ["INIT", "INITIALIZED", "RawServe", "wire"]
 
 REGISTRY = Path(__file__).parent / "registry"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "0"},
-    },
-}
+
+
+def shout_call(text: str) -> dict[str, Any]:
+    """The ``tools/call`` request (id 2) of the registry's ``shout`` tool."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "shout", "arguments": {"text": text}},
+    }
 
 
 def run_serve(registry: Path, *args: str) -> subprocess.CompletedProcess[str]:

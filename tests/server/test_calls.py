@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -12,7 +10,15 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import INIT, http_server, stdio_params
+from .serve_helpers import (
+    INIT,
+    INITIALIZED,
+    RawServe,
+    http_server,
+    shout_call,
+    stdio_params,
+    wire,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -91,33 +97,12 @@ def test_to_model_output_becomes_content_blocks(registry_dir: Path) -> None:
 
 
 def test_print_in_a_handler_never_reaches_the_json_rpc_stream(registry_dir: Path) -> None:
-    lines = [
-        INIT,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "shout", "arguments": {"text": "hi"}},
-        },
-    ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve"],
-        cwd=registry_dir,
-        text=True,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    for message in lines:
-        proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-    replies = [json.loads(proc.stdout.readline()) for _ in range(2)]  # each line is JSON
-    rest, err = proc.communicate(timeout=30)  # closes stdin: the server exits
+    server = RawServe(registry_dir)
+    server.send(wire(INIT, INITIALIZED, shout_call("hi")))
+    replies = [server.reply() for _ in range(2)]  # each line is JSON
+    _, err = server.close()  # closes stdin: the server exits; the rest of the wire is JSON too
     assert replies[1]["result"]["content"] == [{"type": "text", "text": "HI"}]
     assert "must not reach" in err and "fd 1" in err and "child process" in err
-    assert all(json.loads(line) for line in rest.splitlines())
 
 
 def _elicit(

@@ -114,7 +114,8 @@ def test_registry_errors_stop_the_run(project: Path, capsys: pytest.CaptureFixtu
     (project / "tools.d" / "broken.yaml").write_text("toolctl: 1\nname: x\n")
     assert run(["test"]) == 1
     err = capsys.readouterr().err
-    assert "tools.d/broken.yaml:1:1: error TC201" in err and "fix them first" in err
+    assert "tools.d/broken.yaml:1:1: error TC201" in err
+    assert "the registry has errors; no case ran\n  hint: fix them first (toolctl validate)" in err
 
 
 def test_unknown_tool_is_a_clear_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -103,6 +103,12 @@ ZOO: dict[str, dict[str, Any]] = {
             "pt": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
         },
     },
+    "escaped and percent-encoded $ref": {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/a%20b"}, "b": {"$ref": "#/$defs/x~1y"}},
+        "required": ["a", "b"],
+        "$defs": {"a b": {"type": "integer", "minimum": 3}, "x/y": {"const": "slash"}},
+    },
     "oneOf objects": {
         "type": "object",
         "required": ["shape"],

@@ -71,6 +71,7 @@ def serve(
     import sys
 
     from toolctl.cli.render import print_diagnostics, print_error
+    from toolctl.errors import ToolctlError
     from toolctl.server import require_sdk
 
     require_sdk()
@@ -87,12 +88,13 @@ def serve(
     registry = load_registry(path)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
-        typer.echo(
-            "toolctl: error: not serving a registry with errors; fix them "
-            "(toolctl validate) and start again",
-            err=True,
+        print_error(
+            ToolctlError(
+                "not serving a registry with errors",
+                hint="fix them (toolctl validate) and start again",
+            )
         )
-        raise typer.Exit(1)
+        raise typer.Exit(exitcodes.FINDINGS)
 
     def ready(where: str) -> None:
         count = len(registry.select(tool, tag))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolctl.cli import exitcodes
 from toolctl.cli.options import OutputFormat
 
 if TYPE_CHECKING:
@@ -175,8 +176,9 @@ def test(
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
     Exit 0 when every case passed, 1 when any failed or could not run.
     """
-    from toolctl.cli.render import print_diagnostics, print_json
+    from toolctl.cli.render import print_diagnostics, print_error, print_json
     from toolctl.config import project_for
+    from toolctl.errors import ToolctlError
     from toolctl.loader import load_registry
     from toolctl.testing import TestOptions, junit_xml, run_tests
 
@@ -186,11 +188,12 @@ def test(
     registry = load_registry(project=project, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
-        typer.echo(
-            "toolctl: error: the registry has errors; fix them first (see `toolctl validate`)",
-            err=True,
+        print_error(
+            ToolctlError(
+                "the registry has errors; no case ran", hint="fix them first (toolctl validate)"
+            )
         )
-        raise typer.Exit(1)
+        raise typer.Exit(exitcodes.FINDINGS)
     options = TestOptions.from_settings(project.section("test"), project.config_file)
     options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
     options.examples, options.fuzz, options.seed = examples, fuzz, seed
@@ -213,8 +216,6 @@ def test(
         try:
             junit.write_text(junit_xml(report), encoding="utf-8")
         except OSError as exc:
-            from toolctl.errors import ToolctlError
-
             raise ToolctlError(
                 f"cannot write the JUnit report {junit}: {exc.strerror}",
                 hint="pass --junit a path in an existing, writable directory",
@@ -225,7 +226,7 @@ def test(
         render_text(report, verbose)
         if junit is not None:
             typer.echo(f"wrote {junit}", err=True)
-    raise typer.Exit(0 if report.ok else 1)
+    raise typer.Exit(exitcodes.OK if report.ok else exitcodes.FINDINGS)
 
 
 def register(app: typer.Typer) -> None:

@@ -118,12 +118,7 @@ def error_text(result: RunResult) -> str:
     """The runtime's error message (already redacted) with one line per detail."""
     if result.error is None:
         return f"The tool call ended as {result.status.value}."
-    lines = [str(result.error.message)]
-    for item in result.error.details:
-        where = f"{item['path']}: " if item.get("path") is not None else ""
-        if "message" in item:
-            lines.append(f"- {where}{item['message']}")
-    return "\n".join(lines)
+    return result.error.text()
 
 
 def call_result(result: RunResult) -> dict[str, Any]:

@@ -8,7 +8,8 @@ still does the framing and message parsing.
 
 The SDK's descriptor claim is kept: while serving, fd 0 reads the null device and fd 1 points
 at stderr, so a handler's ``print()`` (or a child process) can never write onto the wire.
-When the claim helpers are not available, or stdin/stdout are not pipes (a regular file, a
+The claim uses private SDK helpers (``mcp.server.stdio._claim_fd`` and the diversions): when
+they are missing or their signature changed, or stdin/stdout are not pipes (a regular file, a
 replaced ``sys.stdin``), the SDK's own transport is used unchanged.
 """
 
@@ -100,7 +101,11 @@ async def _claim_pipes(
         (0, sys.stdin, "rb", stdin_diversion),
         (1, sys.stdout, "wb", stdout_diversion),
     ):
-        buffer, restore = claim(fd, stream, mode, diversion)
+        try:
+            buffer, restore = claim(fd, stream, mode, diversion)
+        except (TypeError, ValueError) as exc:  # a private helper changed in another SDK release
+            log.debug("the SDK's fd claim helpers changed (%s); using its own transport", exc)
+            return None
         if restore is not None:
             restores.append(restore)
         buffers.append(buffer)

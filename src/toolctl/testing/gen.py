@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from toolctl.refs import parse_pointer, resolve_pointer
 from toolctl.schema import Validator, cached_validator
 from toolctl.testing import regexgen
 
@@ -64,13 +65,10 @@ def resolve(root: Any, ref: str) -> Any:
     """The subschema at a local ``#/...`` reference inside ``root``."""
     if not ref.startswith("#"):
         raise Unsatisfiable(f"cannot follow non-local $ref {ref!r}")
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        key = part.replace("~1", "/").replace("~0", "~")
-        node = node[int(key)] if isinstance(node, list) else node.get(key)
-        if node is None:
-            raise Unsatisfiable(f"$ref {ref!r} points nowhere")
-    return node
+    try:
+        return resolve_pointer(root, parse_pointer(ref[1:]))
+    except (KeyError, ValueError):
+        raise Unsatisfiable(f"$ref {ref!r} points nowhere") from None
 
 
 def merge(base: dict[str, Any], extra: Any) -> dict[str, Any]:

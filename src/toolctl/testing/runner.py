@@ -143,10 +143,11 @@ class Runner:
 
     async def _finished(self, run_id: str, timeout: float) -> Any:
         """The stored result of a background run once its worker has ended it."""
-        from toolctl.runtime import runs
+        from toolctl.runtime import api
 
-        record = await asyncio.to_thread(runs.wait, self.store, run_id, timeout + GRACE)
-        return runs.to_result(record)
+        return await asyncio.to_thread(
+            api.wait, self.registry, run_id, timeout + GRACE, store=self.store
+        )
 
     async def run_case(self, spec: ToolSpec, case: TestCase) -> CaseResult:
         """Run one case and judge it."""
