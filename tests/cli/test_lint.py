@@ -136,7 +136,7 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["lint", "--explain", "TL999"]) == 1
+    assert run(["lint", "--explain", "TL999"]) == 2  # a bad option value, like --format nope
     assert "no lint rule 'TL999'" in capsys.readouterr().err
 
 

@@ -50,13 +50,13 @@ def _list_rules(fmt: LintFormat) -> None:
 
 
 def _explain(code: str) -> None:
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import UsageError
     from toolctl.lint import catalogue
     from toolctl.lint.report import explain
 
     rule = catalogue().get(code)
     if rule is None:
-        raise ToolctlError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
+        raise UsageError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
     typer.echo(explain(rule), nl=False)
 
 
