@@ -157,8 +157,21 @@ def test_list_rules_formats(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_provider_is_a_clear_error(
     registry: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(["lint", "--provider", "openia"]) == 1
+    assert run(["lint", "--provider", "openia"]) == 2  # a bad option value
+    assert "--provider: unknown provider(s) openia" in capsys.readouterr().err
+    (registry / "toolctl.yaml").write_text("tools: tools.d\nlint: {providers: [openia]}\n")
+    assert run(["lint"]) == 1  # a config error, like any other in toolctl.yaml
     assert "unknown provider(s) openia" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+def test_unknown_rule_in_an_option_is_a_usage_error(
+    registry: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    assert run(["lint", option, "TL208,TL999"]) == 2
+    err = capsys.readouterr().err
+    assert f"{option}: unknown lint rule code or family: TL999" in err
+    assert "hint: see `toolctl lint --list-rules`" in err
 
 
 def test_colour_only_on_a_terminal(
