@@ -154,7 +154,7 @@ def test_list_rules_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert "TL601  error    invisible-characters" in capsys.readouterr().out
 
 
-def test_unknown_provider_is_a_clear_error(
+def test_unknown_provider_or_rule_in_option_or_config(
     registry: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(["lint", "--provider", "openia"]) == 2  # a bad option value
@@ -162,6 +162,9 @@ def test_unknown_provider_is_a_clear_error(
     (registry / "toolctl.yaml").write_text("tools: tools.d\nlint: {providers: [openia]}\n")
     assert run(["lint"]) == 1  # a config error, like any other in toolctl.yaml
     assert "unknown provider(s) openia" in capsys.readouterr().err
+    (registry / "toolctl.yaml").write_text("tools: tools.d\nlint: {ignore: [TL999]}\n")
+    assert run(["lint"]) == 1
+    assert "toolctl.yaml: unknown lint rule code or family: TL999" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("option", ["--select", "--ignore"])
