@@ -136,7 +136,7 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_explain_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["lint", "--explain", "TL999"]) == 1
+    assert run(["lint", "--explain", "TL999"]) == 2  # a bad option value, like --format nope
     assert "no lint rule 'TL999'" in capsys.readouterr().err
 
 
@@ -154,11 +154,27 @@ def test_list_rules_formats(capsys: pytest.CaptureFixture[str]) -> None:
     assert "TL601  error    invisible-characters" in capsys.readouterr().out
 
 
-def test_unknown_provider_is_a_clear_error(
+def test_unknown_provider_or_rule_in_option_or_config(
     registry: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(["lint", "--provider", "openia"]) == 1
+    assert run(["lint", "--provider", "openia"]) == 2  # a bad option value
+    assert "--provider: unknown provider(s) openia" in capsys.readouterr().err
+    (registry / "toolctl.yaml").write_text("tools: tools.d\nlint: {providers: [openia]}\n")
+    assert run(["lint"]) == 1  # a config error, like any other in toolctl.yaml
     assert "unknown provider(s) openia" in capsys.readouterr().err
+    (registry / "toolctl.yaml").write_text("tools: tools.d\nlint: {ignore: [TL999]}\n")
+    assert run(["lint"]) == 1
+    assert "toolctl.yaml: unknown lint rule code or family: TL999" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--select", "--ignore"])
+def test_unknown_rule_in_an_option_is_a_usage_error(
+    registry: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    assert run(["lint", option, "TL208,TL999"]) == 2
+    err = capsys.readouterr().err
+    assert f"{option}: unknown lint rule code or family: TL999" in err
+    assert "hint: see `toolctl lint --list-rules`" in err
 
 
 def test_colour_only_on_a_terminal(

@@ -109,6 +109,7 @@ def test_a_registry_with_errors_exports_nothing(
     code, out, err = _run(capsys, "-f", "openai", "-p", str(tmp_path))
     assert (code, out) == (1, "")
     assert "the registry has errors; nothing exported" in err
+    assert "bad.yaml:1:1: error" in err  # the findings come first, located
 
 
 def test_unknown_tool_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ from toolctl.registry import Registry
 
 PLUGINS = {
     "names": "tests.export.plugin_sample:EXPORTER",
+    "extras": "tests.export.plugin_sample:EXPORTER [fast]",  # legal entry-point syntax
     "crash": "tests.export.plugin_sample:CRASHING",
     "notone": "tests.export.plugin_sample:NOT_AN_EXPORTER",
     "missing": "no_such_package.exporter:EXPORTER",
@@ -46,7 +47,7 @@ def test_broken_plugins_are_reported_not_raised(plugins: None) -> None:
     assert rows["names"]["description"] == "Tool names only (a sample plugin)"
     assert "ModuleNotFoundError" in rows["missing"]["error"]
     assert "is not an exporter" in rows["notone"]["error"]
-    assert "error" not in rows["openai"]
+    assert "error" not in rows["openai"] and "error" not in rows["extras"]
     with pytest.raises(PluginError, match=r"'missing'.*failed to load"):
         get_exporter("missing")
 

@@ -171,6 +171,11 @@ def test_an_empty_selection_warns(fixtures: Registry) -> None:
     result = export_result(fixtures, "openai", tags=["no-such-tag"])
     assert result.data == {"tools": []}
     assert [(d.severity.value, d.code) for d in result.diagnostics] == [("warning", "TX110")]
+    result = export_result(fixtures, "bedrock", tags=["no-such-tag"])
+    assert result.data is None  # Converse rejects an empty toolConfig.tools
+    [diag] = result.diagnostics
+    assert (diag.severity.value, diag.code) == ("error", "TX110")
+    assert diag.message == "Bedrock: no tools selected; toolConfig.tools needs at least one"
 
 
 def test_draft7_definitions_reach_gemini_as_defs() -> None:

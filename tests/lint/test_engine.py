@@ -293,6 +293,18 @@ def test_lossy_exports_are_grouped_over_providers(project: Project) -> None:
     )
 
 
+def test_long_description_is_reported_once_with_the_configured_limit(project: Project) -> None:
+    from toolctl.export.names import OPENAI_DESCRIPTION_LIMIT
+
+    long = "x" * (OPENAI_DESCRIPTION_LIMIT + 1)
+    project.write(CLEAN.replace("description: ", f"description: {long} ", 1))
+    codes = [d.code for d in project.lint({"severity": {"TL302": "warning"}})]
+    assert codes.count("TL103") == 1
+    assert "TL302" not in codes  # the exporter's TX202 is the same finding
+    raised = {"severity": {"TL302": "warning"}, "description": {"max-length": 5000}}
+    assert found(project.lint(raised), "TL103") == found(project.lint(raised), "TL302") == []
+
+
 @pytest.mark.parametrize("name", ["_INSTRUCTIONS", "_CREDENTIALS"])
 def test_phrase_prefilter_keys_cover_every_alternative(name: str) -> None:
     from toolctl.lint.rules import security

@@ -14,7 +14,7 @@ import typer
 
 from toolctl.cli import exitcodes
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = exitcodes.OK, exitcodes.FINDINGS, exitcodes.USAGE
+EXIT_OK, EXIT_FINDINGS = exitcodes.OK, exitcodes.FINDINGS
 
 
 def _list_formats() -> int:
@@ -95,29 +95,25 @@ def export_command(
     """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
     if list_formats:
         raise typer.Exit(_list_formats())
-    from toolctl.cli.render import print_diagnostics, print_error
-    from toolctl.errors import ExportError
+    from toolctl.cli.render import print_diagnostics
+    from toolctl.errors import ExportError, UsageError
     from toolctl.export import export_result, get_exporter
     from toolctl.loader import load_registry
 
+    # Errors go to the CLI's one error boundary (cli/app.run): UsageError exits 2, others 1.
     if fmt is None:
-        print_error(ExportError("--format is required", hint="see toolctl export --list-formats"))
-        raise typer.Exit(EXIT_USAGE)
+        raise UsageError("--format is required", hint="see toolctl export --list-formats")
     try:
         get_exporter(fmt)
     except ExportError as exc:
-        print_error(exc)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise UsageError(exc.message, hint=exc.hint) from None
     registry = load_registry(path)
     if not registry.ok:
-        print_diagnostics(registry.diagnostics)
-        print_error(
-            ExportError(
-                "the registry has errors; nothing exported",
-                hint="fix them (toolctl validate) so the export has every tool",
-            )
+        raise ExportError(
+            "the registry has errors; nothing exported",
+            hint="fix them (toolctl validate) so the export has every tool",
+            diagnostics=registry.diagnostics,
         )
-        raise typer.Exit(EXIT_FINDINGS)
     result = export_result(
         registry,
         fmt,

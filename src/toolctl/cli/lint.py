@@ -34,6 +34,30 @@ def _split(value: str | None) -> list[str] | None:
     return None if value is None else [v.strip() for v in value.split(",") if v.strip()]
 
 
+def _check_options(
+    providers: list[str] | None, select: list[str] | None, ignore: list[str] | None
+) -> None:
+    """A provider or rule the options name that does not exist is a usage error (exit 2).
+
+    The same checks run on ``lint:`` in toolctl.yaml, where a mistake is a config error (exit 1).
+    """
+    from toolctl.errors import ConfigError, UsageError
+    from toolctl.lint import LintConfig, catalogue
+    from toolctl.lint.config import parse_providers
+    from toolctl.lint.engine import check_selectors
+
+    try:
+        if providers is not None:
+            parse_providers(providers)  # its message names --provider
+    except ConfigError as exc:
+        raise UsageError(exc.message, hint=exc.hint) from None
+    for option, selectors in (("--select", select), ("--ignore", ignore)):
+        try:
+            check_selectors(LintConfig(select=tuple(selectors or ())), catalogue())
+        except ConfigError as exc:
+            raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from None
+
+
 def _list_rules(fmt: LintFormat) -> None:
     from toolctl.cli.render import print_json
     from toolctl.lint import catalogue
@@ -50,13 +74,13 @@ def _list_rules(fmt: LintFormat) -> None:
 
 
 def _explain(code: str) -> None:
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import UsageError
     from toolctl.lint import catalogue
     from toolctl.lint.report import explain
 
     rule = catalogue().get(code)
     if rule is None:
-        raise ToolctlError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
+        raise UsageError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
     typer.echo(explain(rule), nl=False)
 
 
@@ -147,6 +171,8 @@ def lint(
     if explain:
         _explain(explain)
         return
+    providers, selected, ignored = _split(provider), _split(select), _split(ignore)
+    _check_options(providers, selected, ignored)
     from dataclasses import replace
 
     from toolctl.config import project_for
@@ -165,9 +191,9 @@ def lint(
     diags = run_lint(
         registry,
         config=config,
-        providers=_split(provider),
-        select=_split(select),
-        ignore=_split(ignore),
+        providers=providers,
+        select=selected,
+        ignore=ignored,
         resolve=resolve or None,
     )
     checked = f"{len(registry)} tool(s) in " + ", ".join(

@@ -144,6 +144,7 @@ class ToolListExporter:
     provider_keys: tuple[str, ...] = ()
     generated_keys: frozenset[str] = frozenset()
     known_fields: frozenset[str] | None = None  # fields the provider's SDK type declares
+    empty_refused: str | None = None  # why the API refuses a request without tools, if it does
 
     def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
         """The list entries for one tool (usually one)."""
@@ -181,12 +182,13 @@ class ToolListExporter:
             entries.extend(detach(got))
             diags.extend(found)
         diags.extend(self.finish(specs, options))
-        if not specs and not any(d.code == "TX110" for d in diags):
+        if not specs:
+            why = self.empty_refused
             diags.append(
-                warning(
+                (error if why else warning)(
                     None,
                     "TX110",
-                    f"{self.label or self.name}: no tools selected",
+                    f"{self.label or self.name}: no tools selected" + (f"; {why}" if why else ""),
                     hint="check --tool/--tag, and enabled: false in the tools",
                 )
             )

@@ -8,10 +8,8 @@ follow Anthropic's strict rules (Bedrock's own rules are not published per model
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
-from toolctl.diagnostics import Diagnostic, error
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter
 from toolctl.export.common import PLAIN, description, parameters
 from toolctl.export.names import BEDROCK_NAME
@@ -32,6 +30,7 @@ class BedrockExporter(ToolListExporter):
     provider_keys = ("bedrock",)
     generated_keys = frozenset({"name", "description", "inputSchema", "strict"})
     known_fields = generated_keys | {"cachePoint"}
+    empty_refused = "toolConfig.tools needs at least one"
 
     def entry(self, spec: ToolSpec, options: ExportOptions, out: Findings) -> list[Any]:
         BEDROCK_NAME.check(spec.name, out)
@@ -53,18 +52,6 @@ class BedrockExporter(ToolListExporter):
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
         return {"toolConfig": {"tools": entries}}
-
-    def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
-        if not specs:
-            return [
-                error(
-                    None,
-                    "TX110",
-                    f"{self.label}: no tools to export; toolConfig.tools needs at least one",
-                    hint="check --tool/--tag and enabled: false",
-                )
-            ]
-        return []
 
 
 EXPORTER = BedrockExporter()

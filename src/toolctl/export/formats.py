@@ -9,9 +9,8 @@ so a new provider format is a package, not a fork. An entry point names an objec
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from toolctl.errors import PluginError
@@ -48,18 +47,11 @@ def installed() -> dict[str, FormatEntry]:
     return dict(sorted(found.items()))
 
 
-def _import(value: str) -> Any:
-    module, _, attr = value.partition(":")
-    obj: Any = importlib.import_module(module.strip())
-    for part in attr.strip().split(".") if attr.strip() else ():
-        obj = getattr(obj, part)
-    return obj
-
-
 def load(entry: FormatEntry) -> Exporter:
     """Import an exporter; a broken plugin raises :class:`PluginError` saying which and why."""
     try:
-        obj = _import(entry.value)
+        # the standard reader of ``module:attr`` values (module-only and [extras] included)
+        obj: Any = EntryPoint(entry.name, entry.value, GROUP).load()
         if isinstance(obj, type):
             obj = obj()
     except Exception as exc:  # any failure inside third-party code is the plugin's

@@ -56,7 +56,14 @@ def config_for(registry: Registry) -> LintConfig:
             f"{where}: lint settings must be a mapping, not {section!r}",
             hint="write them under `lint:` as key: value pairs",
         )
-    return LintConfig.from_settings(section, where)
+    config = LintConfig.from_settings(section, where)
+    from toolctl.lint.engine import check_selectors
+
+    try:  # here, where the file is known; the engine checks again for configs built in Python
+        check_selectors(config, catalogue())
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc.message}", hint=exc.hint) from None
+    return config
 
 
 def lint_tools(

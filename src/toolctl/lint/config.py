@@ -25,6 +25,7 @@ from toolctl.diagnostics import Severity
 from toolctl.errors import ConfigError
 from toolctl.export.formats import BUILTIN as BUILTIN_FORMATS
 from toolctl.export.formats import installed
+from toolctl.export.names import OPENAI_DESCRIPTION_LIMIT
 
 PROVIDERS = tuple(BUILTIN_FORMATS)
 """Providers checked by default: toolctl's built-in export formats."""
@@ -58,7 +59,7 @@ class LintConfig:
     tool_budget: int = 1500
     registry_budget: int = 30000
     description_min: int = 20
-    description_max: int = 1024
+    description_max: int = OPENAI_DESCRIPTION_LIMIT  # the strictest provider's limit
     fail_on: Severity = Severity.ERROR
     resolve: bool = False
 

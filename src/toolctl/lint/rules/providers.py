@@ -23,6 +23,9 @@ RULES = RuleSet("providers")
 
 _TOOL = re.compile(r"^tool '[^']*': ")
 _REASON = re.compile(r" \((?:[^()]|\([^()]*\))*\)$")  # "(OpenAI strict mode)": names one target
+# Exporter findings another rule already reports, with a limit the user can configure:
+# TX202 (description too long) is TL103 (``lint.description.max-length``).
+_REPORTED_ELSEWHERE = frozenset({"TX202"})
 
 
 @functools.cache
@@ -66,7 +69,7 @@ def _grouped(
     """(first finding, message without the target, providers) for each distinct finding."""
     groups: dict[tuple[Any, ...], tuple[Diagnostic, str, list[str]]] = {}
     for provider, diag in found:
-        if diag.severity is severity:
+        if diag.severity is severity and diag.code not in _REPORTED_ELSEWHERE:
             text = _plain(provider, diag.message)
             key = (diag.code, diag.file, diag.line, diag.col, text)
             groups.setdefault(key, (diag, text, []))[2].append(provider)
