@@ -133,6 +133,21 @@ def test_validate_json_structure(
     }
 
 
+def test_validate_json_pointer_escapes_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key with ``/`` or ``~`` is escaped in the pointer (RFC 6901), not split in two."""
+    files = {
+        "toolctl.yaml": "tools: tools.d\n",
+        "tools.d/a.yaml": "toolctl: 1\nname: a\ndescription: d\n'x/y~z': 1\n",
+    }
+    monkeypatch.chdir(write(tmp_path, files))
+    code, out, _ = _run(["validate", "--no-packs", "--format", "json"], capsys)
+    assert code == 1
+    [diag] = json.loads(out)["diagnostics"]
+    assert (diag["code"], diag["pointer"]) == ("TC201", "/x~1y~0z")
+
+
 def test_validate_json_clean(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
