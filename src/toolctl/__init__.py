@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "DeclarationError",
     "Diagnostic",
     "Registry",
     "Severity",
@@ -23,11 +24,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic, Severity
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import DeclarationError, ToolctlError
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
 
 _LAZY = {
+    "DeclarationError": "toolctl.errors",
     "Diagnostic": "toolctl.diagnostics",
     "Severity": "toolctl.diagnostics",
     "ToolctlError": "toolctl.errors",
@@ -45,3 +47,7 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -12,6 +12,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def json_pointer(path: Iterable[str | int]) -> str:
+    """The RFC 6901 pointer for a JSON path (``("a/b", 0)`` → ``/a~1b/0``; ``""`` for the root)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
 class Severity(str, enum.Enum):
     """How bad a finding is; ordered error > warning > info."""
 

@@ -6,7 +6,7 @@ import difflib
 import functools
 from typing import Any
 
-from toolctl.diagnostics import Diagnostic, Location, error
+from toolctl.diagnostics import Diagnostic, Location, error, json_pointer
 from toolctl.spec.model import format_schema
 from toolctl.yamlsrc import Document, JsonPath
 
@@ -72,7 +72,7 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
                     "TC201",
                     f"unknown key {key!r}",
                     hint=hint,
-                    pointer=_pointer((*path, key)),
+                    pointer=json_pointer((*path, key)),
                 )
             )
         return out
@@ -89,17 +89,13 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
                 hint="`toolctl:` goes once at the top of a file, not inside each tool"
                 if key == "toolctl"
                 else None,
-                pointer=_pointer((*path, key)),
+                pointer=json_pointer((*path, key)),
             )
         ]
     line, col = doc.locate(path)
-    where = _pointer(path) or "the file"
+    where = json_pointer(path) or "the file"
     message = f"{where}: {err.message}" if path else err.message
-    return [error(Location(doc.file, line, col), "TC201", message, pointer=_pointer(path))]
-
-
-def _pointer(path: JsonPath) -> str:
-    return "".join(f"/{p}" for p in path)
+    return [error(Location(doc.file, line, col), "TC201", message, pointer=json_pointer(path))]
 
 
 def check_format(doc: Document) -> list[Diagnostic]:

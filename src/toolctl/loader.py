@@ -318,7 +318,7 @@ def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
     return [((), data)]
 
 
-def load_file_tools(
+def _load_file(
     path: Path, root: Path, origin_kind: str, origin_name: str, ctx: _Context
 ) -> list[ToolSpec]:
     """Load one tool file; diagnostics go to ``ctx``; tools with errors are marked invalid."""
@@ -377,7 +377,7 @@ def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
                 )
             )
             continue
-        yield f"{dist}", directory
+        yield dist, directory
 
 
 # ---------------------------------------------------------------- registry
@@ -400,8 +400,8 @@ def _dedupe(specs: list[ToolSpec], ctx: _Context) -> dict[str, ToolSpec]:
                 else f"{s.origin.name} pack ({s.location})"
                 for s in group
             )
+            code = "TC204" if any(s.origin.kind == "package" for s in group) else "TC203"
             for spec in group:
-                code = "TC204" if any(s.origin.kind == "package" for s in group) else "TC203"
                 ctx.diagnostics.append(
                     error(
                         spec.location,
@@ -426,22 +426,23 @@ def _load_registry(path: str | Path | None, packs: bool, project: Project | None
     project = project or project_for(Path(path) if path is not None else None)
     ctx = _Context(project.python_path)
     specs: list[ToolSpec] = []
-    for tool_path in project.tool_paths:
-        root = tool_path if tool_path.is_dir() else tool_path.parent
+    for tool_path, root, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
             if problem is not None:
                 ctx.diagnostics.append(problem)
                 continue
-            specs.extend(load_file_tools(file, root, "file", "", ctx))
-    if packs:
-        for name, directory in _pack_dirs(ctx):
-            for file, problem in _discover(directory):
-                if problem is None:
-                    specs.extend(load_file_tools(file, directory, "package", name, ctx))
-                else:
-                    ctx.diagnostics.append(problem)
+            specs.extend(_load_file(file, root, kind, name, ctx))
     tools = _dedupe(specs, ctx)
     return Registry(tools, sorted_unique(ctx.diagnostics), project)
+
+
+def _sources(project: Project, packs: bool, ctx: _Context) -> Iterator[tuple[Path, Path, str, str]]:
+    """(tools path, its ``$ref`` root, origin kind, origin name): the project's, then packs'."""
+    for tool_path in project.tool_paths:
+        yield tool_path, tool_path if tool_path.is_dir() else tool_path.parent, "file", ""
+    if packs:
+        for name, directory in _pack_dirs(ctx):
+            yield directory, directory, "package", name
 
 
 def load(

@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.diagnostics import json_pointer
+
 JsonPath = tuple[str | int, ...]
 
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
@@ -38,11 +40,7 @@ class SchemaProblem:
 
     @property
     def pointer(self) -> str:
-        return (
-            "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in self.path)
-            if self.path
-            else ""
-        )
+        return json_pointer(self.path)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.pointer or "/", "message": self.message, "keyword": self.keyword}

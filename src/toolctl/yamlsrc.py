@@ -371,9 +371,14 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
             hint="split it into several files",
         )
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read(max_bytes + 1)
+    try:
+        fd = os.open(path, flags)
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:  # unreadable (permissions) or gone since the stat
+        raise YamlError(
+            f"cannot read file: {exc.strerror}", code="TC110", hint="check the file's permissions"
+        ) from None
     if len(raw) > max_bytes:
         raise YamlError(
             f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"

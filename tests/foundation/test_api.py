@@ -19,6 +19,16 @@ TWO_TOOLS = {
 BROKEN = {"tools.d/c.yaml": "toolctl: 1\nname: gamma\n", "tools.d/d.yaml": "toolctl: 1\nnam: d\n"}
 
 
+def test_every_public_name_resolves() -> None:
+    """``__all__`` and the lazy exports agree, and what ``load`` raises can be caught by name."""
+    for name in toolctl.__all__:
+        assert getattr(toolctl, name) is not None
+        assert name in dir(toolctl)
+    assert toolctl.DeclarationError is DeclarationError
+    with pytest.raises(AttributeError):
+        toolctl.nothing_here  # noqa: B018
+
+
 def test_load_returns_the_registry(tmp_path: Path) -> None:
     write(tmp_path, TWO_TOOLS)
     registry = toolctl.load(tmp_path / "tools.d", packs=False)

@@ -133,6 +133,21 @@ def test_validate_json_structure(
     }
 
 
+def test_validate_json_pointer_escapes_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key with ``/`` or ``~`` is escaped in the pointer (RFC 6901), not split in two."""
+    files = {
+        "toolctl.yaml": "tools: tools.d\n",
+        "tools.d/a.yaml": "toolctl: 1\nname: a\ndescription: d\n'x/y~z': 1\n",
+    }
+    monkeypatch.chdir(write(tmp_path, files))
+    code, out, _ = _run(["validate", "--no-packs", "--format", "json"], capsys)
+    assert code == 1
+    [diag] = json.loads(out)["diagnostics"]
+    assert (diag["code"], diag["pointer"]) == ("TC201", "/x~1y~0z")
+
+
 def test_validate_json_clean(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -233,6 +248,45 @@ def test_no_color_wins_over_force_color(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert not ANSI.search(result.stderr)
     assert result.stderr.startswith("tools.d/a.yaml:4:1: error TC201 unknown key 'handelr'")
+
+
+class _Stream:
+    def __init__(self, tty: bool) -> None:
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("tty", "env", "boxed"),
+    [
+        (True, {"NO_COLOR": "1"}, True),  # no colour, but still a terminal: box lines
+        (False, {"FORCE_COLOR": "1"}, False),  # coloured CI log, still a pipe: plain columns
+        (True, {}, True),
+        (False, {}, False),
+    ],
+)
+def test_table_layout_follows_the_terminal_not_the_colour_switches(
+    monkeypatch: pytest.MonkeyPatch, tty: bool, env: dict[str, str], boxed: bool
+) -> None:
+    from toolctl.cli import render
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr("sys.stdout", _Stream(tty))
+    assert (render.table("a").box is not None) is boxed
+    con = render.console()
+    assert con.soft_wrap is (not tty)
+    assert (con.no_color or con.color_system is None) is (render._use_color(_Stream(tty)) is False)
 
 
 def test_forced_colour_keeps_one_diagnostic_per_line(tmp_path: Path) -> None:

@@ -352,6 +352,31 @@ def test_fifo_is_refused_without_hanging(registry_of: Any, tmp_path: Path) -> No
     assert "not a regular file" in diag.message
 
 
+def test_unreadable_file_is_a_diagnostic_not_a_crash(
+    registry_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file that stats but cannot be opened (mode 000 for a non-root user) is TC110."""
+    real_open = os.open
+
+    def deny(path: Any, flags: int, *args: Any) -> int:
+        if str(path).endswith("locked.yaml"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(yamlsrc.os, "open", deny)
+    registry = registry_of(
+        {
+            "tools.d/locked.yaml": "toolctl: 1\nname: locked\ndescription: d\n",
+            "tools.d/ok.yaml": "toolctl: 1\nname: ok\ndescription: d\n",
+        }
+    )
+    assert list(registry.tools) == ["ok"]
+    [diag] = registry.diagnostics
+    assert (diag.file, diag.code) == ("tools.d/locked.yaml", "TC110")
+    assert diag.message == "cannot read file: Permission denied"
+    assert diag.hint == "check the file's permissions"
+
+
 @pytest.mark.timeout(10)
 def test_device_is_refused_without_hanging(tmp_path: Path) -> None:
     link = tmp_path / "zero.yaml"

@@ -26,13 +26,6 @@ COMMAND_MODULES = [
     "toolctl.cli.serve",
 ]
 
-EXIT_OK = exitcodes.OK
-EXIT_FINDINGS = exitcodes.FINDINGS
-EXIT_USAGE = exitcodes.USAGE
-EXIT_INTERNAL = exitcodes.INTERNAL
-EXIT_PENDING = exitcodes.PENDING
-EXIT_INTERRUPTED = exitcodes.INTERRUPTED
-
 app = typer.Typer(
     name="toolctl",
     help="A declarative registry of LLM tools: validate, lint, test, run, export and serve.",
@@ -126,20 +119,20 @@ def run(argv: list[str]) -> int:
         from toolctl.cli.render import print_error
 
         print_error(exc)
-        return EXIT_USAGE if isinstance(exc, UsageError) else EXIT_FINDINGS
+        return exitcodes.USAGE if isinstance(exc, UsageError) else exitcodes.FINDINGS
     except KeyboardInterrupt:
         sys.stderr.write("toolctl: interrupted\n")
-        return EXIT_INTERRUPTED
+        return exitcodes.INTERRUPTED
     except Exception as exc:
         return _other_error(exc)
-    return result if isinstance(result, int) else EXIT_OK
+    return result if isinstance(result, int) else exitcodes.OK
 
 
 def _other_error(exc: Exception) -> int:
     # typer >= 0.29 vendors click, so click's exception classes are matched by shape.
     if type(exc).__name__ == "Abort":
         sys.stderr.write("toolctl: aborted\n")
-        return EXIT_INTERRUPTED
+        return exitcodes.INTERRUPTED
     show = getattr(exc, "show", None)
     if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
         show()
@@ -150,4 +143,4 @@ def _other_error(exc: Exception) -> int:
         f"toolctl: internal error: {type(exc).__name__}: {exc}\n"
         "This is a bug in toolctl; rerun with TOOLCTL_TRACEBACK=1 and report it.\n"
     )
-    return EXIT_INTERNAL
+    return exitcodes.INTERNAL

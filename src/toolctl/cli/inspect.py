@@ -78,15 +78,11 @@ def list_tools(
 
 
 def _resolved(spec: ToolSpec) -> dict[str, Any]:
+    from toolctl.spec import SCHEMA_KEYS
+
     data = dict(spec.raw)
     data.pop("toolctl", None)
-    for key in (
-        "inputSchema",
-        "outputSchema",
-        "suspendSchema",
-        "resumeSchema",
-        "requestContextSchema",
-    ):
+    for key in SCHEMA_KEYS:
         if key in data:
             data[key] = spec.schema(key)
     data["x-toolctl"] = {

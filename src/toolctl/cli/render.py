@@ -18,28 +18,38 @@ if TYPE_CHECKING:
 _STYLES = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
-def _use_color(stream: Any) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
+def _is_terminal(stream: Any) -> bool:
+    """True when ``stream`` is a terminal: decides layout (box lines, wrapping, width)."""
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
 
 
+def _use_color(stream: Any) -> bool:
+    """Colour only: ``NO_COLOR`` and ``FORCE_COLOR`` override the terminal check."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return _is_terminal(stream)
+
+
 def console(stderr: bool = False) -> Console:
-    """A rich console on stdout (or stderr): colour and markup only on a terminal."""
+    """A rich console on stdout (or stderr): colour and markup only on a terminal.
+
+    ``NO_COLOR``/``FORCE_COLOR`` switch colour only; wrapping and width follow the stream.
+    """
     from rich.console import Console
 
     stream = sys.stderr if stderr else sys.stdout
     color = _use_color(stream)
+    tty = _is_terminal(stream)
     return Console(
         file=stream,
         no_color=not color,
         color_system="auto" if color else None,
         highlight=False,
-        soft_wrap=not color,
-        width=None if color else 200,
+        soft_wrap=not tty,
+        width=None if tty else 200,
     )
 
 
@@ -53,7 +63,7 @@ def table(*columns: str, stderr: bool = False) -> Table:
     from rich import box
     from rich.table import Table
 
-    tty = _use_color(sys.stderr if stderr else sys.stdout)
+    tty = _is_terminal(sys.stderr if stderr else sys.stdout)
     result = Table(
         box=box.HEAVY_HEAD if tty else None,
         header_style="bold" if tty else "",

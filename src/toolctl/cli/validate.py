@@ -27,6 +27,7 @@ def validate(
     Reports every problem in every file as `file:line:col: error CODE message`. Never imports or
     runs user code. Exit 0 when clean, 1 when anything is wrong.
     """
+    from toolctl.cli import exitcodes
     from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
     from toolctl.config import project_for
     from toolctl.loader import display_path, load_registry
@@ -43,7 +44,7 @@ def validate(
     else:
         print_diagnostics(registry.diagnostics)
         typer.echo(summary_line(registry.diagnostics, checked), err=True)
-    raise typer.Exit(0 if registry.ok else 1)
+    raise typer.Exit(exitcodes.OK if registry.ok else exitcodes.FINDINGS)
 
 
 def schema(
