@@ -29,6 +29,7 @@ from toolctl.diagnostics import (
     Severity,
     error,
     has_errors,
+    json_pointer,
     sorted_unique,
     warning,
 )
@@ -90,7 +91,7 @@ class Findings:
     ) -> None:
         """Record a finding at ``path`` (a JSON path inside the declaration)."""
         loc = self.spec.locate(*path, key=True)
-        pointer = "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+        pointer = json_pointer(path) or "/"
         self.items.append(
             Diagnostic.at(
                 loc,

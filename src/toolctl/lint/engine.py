@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from toolctl.diagnostics import Diagnostic, Location, Severity, error, sorted_unique
+from toolctl.diagnostics import Diagnostic, Location, Severity, error, json_pointer, sorted_unique
 from toolctl.errors import ConfigError
 from toolctl.lint.config import PROVIDERS, LintConfig
 from toolctl.lint.context import LintContext
@@ -57,10 +57,6 @@ def active_rules(config: LintConfig, cat: Catalogue) -> list[tuple[Rule, Severit
     return out
 
 
-def _pointer(path: Sequence[Any]) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
-
-
 def _diagnostic(rule: Rule, level: Severity, hit: Hit) -> Diagnostic:
     tool = hit.tool
     where: Sequence[Any] | str = hit.path
@@ -76,7 +72,7 @@ def _diagnostic(rule: Rule, level: Severity, hit: Hit) -> Diagnostic:
         rule.code,
         hit.message,
         hint=hit.hint,
-        pointer=where if isinstance(where, str) else _pointer(where),
+        pointer=where if isinstance(where, str) else json_pointer(where),
         tool=tool.name if tool else None,
         extra={"rule": rule.name, "family": rule.family, **hit.extra},
     )

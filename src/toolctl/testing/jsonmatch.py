@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.diagnostics import json_pointer
+
 JsonPath = tuple[str | int, ...]
 
 
@@ -61,9 +63,7 @@ def contains(expected: Any, actual: Any) -> bool:
 
 def pointer(path: JsonPath) -> str:
     """A JSON pointer for ``path`` (``/`` for the root)."""
-    if not path:
-        return "/"
-    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in path)
+    return json_pointer(path) or "/"
 
 
 def show(value: Any, width: int = 80) -> str:
