@@ -14,8 +14,6 @@ import typer
 
 from toolctl.cli import exitcodes
 
-EXIT_OK, EXIT_FINDINGS = exitcodes.OK, exitcodes.FINDINGS
-
 
 def _list_formats() -> int:
     from toolctl.cli.render import console
@@ -29,7 +27,7 @@ def _list_formats() -> int:
             con.print(f"{row['name']:<18} BROKEN ({row['package']}): {row['error']}", markup=False)
         else:
             con.print(f"{row['name']:<18} {row['description']}", markup=False)
-    return EXIT_FINDINGS if broken else EXIT_OK
+    return exitcodes.FINDINGS if broken else exitcodes.OK
 
 
 def _write(data: Any, indent: int | None, output: Path | None) -> None:
@@ -127,9 +125,9 @@ def export_command(
     shown = [d for d in result.diagnostics if verbose or d.severity.value != "info"]
     print_diagnostics(shown)
     if not result.ok:
-        raise typer.Exit(EXIT_FINDINGS)
+        raise typer.Exit(exitcodes.FINDINGS)
     _write(result.data, indent or None, output)
-    raise typer.Exit(EXIT_OK)
+    raise typer.Exit(exitcodes.OK)
 
 
 def register(app: typer.Typer) -> None:

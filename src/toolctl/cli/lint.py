@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from toolctl.cli import exitcodes
+
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
 
@@ -201,7 +203,7 @@ def lint(
     )
     _render(diags, fmt, checked)
     failing = any(d.severity.rank >= config.fail_on.rank for d in diags)
-    raise typer.Exit(1 if failing else 0)
+    raise typer.Exit(exitcodes.FINDINGS if failing else exitcodes.OK)
 
 
 def register(app: typer.Typer) -> None:

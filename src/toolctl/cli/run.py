@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from toolctl.cli import exitcodes
 from toolctl.cli.options import OutputFormat
 from toolctl.cli.runview import Show
 
@@ -193,7 +194,7 @@ def decline_cmd(
         from toolctl.cli.runview import err
 
         err(f"run {result.run_id} declined")
-        raise typer.Exit(0)
+        raise typer.Exit(exitcodes.OK)
     _finish(result, show)
 
 
@@ -247,7 +248,7 @@ def _cancellable(fn: Any) -> RunResult:
             result: RunResult = fn()
     except RunCancelled as exc:
         err(f"toolctl: run {exc.result.run_id} cancelled")
-        raise typer.Exit(130) from None
+        raise typer.Exit(exitcodes.INTERRUPTED) from None
     return result
 
 

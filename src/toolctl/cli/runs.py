@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from toolctl.cli import exitcodes
 from toolctl.cli.options import OutputFormat
 from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt, RegistryOpt, StateOpt
@@ -154,7 +155,7 @@ def wait_cmd(
         rec = runs.wait(store, run_id, timeout)
     except TimeoutError as exc:
         err(f"toolctl: {exc}")
-        raise typer.Exit(1) from None
+        raise typer.Exit(exitcodes.FINDINGS) from None
     result = runs.to_result(rec)
     show = Show.json if fmt is OutputFormat.json else Show.display if display else Show.model
     if show is Show.model and result.ok and result.model_output is None:

@@ -17,12 +17,6 @@ if TYPE_CHECKING:
     from toolctl.registry import Registry
     from toolctl.runtime.result import RunResult
 
-EXIT_OK = exitcodes.OK
-EXIT_TOOL_ERROR = exitcodes.FINDINGS
-EXIT_USAGE = exitcodes.USAGE
-EXIT_PENDING = exitcodes.PENDING
-EXIT_INTERRUPTED = exitcodes.INTERRUPTED
-
 
 class Show(str, enum.Enum):
     """Which view of a result ``toolctl run`` prints."""
@@ -100,18 +94,18 @@ def registry_for(registry_path: Path | None, tool: str | None = None) -> Registr
         if related:
             print_diagnostics(related)
             err(f"toolctl: error: tool {tool!r} has errors (above) and cannot run")
-            raise typer.Exit(EXIT_USAGE)
+            raise typer.Exit(exitcodes.USAGE)
         try:
             registry.get(tool)
         except UnknownToolError as exc:
             print_error(exc)
-            raise typer.Exit(EXIT_USAGE) from None
+            raise typer.Exit(exitcodes.USAGE) from None
     if tool is not None and not registry.get(tool).enabled:
         err(
             f"toolctl: error: tool {tool!r} is disabled (enabled: false in "
             f"{registry.get(tool).location})"
         )
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(exitcodes.USAGE)
     return registry
 
 
@@ -141,10 +135,10 @@ def exit_code(result: RunResult) -> int:
     from toolctl.runtime.result import RunStatus
 
     if result.status in (RunStatus.AWAITING_APPROVAL, RunStatus.SUSPENDED):
-        return EXIT_PENDING
+        return exitcodes.PENDING
     if result.status in (RunStatus.SUCCEEDED, RunStatus.RUNNING):
-        return EXIT_OK
-    return EXIT_TOOL_ERROR
+        return exitcodes.OK
+    return exitcodes.FINDINGS
 
 
 def render(result: RunResult, show: Show) -> int:

@@ -10,8 +10,6 @@ import typer
 
 from toolctl.cli import exitcodes
 
-EXIT_USAGE = exitcodes.USAGE
-
 
 class Transport(str, enum.Enum):
     """How clients reach the server."""
@@ -118,7 +116,7 @@ def serve(
         serve(registry, options)
     except ServeUsageError as exc:
         print_error(exc)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(exitcodes.USAGE) from None
 
 
 def register(app: typer.Typer) -> None:
