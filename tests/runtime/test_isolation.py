@@ -1,0 +1,175 @@
+"""``isolation: subprocess`` is real: bounded output, hard limits, the whole tree ends with the run.
+
+Each test starts real processes (a supervisor, a handler, what the handler starts); none of them
+asserts a duration. Floods are 64-128 MiB: enough to tell a bounded tail from a full buffer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import toolctl
+from toolctl.registry import Registry
+from toolctl.runtime import RunStatus
+from toolctl.runtime.capture import TAIL_BYTES
+from toolctl.runtime.context import AbortSignal
+from toolctl.runtime.isolation import run_isolated
+
+from .conftest import FIXTURES, write_project
+
+pytestmark = [
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="the guarantees tested are Linux's"
+    ),
+    pytest.mark.timeout(60),
+]
+
+TOOLS = """\
+toolctl: 1
+tools:
+  - name: flood
+    description: Floods stdout and stderr.
+    handler: rt_isolation:flood
+    isolation: subprocess
+    timeout: 30
+    inputSchema: {type: object}
+  - name: spawn_and_return
+    description: Starts a long child and returns.
+    handler: rt_isolation:spawn_and_return
+    isolation: subprocess
+    timeout: 20
+    inputSchema: {type: object}
+  - name: daemonize
+    description: Double-forks a daemon.
+    handler: rt_isolation:daemonize
+    isolation: subprocess
+    timeout: 20
+    inputSchema: {type: object}
+  - name: thread_and_return
+    description: Leaves a thread running.
+    handler: rt_isolation:thread_and_return
+    isolation: subprocess
+    timeout: 20
+    inputSchema: {type: object}
+  - name: raise_limits
+    description: Tries to lift its limits.
+    handler: rt_isolation:raise_limits
+    isolation: subprocess
+    timeout: 5
+    inputSchema: {type: object}
+"""
+
+# Run in a fresh interpreter, so that its peak RSS (ru_maxrss) is this call's and no other test's.
+MEASURE = """\
+import json, resource, sys, toolctl
+reg = toolctl.load()
+reg.call("raise_limits", {})  # imports and first-call costs, before the baseline
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+result = reg.call("flood", json.loads(sys.argv[1]), timeout=float(sys.argv[2]))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"status": result.status.value, "notes": result.notes,
+                  "growth_mib": (after - before) / 1024}))
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie has ended; only its reaping is due)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@pytest.fixture
+def iso(make_registry: Callable[[dict[str, str]], Registry]) -> Registry:
+    return make_registry({"isolation.yaml": TOOLS})
+
+
+def _measure(project: Path, inp: dict[str, object], timeout: float) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps(inp), str(timeout)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=55,
+        check=True,
+    )
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_flood_of_output_costs_the_caller_a_bounded_tail(iso: Registry, project: Path) -> None:
+    seen = _measure(project, {"mib": 128}, 30)
+    assert seen["status"] == "succeeded"
+    assert seen["growth_mib"] < 32, seen  # the 128 MiB were drained, not kept
+    assert (
+        "the handler wrote 128.0 MiB to stdout/stderr; only the last 64 KiB were kept"
+        in seen["notes"]
+    )
+
+
+def test_a_flood_then_a_hang_times_out_with_a_bounded_caller(iso: Registry, project: Path) -> None:
+    seen = _measure(project, {"mib": 96, "hang": True}, 5)
+    assert seen["status"] == "timed_out"
+    assert seen["growth_mib"] < 32, seen
+
+
+def test_the_tail_of_the_output_is_kept_and_what_was_dropped_is_counted(iso: Registry) -> None:
+    payload = {"input": {"mib": 2}, "run_id": "r1", "tool_name": "flood", "limits": {}}
+    outcome = run_isolated("rt_isolation:flood", [str(FIXTURES)], payload, 30, AbortSignal())
+    assert outcome.kind == "ok" and outcome.value == {"written": 2}
+    assert outcome.output.endswith("flood done\n")
+    assert len(outcome.output.encode()) == TAIL_BYTES
+    assert outcome.notes == [
+        "the handler wrote 2.0 MiB to stdout/stderr; only the last 64 KiB were kept"
+    ]
+
+
+def test_a_handler_cannot_lift_its_limits(project: Path) -> None:
+    write_project(project, {"isolation.yaml": TOOLS})
+    with (project / "toolctl.yaml").open("a", encoding="utf-8") as config:
+        config.write("run: {memoryLimitMb: 256}\n")
+    result = toolctl.load().call("raise_limits", {})
+    assert result.status is RunStatus.SUCCEEDED, result.error
+    assert result.output == {
+        "as": [256 * 1024 * 1024, 256 * 1024 * 1024],  # soft = hard: neither can be raised
+        "cpu": [6, 6],  # timeout 5 s → 5 + 1
+        "core": [0, 0],  # no core files
+    }
+
+
+def test_a_handler_that_starts_a_child_and_returns_ends_the_run_and_the_child(
+    iso: Registry, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pid"
+    result = iso.call("spawn_and_return", {"pidfile": str(pidfile)})
+    assert result.status is RunStatus.SUCCEEDED  # not timed_out: its child kept no pipe open
+    assert not _running(int(pidfile.read_text()))
+    assert "ended 1 process the handler left running" in result.notes
+
+
+def test_a_thread_left_running_does_not_hold_the_run(iso: Registry) -> None:
+    result = iso.call("thread_and_return", {})
+    assert result.status is RunStatus.SUCCEEDED
+    assert result.output == {"ok": True}
+
+
+def test_a_double_forked_daemon_ends_with_the_run(iso: Registry, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon"
+    result = iso.call("daemonize", {"pidfile": str(pidfile)})
+    assert result.status is RunStatus.SUCCEEDED
+    assert not _running(int(pidfile.read_text()))
+
+
+def test_a_double_forked_daemon_ends_when_the_run_times_out(iso: Registry, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon"
+    result = iso.call("daemonize", {"pidfile": str(pidfile), "hang": True}, timeout=3)
+    assert result.status is RunStatus.TIMED_OUT
+    assert not _running(int(pidfile.read_text()))
