@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +59,12 @@ tools:
     isolation: subprocess
     timeout: 20
     inputSchema: {type: object}
+  - name: kill_supervisor
+    description: Kills the process above it.
+    handler: rt_isolation:kill_supervisor
+    isolation: subprocess
+    timeout: 20
+    inputSchema: {type: object}
   - name: raise_limits
     description: Tries to lift its limits.
     handler: rt_isolation:raise_limits
@@ -86,6 +94,15 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state not in ("Z", "X")
+
+
+def _ends(pid: int) -> bool:
+    """Whether ``pid`` stops running soon: a SIGKILL sent to a process is not yet its end."""
+    for _ in range(500):
+        if not _running(pid):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 @pytest.fixture
@@ -173,3 +190,36 @@ def test_a_double_forked_daemon_ends_when_the_run_times_out(iso: Registry, tmp_p
     result = iso.call("daemonize", {"pidfile": str(pidfile), "hang": True}, timeout=3)
     assert result.status is RunStatus.TIMED_OUT
     assert not _running(int(pidfile.read_text()))
+
+
+def test_a_cancelled_run_ends_the_daemon_too(iso: Registry, tmp_path: Path) -> None:
+    pidfile = tmp_path / "daemon"
+    abort = AbortSignal()
+
+    def cancel_once_started() -> None:
+        while not pidfile.exists():
+            time.sleep(0.01)
+        abort.abort("cancelled by the test")
+
+    payload = {
+        "input": {"pidfile": str(pidfile), "hang": True},
+        "run_id": "r2",
+        "tool_name": "daemonize",
+        "limits": {},
+    }
+    canceller = threading.Thread(target=cancel_once_started)
+    canceller.start()
+    outcome = run_isolated("rt_isolation:daemonize", [str(FIXTURES)], payload, None, abort)
+    canceller.join()
+    assert outcome.kind == "cancelled"
+    assert not _running(int(pidfile.read_text()))
+
+
+def test_a_killed_supervisor_fails_the_run_and_its_group_still_ends(
+    iso: Registry, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "child"
+    result = iso.call("kill_supervisor", {"pidfile": str(pidfile)})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert "supervisor failed (killed by signal 9)" in result.error.message
+    assert _ends(int(pidfile.read_text()))  # killed with the handler's group, not reaped by us

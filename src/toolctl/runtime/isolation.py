@@ -137,26 +137,34 @@ class _Supervisor:
         return pid if isinstance(pid, int) and pid > 0 else None
 
     def stop(self) -> None:
-        """End the run's process tree: ask the supervisor, then kill both process groups."""
+        """End the run's process tree: ask the supervisor, then kill what is left."""
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.send_signal(signal.SIGTERM)
             self.pump(time.monotonic() + STOP_GRACE_S, None)  # it reports, then exits
-        if self.proc.poll() is None or self.lines() is None:
-            # It did not answer, or died without ending the tree: the groups are what is left.
-            # (The supervisor is not reaped yet, so its pid, its group's id, is still ours.)
-            for pgid in (self.proc.pid, self.handler_pid()):
-                if pgid is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(pgid, signal.SIGKILL)
         self.close()
 
+    def kill_groups(self) -> None:
+        """The fallback when the supervisor did not report (it hung, or something killed it):
+        SIGKILL the handler's process group, and the supervisor while it is not reaped (its pid
+        is its group's id, and stays ours until then)."""
+        groups = [self.handler_pid()]
+        if self.proc.returncode is None:
+            groups.append(self.proc.pid)
+        for pgid in groups:
+            if pgid is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+
     def close(self) -> None:
+        """Close the pipes and reap the supervisor; kill the groups if it did not report."""
         self._sel.close()
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 with contextlib.suppress(OSError):
                     pipe.close()
+        if self.proc.returncode is None or self.lines() is None:
+            self.kill_groups()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(STOP_GRACE_S)
 
@@ -169,6 +177,12 @@ def run_isolated(
     abort: AbortSignal,
 ) -> ChildOutcome:
     """Run ``ref`` in a child process with ``payload`` (input, context, run info)."""
+    if not hasattr(os, "fork"):
+        return ChildOutcome(
+            "error",
+            message="isolation: subprocess needs a POSIX system (Linux, macOS); "
+            "declare isolation: inprocess to run this tool here",
+        )
     env = dict(os.environ)
     paths = [*python_path, *[p for p in sys.path if p]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
@@ -220,9 +234,8 @@ def _notes(header: dict[str, Any]) -> list[str]:
 def _outcome(sup: _Supervisor) -> ChildOutcome:
     report = sup.lines()
     if report is None:
-        crash = sup.errors.text().strip().splitlines()
-        why = f": {redact_text(crash[-1])}" if crash else ""
-        return ChildOutcome("error", message=f"the isolated run's supervisor failed{why}")
+        why = _why(sup.proc.returncode, sup.errors.text())
+        return ChildOutcome("error", message=f"the isolated run's supervisor failed ({why})")
     _, header, body = report
     log = header.get("log") or ""
     notes = _notes(header)
@@ -234,16 +247,16 @@ def _outcome(sup: _Supervisor) -> ChildOutcome:
     except ValueError:
         reply = None
     if not isinstance(reply, dict) or "kind" not in reply:
-        message = f"the handler process ended without a result ({_why(header, log)})"
+        why = _why(header.get("exit"), log)
+        message = f"the handler process ended without a result ({why})"
         return ChildOutcome("error", message=message, output=log, notes=notes)
     return ChildOutcome(
         str(reply["kind"]), reply.get("value"), str(reply.get("message", "")), log, notes
     )
 
 
-def _why(header: dict[str, Any], log: str) -> str:
-    """Why a handler process ended without replying: its exit status and last words."""
-    code = header.get("exit")
+def _why(code: int | None, log: str) -> str:
+    """Why a process ended without replying: its exit status and its last words."""
     if isinstance(code, int) and code < 0:
         return f"killed by signal {-code}"
     lines = log.strip().splitlines()

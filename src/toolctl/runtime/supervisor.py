@@ -16,12 +16,13 @@
 * Only the supervisor holds the caller's pipes, so the caller reads its report up to end of file.
 
 The report is two JSON lines, ``{"pid": handler pid}`` as soon as the handler is forked and then
-the header (exit status, CPU time, output tail, processes ended), followed by ``header["result"]``
+the header (exit status, output tail, processes ended), followed by ``header["result"]``
 bytes: the handler's reply, or nothing (``-1``) when it ended without one.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -41,7 +42,6 @@ class _State:
     stop: bool = False
     handler: int = 0
     status: int | None = None  # the handler's wait status, once reaped
-    cpu_s: float = 0.0
     log: Tail = field(default_factory=Tail)
     reply: Capped = field(default_factory=lambda: Capped(MAX_RESULT_BYTES + REPLY_HEADER_BYTES))
 
@@ -56,14 +56,13 @@ def _reap(state: _State) -> None:
     """Reap every child that ended (orphans are ours too); note the handler's status."""
     while True:
         try:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
         if pid == state.handler:
             state.status = status
-            state.cpu_s = usage.ru_utime + usage.ru_stime
 
 
 def _fork_handler(request: dict[str, Any], result_w: int, log_w: int, close: list[int]) -> int:
@@ -111,15 +110,14 @@ def _supervise(state: _State, result_r: int, log_r: int, wake_r: int) -> None:
 
 
 def _end_tree(state: _State, subreaper: bool) -> list[int]:
-    """Kill the handler's process group and, with a subreaper, every descendant left."""
-    proctree.kill_group(state.handler)
-    if subreaper:
+    """Kill every descendant left (a subreaper's), or else the handler's process group."""
+    if subreaper:  # the group's members are descendants too
         ended = proctree.end_descendants()
-    else:  # the group is all we can reach
+    else:
         ended = set()
+        proctree.kill_group(state.handler)
         if state.status is None:
-            _, state.status, usage = os.wait4(state.handler, 0)
-            state.cpu_s = usage.ru_utime + usage.ru_stime
+            state.status = os.waitpid(state.handler, 0)[1]
         proctree.reap_any()
     return sorted(ended - {state.handler})
 
@@ -139,7 +137,6 @@ def _header(state: _State, left: list[int] | None, body: bytes | None) -> dict[s
     status = state.status
     return {
         "exit": os.waitstatus_to_exitcode(status) if status is not None else None,
-        "cpu": round(state.cpu_s, 3),
         "stopped": state.stop,
         "log": state.log.text(),
         "logDropped": state.log.dropped,
@@ -165,17 +162,24 @@ def main() -> None:
     signal.set_wakeup_fd(wake_w)
     result_r, result_w = os.pipe()
     log_r, log_w = os.pipe()
-    state.handler = _fork_handler(request, result_w, log_w, [result_r, log_r, wake_r, wake_w])
+    if not state.stop:  # else stopped before the handler started: nothing to run or end
+        state.handler = _fork_handler(request, result_w, log_w, [result_r, log_r, wake_r, wake_w])
     os.close(result_w)
     os.close(log_w)
-    _write_all(1, json.dumps({"pid": state.handler}).encode() + b"\n")
-    _supervise(state, result_r, log_r, wake_r)
-    left = _end_tree(state, subreaper)
+    _write_all(1, json.dumps({"pid": state.handler or None}).encode() + b"\n")
+    left: list[int] = []
+    if state.handler:
+        _supervise(state, result_r, log_r, wake_r)
+        left = _end_tree(state, subreaper)
     drain(result_r, state.reply)
     drain(log_r, state.log)
-    body = _reply_body(state.reply)
-    header = json.dumps(_header(state, left if subreaper else None, body)).encode()
-    _write_all(1, header + b"\n" + (body or b""))
+    _report(state, left if subreaper else None, _reply_body(state.reply))
+
+
+def _report(state: _State, left: list[int] | None, body: bytes | None) -> None:
+    header = json.dumps(_header(state, left, body)).encode()
+    with contextlib.suppress(BrokenPipeError):  # the caller is gone; the tree ended anyway
+        _write_all(1, header + b"\n" + (body or b""))
 
 
 if __name__ == "__main__":
