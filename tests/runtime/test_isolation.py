@@ -1,8 +1,10 @@
 """``isolation: subprocess`` is real: bounded output, hard limits, the whole tree ends with the run.
 
 Each test starts real processes (a supervisor, a handler, what the handler starts); none of them
-asserts a duration. Floods are 64-128 MiB: enough to tell a bounded tail from a full buffer.
+asserts a duration. Floods are 2-128 MiB: enough to tell a bounded tail from a full buffer.
 """
+
+# slow: every test here starts processes (mark it `slow` once the marker exists)
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from bench.stdio_probe import INIT, INITIALIZED, RawServe
 
 import toolctl
 from toolctl.registry import Registry
@@ -136,6 +139,33 @@ def test_a_flood_then_a_hang_times_out_with_a_bounded_caller(iso: Registry, proj
     seen = _measure(project, {"mib": 96, "hang": True}, 5)
     assert seen["status"] == "timed_out"
     assert seen["growth_mib"] < 32, seen
+
+
+def _peak_rss_mib(pid: int) -> float:
+    """The peak resident set size of a live process (VmHWM)."""
+    with open(f"/proc/{pid}/status") as fh:
+        line = next(line for line in fh if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def _tools_call(request_id: int, name: str, arguments: dict[str, object]) -> dict[str, object]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+def test_a_flood_leaves_the_mcp_server_bounded(iso: Registry, project: Path) -> None:
+    server = RawServe(project, stderr=subprocess.DEVNULL)
+    try:
+        server.rpc(INIT)
+        server.rpc(INITIALIZED)
+        server.rpc(_tools_call(2, "raise_limits", {}))  # first-call costs before the baseline
+        before = _peak_rss_mib(server.proc.pid)
+        reply = server.rpc(_tools_call(3, "flood", {"mib": 128}))
+        after = _peak_rss_mib(server.proc.pid)
+    finally:
+        server.close(timeout=45)
+    assert reply["result"]["isError"] is False, reply
+    assert after - before < 32, (before, after)
 
 
 def test_the_tail_of_the_output_is_kept_and_what_was_dropped_is_counted(iso: Registry) -> None:
