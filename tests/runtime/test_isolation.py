@@ -68,6 +68,11 @@ tools:
     isolation: subprocess
     timeout: 20
     inputSchema: {type: object}
+  - name: big_isolated
+    description: Returns a huge string.
+    handler: rt_handlers:big_output
+    isolation: subprocess
+    timeout: 20
   - name: raise_limits
     description: Tries to lift its limits.
     handler: rt_isolation:raise_limits
@@ -220,6 +225,7 @@ def test_a_double_forked_daemon_ends_when_the_run_times_out(iso: Registry, tmp_p
     result = iso.call("daemonize", {"pidfile": str(pidfile), "hang": True}, timeout=3)
     assert result.status is RunStatus.TIMED_OUT
     assert not _running(int(pidfile.read_text()))
+    assert "ended 1 process the handler started" in result.notes
 
 
 def test_a_cancelled_run_ends_the_daemon_too(iso: Registry, tmp_path: Path) -> None:
@@ -253,3 +259,9 @@ def test_a_killed_supervisor_fails_the_run_and_its_group_still_ends(
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "supervisor failed (killed by signal 9)" in result.error.message
     assert _ends(int(pidfile.read_text()))  # killed with the handler's group, not reaped by us
+
+
+def test_a_result_over_the_limit_fails_the_run(iso: Registry) -> None:
+    result = iso.call("big_isolated", {"mib": 17})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert "output too large" in result.error.message

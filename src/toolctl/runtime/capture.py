@@ -85,6 +85,13 @@ def drain(fd: int, sink: Sink, max_reads: int = 64) -> None:
         sink.feed(data)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to the blocking ``fd``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def size_text(n: int) -> str:
     """``n`` bytes for a person: 512 B, 64 KiB, 128.0 MiB."""
     if n < 1024:

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any, NoReturn
 
-from toolctl.runtime.capture import MAX_RESULT_BYTES
+from toolctl.runtime.capture import MAX_RESULT_BYTES, write_all
 
 
 def frame(kind: str, value: Any = None, message: str = "") -> bytes:
@@ -34,12 +34,6 @@ def frame(kind: str, value: Any = None, message: str = "") -> bytes:
             {"kind": "error", "message": f"output too large ({len(body)} bytes > limit {limit})"}
         ).encode("utf-8")
     return b"%d\n%s" % (len(body), body)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _call(request: dict[str, Any]) -> bytes:
@@ -82,7 +76,7 @@ def run(request: dict[str, Any], result_fd: int) -> NoReturn:
     except BaseException as exc:  # SystemExit, KeyboardInterrupt: still a reply, not a silence
         reply = frame("error", None, f"{type(exc).__name__}: {exc}")
     try:
-        _write_all(result_fd, reply)
+        write_all(result_fd, reply)
     except OSError:
         code = 1
     for stream in (sys.stdout, sys.stderr):

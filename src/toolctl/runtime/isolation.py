@@ -204,14 +204,13 @@ def run_isolated(
         raise
     if ended != "done":
         sup.stop()
-        outcome = _outcome(sup)
-        if ended == "timeout":
-            return ChildOutcome(
-                "timeout", message="the handler process was killed", notes=outcome.notes
-            )
-        return ChildOutcome(
-            "cancelled", message="the handler process was stopped", notes=outcome.notes
+        ended_by = _outcome(sup)  # the supervisor's report, when it made one
+        kind, message = (
+            ("timeout", "the handler process was killed")
+            if ended == "timeout"
+            else ("cancelled", "the handler process was stopped")
         )
+        return ChildOutcome(kind, message=message, output=ended_by.output, notes=ended_by.notes)
     sup.close()
     return _outcome(sup)
 
@@ -227,7 +226,8 @@ def _notes(header: dict[str, Any]) -> list[str]:
     left = header.get("left") or []
     if left:
         noun = "process" if len(left) == 1 else "processes"
-        notes.append(f"ended {len(left)} {noun} the handler left running")
+        how = "started" if header.get("stopped") else "left running"
+        notes.append(f"ended {len(left)} {noun} the handler {how}")
     return notes
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolctl.runtime import proctree
-from toolctl.runtime.capture import MAX_RESULT_BYTES, Capped, Tail, drain, read_once
+from toolctl.runtime.capture import MAX_RESULT_BYTES, Capped, Tail, drain, read_once, write_all
 
 REPLY_HEADER_BYTES = 32  # "<length>\n" in front of the handler's reply
 
@@ -44,12 +44,6 @@ class _State:
     status: int | None = None  # the handler's wait status, once reaped
     log: Tail = field(default_factory=Tail)
     reply: Capped = field(default_factory=lambda: Capped(MAX_RESULT_BYTES + REPLY_HEADER_BYTES))
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _reap(state: _State) -> None:
@@ -116,7 +110,9 @@ def _end_tree(state: _State, subreaper: bool) -> list[int]:
     else:
         ended = set()
         proctree.kill_group(state.handler)
-        if state.status is None:
+        if state.status is None:  # stopped: the handler may have left its group
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(state.handler, signal.SIGKILL)
             state.status = os.waitpid(state.handler, 0)[1]
         proctree.reap_any()
     return sorted(ended - {state.handler})
@@ -166,7 +162,7 @@ def main() -> None:
         state.handler = _fork_handler(request, result_w, log_w, [result_r, log_r, wake_r, wake_w])
     os.close(result_w)
     os.close(log_w)
-    _write_all(1, json.dumps({"pid": state.handler or None}).encode() + b"\n")
+    write_all(1, json.dumps({"pid": state.handler or None}).encode() + b"\n")
     left: list[int] = []
     if state.handler:
         _supervise(state, result_r, log_r, wake_r)
@@ -179,7 +175,7 @@ def main() -> None:
 def _report(state: _State, left: list[int] | None, body: bytes | None) -> None:
     header = json.dumps(_header(state, left, body)).encode()
     with contextlib.suppress(BrokenPipeError):  # the caller is gone; the tree ended anyway
-        _write_all(1, header + b"\n" + (body or b""))
+        write_all(1, header + b"\n" + (body or b""))
 
 
 if __name__ == "__main__":
