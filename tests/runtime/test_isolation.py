@@ -265,3 +265,23 @@ def test_a_result_over_the_limit_fails_the_run(iso: Registry) -> None:
     result = iso.call("big_isolated", {"mib": 17})
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "output too large" in result.error.message
+
+
+CALLER = """\
+import sys, toolctl
+toolctl.load().call("daemonize", {"pidfile": sys.argv[1], "hang": True})
+"""
+
+
+def test_a_killed_caller_takes_the_tree_with_it(iso: Registry, project: Path) -> None:
+    pidfile = project / "daemon"
+    caller = subprocess.Popen([sys.executable, "-c", CALLER, str(pidfile)], cwd=project)
+    try:
+        for _ in range(2500):  # until the daemon is up (the pytest timeout bounds this)
+            if pidfile.exists() or caller.poll() is not None:
+                break
+            time.sleep(0.02)
+    finally:
+        caller.kill()  # SIGKILL: the caller cannot clean up; its supervisor must
+        caller.wait()
+    assert _ends(int(pidfile.read_text()))
