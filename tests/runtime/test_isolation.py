@@ -159,6 +159,7 @@ def _tools_call(request_id: int, name: str, arguments: dict[str, object]) -> dic
 
 
 def test_a_flood_leaves_the_mcp_server_bounded(iso: Registry, project: Path) -> None:
+    pytest.importorskip("mcp")
     server = RawServe(project, stderr=subprocess.DEVNULL)
     try:
         server.rpc(INIT)
