@@ -73,6 +73,11 @@ tools:
     handler: rt_handlers:big_output
     isolation: subprocess
     timeout: 20
+  - name: fork_and_return
+    description: Forks a copy that returns too.
+    handler: rt_isolation:fork_and_return
+    isolation: subprocess
+    timeout: 20
   - name: raise_limits
     description: Tries to lift its limits.
     handler: rt_isolation:raise_limits
@@ -212,6 +217,12 @@ def test_a_thread_left_running_does_not_hold_the_run(iso: Registry) -> None:
     result = iso.call("thread_and_return", {})
     assert result.status is RunStatus.SUCCEEDED
     assert result.output == {"ok": True}
+
+
+def test_only_the_handler_itself_replies_not_a_copy_it_forked(iso: Registry) -> None:
+    result = iso.call("fork_and_return", {})
+    assert result.status is RunStatus.SUCCEEDED, result.error
+    assert result.output == {"who": "the handler"}
 
 
 def test_a_double_forked_daemon_ends_with_the_run(iso: Registry, tmp_path: Path) -> None:

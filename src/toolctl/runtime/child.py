@@ -70,11 +70,13 @@ def _call(request: dict[str, Any]) -> bytes:
 
 def run(request: dict[str, Any], result_fd: int) -> NoReturn:
     """Run the handler of ``request`` and report on ``result_fd``; never returns."""
-    code = 0
+    me, code = os.getpid(), 0
     try:
         reply = _call(request)
     except BaseException as exc:  # SystemExit, KeyboardInterrupt: still a reply, not a silence
         reply = frame("error", None, f"{type(exc).__name__}: {exc}")
+    if os.getpid() != me:  # a copy the handler forked came back from it: not the handler's reply
+        os._exit(0)
     try:
         write_all(result_fd, reply)
     except OSError:
