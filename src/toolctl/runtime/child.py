@@ -1,14 +1,24 @@
-"""The child side of ``isolation: subprocess`` (``python -m toolctl.runtime.child``)."""
+"""The handler side of ``isolation: subprocess``: runs in the process the supervisor forks.
+
+It sets the resource limits, imports and calls the handler, writes one framed reply on the
+result pipe (``<length>\\n<JSON>``, so bytes a left-behind process adds later are ignored) and
+ends the process at once (``os._exit``): the run is over when the handler returns, whatever
+threads or processes it leaves behind.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
+
+from toolctl.runtime.capture import MAX_RESULT_BYTES, write_all
 
 
-def _reply(fd: int, kind: str, value: Any = None, message: str = "") -> None:
+def frame(kind: str, value: Any = None, message: str = "") -> bytes:
+    """The reply as it travels on the result pipe."""
     from toolctl.runtime import jsondata
 
     try:
@@ -17,16 +27,16 @@ def _reply(fd: int, kind: str, value: Any = None, message: str = "") -> None:
         text = json.dumps(
             {"kind": "error", "value": None, "message": f"tool output is not valid JSON: {exc}"}
         )
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
+    body = text.encode("utf-8")
+    if len(body) > MAX_RESULT_BYTES:
+        limit = MAX_RESULT_BYTES
+        body = json.dumps(
+            {"kind": "error", "message": f"output too large ({len(body)} bytes > limit {limit})"}
+        ).encode("utf-8")
+    return b"%d\n%s" % (len(body), body)
 
 
-def main() -> None:
-    # Keep the real stdout for the reply; anything the handler prints goes to stderr.
-    reply_fd = os.dup(1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    request = json.loads(sys.stdin.read())
+def _call(request: dict[str, Any]) -> bytes:
     from toolctl.runtime.limits import apply_in_child, memory_error_message
 
     # Before the handler is imported: its module-level code is held to the limits too.
@@ -50,16 +60,28 @@ def main() -> None:
         args = (request["input"], ctx) if wants_context(fn) else (request["input"],)
         value = invoke_sync(fn, args, None, ctx.abort)
     except SuspendRequested as sus:
-        _reply(reply_fd, "suspend", sus.payload)
-        return
+        return frame("suspend", sus.payload)
     except MemoryError:
-        _reply(reply_fd, "error", None, memory_error_message(request.get("limits")))
-        return
+        return frame("error", None, memory_error_message(request.get("limits")))
     except Exception as exc:
-        _reply(reply_fd, "error", None, f"{type(exc).__name__}: {exc}")
-        return
-    _reply(reply_fd, "ok", value)
+        return frame("error", None, f"{type(exc).__name__}: {exc}")
+    return frame("ok", value)
 
 
-if __name__ == "__main__":
-    main()
+def run(request: dict[str, Any], result_fd: int) -> NoReturn:
+    """Run the handler of ``request`` and report on ``result_fd``; never returns."""
+    me, code = os.getpid(), 0
+    try:
+        reply = _call(request)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt: still a reply, not a silence
+        reply = frame("error", None, f"{type(exc).__name__}: {exc}")
+    if os.getpid() != me:  # a copy the handler forked came back from it: not the handler's reply
+        os._exit(0)
+    try:
+        write_all(result_fd, reply)
+    except OSError:
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

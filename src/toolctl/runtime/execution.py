@@ -174,6 +174,8 @@ class CallExecution(CallOutput):
             )
 
         outcome = work() if self.sync else await invoke_async(work, (), None, AbortSignal())
+        for text in outcome.notes:
+            self.note(text)
         if outcome.kind == "ok":
             return outcome.value
         if outcome.kind == "suspend":

@@ -1,11 +1,20 @@
 """Resource limits for ``isolation: subprocess`` handlers (``run:`` in toolctl.yaml).
 
-The child process sets them on itself before it imports the handler, so a tool that allocates
-far too much gets a ``MemoryError`` (the run ends ``failed``) instead of taking the machine, or
-the server, down with it. ``RLIMIT_AS`` bounds the address space (default 1 GiB,
-``run.memoryLimitMb``; ``null`` for no limit); ``RLIMIT_CPU`` follows the run's timeout, as a
-backstop behind the parent's wall-clock deadline. Limits are POSIX only: elsewhere they are
-not set.
+The handler's process sets them on itself before it imports the handler, so a tool that
+allocates far too much gets a ``MemoryError`` (the run ends ``failed``) instead of taking the
+machine, or the server, down with it. Each limit is set hard (soft = hard), so the handler cannot
+raise it again, and is inherited by every process the handler starts:
+
+* ``RLIMIT_AS`` bounds the address space (default 1 GiB, ``run.memoryLimitMb``; ``null`` for no
+  limit);
+* ``RLIMIT_CPU`` follows the run's timeout (rounded up, plus one second), a backstop behind the
+  caller's wall-clock deadline: past it the kernel kills the process;
+* ``RLIMIT_CORE`` is 0: a crashing handler leaves no core file (of up to its memory limit).
+
+``RLIMIT_NPROC`` is deliberately not set: it counts every process of the user on the machine,
+not the handler's, so any useful value would make the handler's ``fork`` fail whenever the user
+runs other programs. Nor is ``RLIMIT_FSIZE``: writing files is what many tools are for. Limits
+are POSIX only: elsewhere they are not set.
 """
 
 from __future__ import annotations
@@ -57,7 +66,7 @@ def limits_of(registry: Any) -> ResourceLimits:
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:
-    """Set the limits on the current process (the child); a no-op off POSIX."""
+    """Set the limits, hard, on the current process (the handler's); a no-op off POSIX."""
     try:
         import resource
     except ImportError:  # Windows: no rlimits
@@ -66,6 +75,7 @@ def apply_in_child(limits: dict[str, Any] | None) -> None:
     for name, value in (
         ("RLIMIT_AS", limits.get("memory_bytes")),
         ("RLIMIT_CPU", limits.get("cpu_seconds")),
+        ("RLIMIT_CORE", 0),
     ):
         kind = getattr(resource, name, None)
         if value is None or kind is None:
@@ -73,7 +83,7 @@ def apply_in_child(limits: dict[str, Any] | None) -> None:
         _, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)  # an unprivileged process cannot raise its hard limit
-        resource.setrlimit(kind, (value, hard))
+        resource.setrlimit(kind, (value, value))
 
 
 def memory_error_message(limits: dict[str, Any] | None) -> str:
