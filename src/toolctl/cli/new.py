@@ -1,0 +1,77 @@
+"""``toolctl new --from module:function``: declare an existing Python function as a tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def new(
+    source: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            metavar="MODULE:FUNCTION",
+            help="The function to declare, e.g. mypkg.search:search (required).",
+        ),
+    ],
+    name: Annotated[
+        str | None, typer.Option("--name", "-n", help="Tool name (default: the function's).")
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Tool file to write (default: tools.d/NAME.yaml)."),
+    ] = None,
+    handler_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--handler-dir",
+            help="Directory for the handler module (default: the first pythonPath entry).",
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite the tool file and handler module.")
+    ] = False,
+) -> None:
+    """Write the tool file for an existing Python function, and a handler module calling it.
+
+    IMPORTS the function's module (from the project's pythonPath or the installed packages), so
+    its top-level code runs. The input schema comes from the signature and type hints (Literal,
+    Enum, Optional, Annotated[..., Field(...)], TypedDict, dataclasses, pydantic models, lists,
+    dicts, defaults), descriptions from the docstring (Google, NumPy or reST), the output schema
+    from the return annotation; a tests: stub is included. What the function does not say (an
+    untyped parameter, *args, a type JSON Schema cannot express) is listed as a gap: the files
+    are written with TODO comments and the exit code is 1. Existing files are kept unless
+    --force.
+    """
+    from toolctl.cli import exitcodes
+    from toolctl.config import project_for
+    from toolctl.scaffold.newtool import plan_from_function, write_files
+
+    project = project_for(None)
+    plan = plan_from_function(source, project, output=output, name=name, handler_dir=handler_dir)
+    for path in write_files(plan.files, force=force):
+        typer.echo(f"wrote {_shown(path)}")
+    gaps = plan.draft.gaps if plan.draft else []
+    for gap in gaps:
+        typer.echo(f"toolctl: gap: {gap}", err=True)
+    if gaps:
+        typer.echo(
+            f"{len(gaps)} gap(s): fill in the TODO lines, then run toolctl validate", err=True
+        )
+        raise typer.Exit(exitcodes.FINDINGS)
+    typer.echo("next: fill in the tests: case, then toolctl validate && toolctl lint", err=True)
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command("new")(new)
