@@ -37,14 +37,18 @@ def new(
 ) -> None:
     """Write the tool file for an existing Python function, and a handler module calling it.
 
-    IMPORTS the function's module (from the project's pythonPath or the installed packages), so
-    its top-level code runs. The input schema comes from the signature and type hints (Literal,
-    Enum, Optional, Annotated[..., Field(...)], TypedDict, dataclasses, pydantic models, lists,
-    dicts, defaults), descriptions from the docstring (Google, NumPy or reST), the output schema
-    from the return annotation; a tests: stub is included. What the function does not say (an
-    untyped parameter, *args, a type JSON Schema cannot express) is listed as a gap: the files
-    are written with TODO comments and the exit code is 1. Existing files are kept unless
-    --force.
+    IMPORTS the function's module (from the project's pythonPath or the installed packages),
+    so its top-level code runs.
+
+    The input schema comes from the signature and type hints (Literal, Enum, Optional,
+    Annotated with Field, TypedDict, dataclasses, pydantic models, lists, dicts, defaults).
+
+    Descriptions come from the docstring (Google, NumPy or reST style), the output schema from
+    the return annotation. A tests stub is included.
+
+    What the function does not say (an untyped parameter, *args, a type with no JSON form) is
+    reported as a gap: the files are written with TODO lines and the exit code is 1. Existing
+    files are kept unless --force.
     """
     from toolctl.cli import exitcodes
     from toolctl.config import project_for
