@@ -104,3 +104,22 @@ def test_help_says_it_imports(capsys: pytest.CaptureFixture[str]) -> None:
     cli(["new", "--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "IMPORTS the function's module" in out
+
+
+@pytest.mark.parametrize(
+    ("flag", "annotations"),
+    [
+        ("--read-only", {"readOnlyHint": True}),
+        ("--destructive", {"readOnlyHint": False, "destructiveHint": True}),
+    ],
+)
+def test_effects_are_declared_only_when_said(
+    project: Path, flag: str, annotations: dict[str, bool]
+) -> None:
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", flag]) == 0
+    doc = yaml.safe_load((project / "tools.d" / "mean.yaml").read_text("utf-8"))
+    assert doc["mcp"] == {"annotations": annotations}
+    (project / "tools.d" / "mean.yaml").unlink()
+    (project / "handlers" / "mean_tool.py").unlink()
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 0
+    assert "mcp" not in yaml.safe_load((project / "tools.d" / "mean.yaml").read_text("utf-8"))

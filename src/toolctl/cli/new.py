@@ -31,6 +31,14 @@ def new(
             help="Directory for the handler module (default: the first pythonPath entry).",
         ),
     ] = None,
+    read_only: Annotated[
+        bool | None,
+        typer.Option(
+            "--read-only/--destructive",
+            help="Declare the function read-only, or destructive (default: say neither; "
+            "lint asks).",
+        ),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite the tool file and handler module.")
     ] = False,
@@ -55,7 +63,24 @@ def new(
     from toolctl.scaffold.newtool import plan_from_function, write_files
 
     project = project_for(None)
-    plan = plan_from_function(source, project, output=output, name=name, handler_dir=handler_dir)
+    annotations = None
+    if read_only is not None:
+        annotations = (
+            {"readOnlyHint": True}
+            if read_only
+            else {
+                "readOnlyHint": False,
+                "destructiveHint": True,
+            }
+        )
+    plan = plan_from_function(
+        source,
+        project,
+        output=output,
+        name=name,
+        handler_dir=handler_dir,
+        annotations=annotations,
+    )
     for path in write_files(plan.files, force=force):
         typer.echo(f"wrote {_shown(path)}")
     gaps = plan.draft.gaps if plan.draft else []

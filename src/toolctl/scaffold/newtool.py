@@ -42,10 +42,13 @@ def plan_from_function(
     output: Path | None = None,
     name: str | None = None,
     handler_dir: Path | None = None,
+    annotations: dict[str, bool] | None = None,
 ) -> Plan:
     """The files that declare the function ``ref`` (``module:function``) in ``project``.
 
-    Imports the function's module, so it runs that module's top-level code.
+    Imports the function's module, so it runs that module's top-level code. ``annotations``
+    (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are what the caller knows about the
+    function's effects: a signature cannot tell.
     """
     from toolctl.references import load_object, parse
 
@@ -73,7 +76,9 @@ def plan_from_function(
         else None
     )
     plan = Plan(draft=draft, handler=handler)
-    plan.files[tool_path] = tool_file(draft, handler, schema_ref=schema_ref, source=ref)
+    plan.files[tool_path] = tool_file(
+        draft, handler, schema_ref=schema_ref, source=ref, annotations=annotations
+    )
     plan.files[directory / f"{module}.py"] = handler_module(
         target.module, target.attr, tool_path.name
     )

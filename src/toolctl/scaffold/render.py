@@ -125,7 +125,10 @@ class _Sampler:
 
 
 def declaration(
-    draft: ToolDraft, handler: str, test_input: dict[str, Any] | None
+    draft: ToolDraft,
+    handler: str,
+    test_input: dict[str, Any] | None,
+    annotations: dict[str, bool] | None = None,
 ) -> dict[str, Any]:
     """The tool declaration as a mapping, in the documented key order."""
     doc: dict[str, Any] = {
@@ -138,6 +141,8 @@ def declaration(
     }
     if draft.output_schema is not None:
         doc["outputSchema"] = draft.output_schema
+    if annotations:
+        doc["mcp"] = {"annotations": annotations}
     case: dict[str, Any] = {"name": "example"}
     if test_input is not None:
         case["input"] = test_input
@@ -146,13 +151,20 @@ def declaration(
     return doc
 
 
-def tool_file(draft: ToolDraft, handler: str, *, schema_ref: str | None, source: str) -> str:
+def tool_file(
+    draft: ToolDraft,
+    handler: str,
+    *,
+    schema_ref: str | None,
+    source: str,
+    annotations: dict[str, bool] | None = None,
+) -> str:
     """The text of the tool file: modeline, a header naming its source and its gaps, the YAML."""
     head = modeline(schema_ref) if schema_ref else ""
     head += f"# Declared from {source} by `toolctl new`: review the description and the tests.\n"
     for gap in draft.gaps:
         head += f"# TODO {gap}\n"
-    body = dump_yaml(declaration(draft, handler, example_input(draft.input_schema)))
+    body = dump_yaml(declaration(draft, handler, example_input(draft.input_schema), annotations))
     return head + body
 
 
