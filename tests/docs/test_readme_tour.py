@@ -1,4 +1,4 @@
-"""The README's five-minute tour is real: every command runs, in order, in an empty directory,
+"""The README's five-minute tour (also on docs/getting-started.md) is real: every command runs, in order, in an empty directory,
 through the installed `toolctl`, and prints what the README shows."""
 
 from __future__ import annotations
@@ -13,14 +13,19 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text("utf-8")
+PAGES = ["README.md", "docs/getting-started.md"]
 TIMING = re.compile(r" in \d+\.\d+s")
 
 pytestmark = pytest.mark.timeout(180)  # slow: starts toolctl processes
 
 
-def tour() -> str:
-    return README.split("<!-- tour -->", 1)[1].split("<!-- /tour -->", 1)[0]
+def tour(page: str) -> str:
+    text = (ROOT / page).read_text("utf-8")
+    return text.split("<!-- tour -->", 1)[1].split("<!-- /tour -->", 1)[0]
+
+
+def test_the_getting_started_page_has_the_readme_tour() -> None:
+    assert tour("README.md") == tour("docs/getting-started.md")
 
 
 def steps(section: str) -> list[tuple[str, list[str]]]:
@@ -35,7 +40,7 @@ def steps(section: str) -> list[tuple[str, list[str]]]:
 
 
 def test_the_tour_runs_as_shown(tmp_path: Path) -> None:
-    section = tour()
+    section = tour("README.md")
     source = re.search(r"```python\n# (\S+)\n(.*?)```", section, re.S)
     assert source is not None
     (tmp_path / source.group(1)).write_text(source.group(2), "utf-8")
