@@ -22,3 +22,14 @@ def callback(fn: Callable[[int], int], value: int) -> int:
 
 def undocumented(x: int) -> int:
     return x
+
+
+class Service:
+    def search(self, query: str) -> list[str]:
+        """Search through an instance: `new` cannot make one."""
+        return [query]
+
+    @staticmethod
+    def ping(host: str) -> bool:
+        """Check that a host answers (a staticmethod works like a function)."""
+        return bool(host)

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 import toolctl
-from tests.scaffold.test_new import make_project
+from tests.scaffold.test_new import REPO, make_project
 from toolctl.cli.app import run as cli
 from toolctl.diagnostics import Severity
 
@@ -88,6 +88,7 @@ def test_name_and_output_options(project: Path) -> None:
         ("tests.scaffold.corpus:nope", "cannot import tests.scaffold.corpus:nope"),
         ("tests.scaffold.corpus:Point", "is not a function"),
         ("not a reference", "cannot import not a reference"),
+        ("tests.scaffold.gaps:Service.search", "is a method: calling it needs an instance"),
     ],
 )
 def test_bad_references_are_usage_errors(
@@ -123,3 +124,32 @@ def test_effects_are_declared_only_when_said(
     (project / "handlers" / "mean_tool.py").unlink()
     assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 0
     assert "mcp" not in yaml.safe_load((project / "tools.d" / "mean.yaml").read_text("utf-8"))
+
+
+def test_a_missing_tools_directory_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no toolctl.yaml, no tools.d: the defaults
+    monkeypatch.syspath_prepend(str(REPO))
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 0
+    assert (tmp_path / "tools.d" / "mean.yaml").is_file()
+    assert (tmp_path / "mean_tool.py").is_file()
+
+
+def test_a_tools_file_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "toolctl.yaml").write_text(
+        f"tools: tools.yaml\npythonPath: [{REPO.as_posix()}]\n", "utf-8"
+    )
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(tmp_path)
+        assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 2
+    assert "say where to write the tool file with --output" in capsys.readouterr().err
+
+
+def test_a_staticmethod_is_declared(project: Path) -> None:
+    assert cli(["new", "--from", "tests.scaffold.gaps:Service.ping", "-n", "ping"]) == 0
+    module = (project / "handlers" / "ping_tool.py").read_text("utf-8")
+    assert "from tests.scaffold.gaps import Service\n" in module
+    assert "handler = from_function(Service.ping)\n" in module
+    registry = toolctl.load_project(project)
+    assert registry.call("ping", {"host": "a"}, store=False).output == {"result": True}

@@ -9,6 +9,7 @@ write: the tool file and a handler module that adapts the function to ``fn(input
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 import sys
@@ -64,6 +65,11 @@ def plan_from_function(
         ) from None
     if not callable(fn) or isinstance(fn, type):
         raise UsageError(f"{ref} is not a function", hint="give module:function")
+    if _needs_instance(fn):
+        raise UsageError(
+            f"{ref} is a method: calling it needs an instance",
+            hint="give a module-level function, a staticmethod or a classmethod",
+        )
     draft = describe_function(fn, name=name)
     tool_path = output or _tools_dir(project) / f"{draft.name}.yaml"
     module = module_name(draft.name)
@@ -85,9 +91,20 @@ def plan_from_function(
     return plan
 
 
+def _needs_instance(fn: object) -> bool:
+    """A plain function defined in a class body and reached through the class."""
+    if inspect.ismethod(fn) or not inspect.isfunction(fn) or "." not in fn.__qualname__:
+        return False
+    first = next(iter(inspect.signature(fn).parameters), None)
+    return first == "self" and "<locals>" not in fn.__qualname__.rsplit(".", 1)[0]
+
+
+_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
 def _tools_dir(project: Project) -> Path:
     for path in project.tool_paths:
-        if path.is_dir() or not path.suffix:
+        if path.is_dir() or (not path.exists() and path.suffix not in _FILE_SUFFIXES):
             return path
     raise UsageError(
         "the project's tools path is a file, not a directory",
