@@ -1,5 +1,6 @@
-"""The README's five-minute tour (also on docs/getting-started.md) is real: every command runs, in order, in an empty directory,
-through the installed `toolctl`, and prints what the README shows."""
+"""The README's five-minute tour (also on docs/getting-started.md) is real: every command
+runs, in order, in an empty directory, through the installed `toolctl`, and prints what the
+README shows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The export page's (docs/export.md) first section: its output is real, and its SDK calls accept the exports."""
+"""docs/export.md's first section: its output is real, and its SDK calls accept the exports."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The `toolctl test` walkthrough (docs/test.md): every console block is real output of its command."""
+"""The `toolctl test` walkthrough (docs/test.md): every console block is its command's output."""
 
 from __future__ import annotations
 
