@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_readme_run import steps
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["README.md", "docs/getting-started.md"]
 TIMING = re.compile(r" in \d+\.\d+s")
@@ -27,17 +29,6 @@ def tour(page: str) -> str:
 
 def test_the_getting_started_page_has_the_readme_tour() -> None:
     assert tour("README.md") == tour("docs/getting-started.md")
-
-
-def steps(section: str) -> list[tuple[str, list[str]]]:
-    found: list[tuple[str, list[str]]] = []
-    for block in re.findall(r"```console\n(.*?)```", section, re.S):
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                found.append((line[2:], []))
-            else:
-                found[-1][1].append(line)
-    return found
 
 
 def test_the_tour_runs_as_shown(tmp_path: Path) -> None:
