@@ -153,3 +153,12 @@ def test_a_staticmethod_is_declared(project: Path) -> None:
     assert "handler = from_function(Service.ping)\n" in module
     registry = toolctl.load_project(project)
     assert registry.call("ping", {"host": "a"}, store=False).output == {"result": True}
+
+
+def test_registry_option_names_the_project(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    root = make_project(tmp_path / "proj")
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "-r", str(root)]) == 0
+    assert (root / "tools.d" / "mean.yaml").is_file()
+    assert (root / "handlers" / "mean_tool.py").is_file()
+    assert "mean" in toolctl.load_project(root).tools

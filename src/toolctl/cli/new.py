@@ -17,6 +17,15 @@ def new(
             help="The function to declare, e.g. mypkg.search:search (required).",
         ),
     ],
+    registry: Annotated[
+        Path | None,
+        typer.Option(
+            "--registry",
+            "-r",
+            help="The project: its root, its tools directory or a tools file (default: found "
+            "from the working directory upward).",
+        ),
+    ] = None,
     name: Annotated[
         str | None, typer.Option("--name", "-n", help="Tool name (default: the function's).")
     ] = None,
@@ -59,10 +68,13 @@ def new(
     files are kept unless --force.
     """
     from toolctl.cli import exitcodes
-    from toolctl.config import project_for
+    from toolctl.config import CONFIG_NAME, project_at, project_for
     from toolctl.scaffold.newtool import plan_from_function, write_files
 
-    project = project_for(None)
+    if registry is not None and (registry / CONFIG_NAME).is_file():
+        project = project_at(registry)
+    else:
+        project = project_for(registry)
     annotations = None
     if read_only is not None:
         annotations = (
