@@ -8,7 +8,7 @@ import datetime
 import enum
 import itertools
 import uuid
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, Optional, TypedDict, Union
 
 from pydantic import BaseModel, Field
 from typing_extensions import NotRequired
@@ -145,7 +145,10 @@ def register_customer(customer: Customer, notify: bool = True) -> Customer:
     return customer.model_copy(update={"tags": [*customer.tags, "registered"]})
 
 
-def find_customer(customer_id: str, region: str | None = None) -> Customer | None:
+def find_customer(
+    customer_id: str,
+    region: Optional[str] = None,  # noqa: UP045 (typing.Optional is what this case is about)
+) -> Optional[Customer]:  # noqa: UP045
     """Find a customer by id, optionally only in one region.
 
     Args:
@@ -233,7 +236,7 @@ def set_priority(
 
 def mean(
     values: Annotated[list[float], Field(min_length=1, max_length=1000)],
-    weights: list[float] | None = None,
+    weights: Union[list[float], None] = None,  # noqa: UP007 (the case: typing.Union with None)
 ) -> float:
     """Compute the (weighted) arithmetic mean of some numbers.
 
