@@ -100,3 +100,15 @@ def test_unresolvable_forward_reference_is_a_gap() -> None:
 
     draft = describe_function(f)
     assert any("cannot resolve the type hints" in str(g) for g in draft.gaps)
+
+
+def test_adapter_and_draft_agree_on_wrapping_when_hints_do_not_resolve() -> None:
+    from toolctl.scaffold.adapter import from_function
+
+    def f(x: int) -> NotDefinedEither:  # type: ignore[name-defined]  # noqa: F821
+        """Do it."""
+        return {"x": x}
+
+    draft = describe_function(f)
+    assert draft.wraps_result is True
+    assert from_function(f)({"x": 1}) == {"result": {"x": 1}}

@@ -22,7 +22,7 @@ from typing import Any, get_args, get_origin
 
 from typing_extensions import get_type_hints, is_typeddict
 
-from toolctl.scaffold.introspect import RESULT_KEY, output_schema, signature_hints
+from toolctl.scaffold.introspect import RESULT_KEY, declared_output, signature_hints
 from toolctl.scaffold.types import (
     UNION_TYPES,
     SchemaBuilder,
@@ -103,7 +103,7 @@ def from_function(fn: Callable[..., Any]) -> Callable[[dict[str, Any]], Any]:
     never mistakes ``fn``'s second parameter for the tool context.
     """
     signature, hints, _ = signature_hints(fn)
-    wraps = output_schema(hints.get("return"), SchemaBuilder())[1] if "return" in hints else False
+    wraps = (declared_output(signature, hints, SchemaBuilder()) or (None, False))[1]
     params = signature.parameters
 
     def arguments(data: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:

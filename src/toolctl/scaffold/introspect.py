@@ -77,6 +77,15 @@ def output_schema(annotation: Any, builder: SchemaBuilder) -> tuple[Schema | Non
     return wrapped, True
 
 
+def declared_output(
+    signature: inspect.Signature, hints: dict[str, Any], builder: SchemaBuilder
+) -> tuple[Schema | None, bool] | None:
+    """:func:`output_schema` of the function's return annotation; None when it has none."""
+    if signature.return_annotation is inspect.Signature.empty:
+        return None
+    return output_schema(hints.get("return", signature.return_annotation), builder)
+
+
 def describe_function(fn: Callable[..., Any], *, name: str | None = None) -> ToolDraft:
     """Draft the declaration of ``fn`` (named ``name``, by default the function's name)."""
     tool_name = str(name or getattr(fn, "__name__", "tool"))
@@ -90,11 +99,10 @@ def describe_function(fn: Callable[..., Any], *, name: str | None = None) -> Too
     builder = SchemaBuilder(field_docs)
     input_schema = _input_schema(signature, hints, doc.params, builder)
     out_builder = SchemaBuilder(field_docs)
-    if signature.return_annotation is inspect.Signature.empty:
-        out, wraps = None, False
+    declared = declared_output(signature, hints, out_builder)
+    if declared is None:
         gaps.append(Gap("return", "no return annotation, so no outputSchema (annotate it)"))
-    else:
-        out, wraps = output_schema(hints.get("return", signature.return_annotation), out_builder)
+    out, wraps = declared or (None, False)
     if out is not None:
         out = _with_defs(out, out_builder.defs)
         if doc.returns and "description" not in out:
