@@ -107,7 +107,7 @@ def test_enum_numpy_docstring_and_defaults(declared: Path) -> None:
     doc = load(declared, "convert_temperature")
     source = doc["inputSchema"]["properties"]["source"]
     assert source == {
-        "description": "The unit of ``value``.",
+        "description": "The unit of `value`.",
         "type": "string",
         "enum": ["celsius", "fahrenheit"],
     }

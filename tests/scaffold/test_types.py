@@ -112,3 +112,15 @@ def test_adapter_and_draft_agree_on_wrapping_when_hints_do_not_resolve() -> None
     draft = describe_function(f)
     assert draft.wraps_result is True
     assert from_function(f)({"x": 1}) == {"result": {"x": 1}}
+
+
+def test_rest_markup_becomes_markdown() -> None:
+    def f(unit: str) -> None:
+        """Convert with :func:`~units.convert` and :class:`Unit`.
+
+        :param unit: A ``Unit`` value.
+        """
+
+    draft = describe_function(f)
+    assert draft.description == "Convert with `convert` and `Unit`."
+    assert draft.input_schema["properties"]["unit"]["description"] == "A `Unit` value."

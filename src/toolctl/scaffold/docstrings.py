@@ -7,6 +7,7 @@ Google, NumPy and reStructuredText (Sphinx ``:param x:``) styles are told apart 
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 
 
@@ -20,10 +21,15 @@ class DocText:
     returns: str | None = None
 
 
+_ROLE = re.compile(r":(?:py:)?[a-z]+:`~?([^`]+)`")  # :class:`Foo`, :py:func:`~pkg.bar`
+
+
 def _one_line(text: str | None) -> str:
-    """Hard-wrapped docstring text joined into paragraphs (single newlines become spaces)."""
+    """Hard-wrapped docstring text joined into paragraphs (single newlines become spaces), with
+    reStructuredText markup as the Markdown a model reads (``x`` and :class:`x` become `x`)."""
     if not text:
         return ""
+    text = _ROLE.sub(lambda m: f"`{m.group(1).rsplit('.', 1)[-1]}`", text).replace("``", "`")
     paragraphs = [" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n")]
     return "\n\n".join(p for p in paragraphs if p)
 
