@@ -162,3 +162,17 @@ def test_registry_option_names_the_project(tmp_path: Path) -> None:
     assert (root / "tools.d" / "mean.yaml").is_file()
     assert (root / "handlers" / "mean_tool.py").is_file()
     assert "mean" in toolctl.load_project(root).tools
+
+
+def test_a_name_taken_by_another_file_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "tools.d" / "stats.yaml").write_text(
+        "toolctl: 1\nname: mean\ndescription: The mean of some numbers, declared by hand.\n",
+        "utf-8",
+    )
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 2
+    err = capsys.readouterr().err
+    assert "a tool named 'mean' exists already: tools.d/stats.yaml:2:7" in err
+    assert not (project / "tools.d" / "mean.yaml").exists()
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "-n", "weighted_mean"]) == 0

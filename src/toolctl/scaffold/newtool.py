@@ -72,6 +72,7 @@ def plan_from_function(
         )
     draft = describe_function(fn, name=name)
     tool_path = output or _tools_dir(project) / f"{draft.name}.yaml"
+    _check_name_free(draft.name, tool_path, project)
     module = module_name(draft.name)
     directory = handler_dir or (project.python_path[0] if project.python_path else project.root)
     handler = f"{module}:handler"
@@ -100,6 +101,18 @@ def _needs_instance(fn: object) -> bool:
 
 
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _check_name_free(name: str, tool_path: Path, project: Project) -> None:
+    """Refuse a name that another file of the registry (or a pack) declares already."""
+    from toolctl.loader import load_registry
+
+    spec = load_registry(project=project).tools.get(name)
+    if spec is not None and Path(spec.location.file).resolve() != tool_path.resolve():
+        raise UsageError(
+            f"a tool named {name!r} exists already: {spec.location}",
+            hint="choose another name with --name",
+        )
 
 
 def _tools_dir(project: Project) -> Path:
