@@ -63,3 +63,19 @@ def test_the_serve_page_shows_the_client_script() -> None:
     assert code is not None
     script = (ROOT / "docs" / "examples" / "mcp-client" / "client.py").read_text("utf-8")
     assert code.group(1) in script
+
+
+def test_every_json_block_of_the_docs_parses() -> None:
+    import json
+
+    blocks = [
+        (page.name, block)
+        for page in sorted((ROOT / "docs").glob("*.md"))
+        for block in re.findall(r"```json\n(.*?)```", page.read_text("utf-8"), re.S)
+    ]
+    assert len(blocks) >= 3
+    for name, block in blocks:
+        try:
+            json.loads(block)  # a client configuration a user pastes must be valid JSON
+        except ValueError as exc:
+            pytest.fail(f"docs/{name}: a json block does not parse: {exc}")
