@@ -176,3 +176,13 @@ def test_a_name_taken_by_another_file_is_refused(
     assert "a tool named 'mean' exists already: tools.d/stats.yaml:2:7" in err
     assert not (project / "tools.d" / "mean.yaml").exists()
     assert cli(["new", "--from", "tests.scaffold.corpus:mean", "-n", "weighted_mean"]) == 0
+
+
+def test_a_handler_dir_off_the_python_path_is_pointed_out(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = "tests.scaffold.corpus:mean"
+    assert cli(["new", "--from", ref, "--handler-dir", "elsewhere"]) == 0
+    err = capsys.readouterr().err
+    assert "toolctl: note: elsewhere is not on pythonPath: add it in toolctl.yaml" in err
+    assert (project / "elsewhere" / "mean_tool.py").is_file()

@@ -95,6 +95,8 @@ def new(
     )
     for path in write_files(plan.files, force=force):
         typer.echo(f"wrote {_shown(path)}")
+    for note in plan.notes:
+        typer.echo(f"toolctl: note: {note}", err=True)
     gaps = plan.draft.gaps if plan.draft else []
     for gap in gaps:
         typer.echo(f"toolctl: gap: {gap}", err=True)

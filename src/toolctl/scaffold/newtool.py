@@ -16,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from toolctl.config import Project
+from toolctl.config import CONFIG_NAME, Project
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.scaffold.introspect import ToolDraft, describe_function
 from toolctl.scaffold.render import SCHEMA_FILE, handler_module, tool_file
@@ -29,6 +29,7 @@ class Plan:
     files: dict[Path, str] = field(default_factory=dict)
     draft: ToolDraft | None = None
     handler: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def module_name(tool_name: str) -> str:
@@ -83,6 +84,11 @@ def plan_from_function(
         else None
     )
     plan = Plan(draft=draft, handler=handler)
+    if directory.resolve() not in [p.resolve() for p in project.python_path]:
+        plan.notes.append(
+            f"{_shown(directory.resolve(), project.root)} is not on pythonPath: add it in "
+            f"{CONFIG_NAME}, or {handler} will not resolve"
+        )
     plan.files[tool_path] = tool_file(
         draft, handler, schema_ref=schema_ref, source=ref, annotations=annotations
     )
