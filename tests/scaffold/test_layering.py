@@ -9,6 +9,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+# slow: each test starts a Python process (mark @pytest.mark.slow once the marker exists)
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport sys\nprint(','.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
     out = subprocess.run(
