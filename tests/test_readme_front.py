@@ -5,10 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from toolctl.cli.app import run
-
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text("utf-8")
 
@@ -32,16 +28,9 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert second in ci.splitlines()
 
 
-def test_the_first_tool_shown_validates_and_runs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_first_tool_shown_is_the_one_init_writes(tmp_path: Path) -> None:
+    """The tour's tool is exactly `toolctl init`'s (the tour test runs it)."""
+    from toolctl.scaffold.project import init_files
+
     tool = _blocks("yaml")[0]
-    (tmp_path / "tools.d").mkdir()
-    (tmp_path / "tools.d" / "reverse.yaml").write_text(tool, "utf-8")
-    examples = REPO / "examples"
-    (tmp_path / "toolctl.yaml").write_text(f"pythonPath: [{examples}]\n", "utf-8")
-    monkeypatch.chdir(tmp_path)
-    assert run(["validate"]) == 0
-    capsys.readouterr()
-    assert run(["run", "reverse", "--input", '{"input": "hello"}', "--raw"]) == 0
-    assert '"output": "olleh"' in capsys.readouterr().out
+    assert tool == init_files(tmp_path)[tmp_path / "tools.d" / "greet.yaml"]

@@ -1,4 +1,4 @@
-"""The README's "Run tools" section shows real output: every command in it runs here.
+"""The "Run tools" page (docs/run.md) shows real output: every command in it runs here.
 
 The commands run in order, in a copy of the example project, through the installed ``toolctl``.
 Run ids, times and durations are compared by shape (ids by order of appearance). With
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "run.md"
 START, END = "<!-- toolctl-run-demo -->", "<!-- /toolctl-run-demo -->"
 RUN_ID = re.compile(r"\b[0-9a-f]{20}\b")
 

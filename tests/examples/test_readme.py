@@ -1,4 +1,4 @@
-"""The README's example-registry section shows real output."""
+"""The example-registry page (docs/examples.md) shows real output."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 from toolctl_examples import weather
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text("utf-8")
+README = (ROOT / "docs" / "examples.md").read_text("utf-8")
 
 
 def _shown_output(command: str) -> list[str]:
-    """The lines the README shows after ``$ command`` in a console block."""
+    """The lines the page shows after ``$ command`` in a console block."""
     lines = README.split(f"$ {command}\n", 1)[1].split("```", 1)[0]
     return lines.strip().splitlines()
 

@@ -1,4 +1,4 @@
-"""The README's export section: its output is real, and its SDK calls accept the exports."""
+"""docs/export.md's first section: its output is real, and its SDK calls accept the exports."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from toolctl.cli.app import run
 from toolctl.export import export
 from toolctl.registry import Registry
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
+README = (REPO / "docs" / "export.md").read_text(encoding="utf-8")
 COMMAND = "$ toolctl export --format openai --tool calculator\n"
 
 

@@ -1,4 +1,4 @@
-"""The README's lint section is real: its example output, config, rule pack and rule table."""
+"""The lint page (docs/lint.md) is real: its example output, config, rule pack and rule table."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from toolctl.lint.packs import build
 from toolctl.lint.report import markdown_table
 from toolctl.loader import load_registry
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "lint.md"
 
 
 def _block(marker: str) -> str:
     text = README.read_text("utf-8")
     match = re.search(rf"<!-- {marker} -->\n```\w*\n(.*?)```", text, re.DOTALL)
-    assert match, f"README has no block after <!-- {marker} -->"
+    assert match, f"docs/lint.md has no block after <!-- {marker} -->"
     return match.group(1)
 
 
@@ -29,7 +29,7 @@ def test_rule_table_matches_the_catalogue() -> None:
     text = README.read_text("utf-8")
     table = text.split("<!-- lint-rules:start -->\n")[1].split("<!-- lint-rules:end -->")[0]
     assert table == markdown_table(catalogue()), (
-        "README rule table is stale: regenerate it with "
+        "docs/lint.md rule table is stale: regenerate it with "
         "`toolctl lint --list-rules --format markdown`"
     )
 

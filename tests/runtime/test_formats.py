@@ -97,10 +97,10 @@ def test_format_packages_load_only_when_a_format_is_checked() -> None:
 
 
 def test_readme_formats_example_is_real_output(tmp_path: Path) -> None:
-    """README § Formats: the command's output, run in a copy of docs/examples/formats."""
-    text = (ROOT / "README.md").read_text("utf-8")
-    section = text[text.index("\n### Formats\n") :]
-    section = section[: section.index("\n### ", 1)]
+    """docs/run.md § Formats: the command's output, run in a copy of docs/examples/formats."""
+    text = (ROOT / "docs" / "run.md").read_text("utf-8")
+    section = text[text.index("\n## Formats\n") :]
+    section = section[: section.index("\n## ", 1)]
     match = re.search(r"```console\n\$ toolctl ([^\n]+)\n(.*?)```", section, re.S)
     assert match is not None
     work = tmp_path / "formats"

@@ -1,4 +1,5 @@
-"""The README's "Serve over MCP" section: its client config and its console output are real."""
+"""The "Serve over MCP" page (docs/serve.md): its client configs, its Python client and its
+console output are real."""
 
 from __future__ import annotations
 
@@ -15,15 +16,12 @@ import pytest
 from .serve_helpers import run_serve
 
 pytestmark = pytest.mark.timeout(60)
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "serve.md"
 PLACEHOLDER = "/path/to/project/tools.d"
 
 
 def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Serve over MCP")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end != -1 else None]
+    return README.read_text(encoding="utf-8")
 
 
 def test_the_client_config_starts_a_server_the_sdk_client_can_use(registry_dir: Path) -> None:

@@ -1,4 +1,4 @@
-"""The README's `toolctl test` walkthrough: every console block is real output of its command."""
+"""The `toolctl test` walkthrough (docs/test.md): every console block is its command's output."""
 
 from __future__ import annotations
 
@@ -20,9 +20,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text("utf-8")
-    start = text.index("\n## Test\n")
-    return text[start : text.index("\n## ", start + 1)]
+    return (ROOT / "docs" / "test.md").read_text("utf-8")
 
 
 def _blocks(section: str) -> list[tuple[bool, str, str]]:

@@ -1,0 +1,34 @@
+"""``toolctl init``: create a working project."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def init(
+    directory: Annotated[
+        Path, typer.Argument(help="Where to create the project (created if missing).")
+    ] = Path("."),
+) -> None:
+    """Create a toolctl project: toolctl.yaml, tools.d/ with an example tool, its handler module
+    and tests, the format's JSON Schema for editors, and a .gitignore entry for .toolctl/.
+
+    Never overwrites a file: when any of them exists, nothing is written and the exit code is
+    2. `toolctl validate && toolctl test` pass in the new project.
+    """
+    from toolctl.scaffold.project import init_project
+
+    root = directory.resolve()
+    written = init_project(root)
+    for path in written:
+        typer.echo(f"created {path.relative_to(root).as_posix()}")
+    where = "" if root == Path.cwd().resolve() else f"cd {directory} && "
+    typer.echo(f"next: {where}toolctl validate && toolctl test", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command("init")(init)

@@ -1,0 +1,158 @@
+"""``toolctl new --from module:function``: plan the files that declare an existing function.
+
+:func:`plan_from_function` imports the function (from the project's ``pythonPath`` and the
+installed packages, as the runtime will), drafts its declaration and returns the files to
+write: the tool file and a handler module that adapts the function to ``fn(input)``.
+:func:`write_files` writes a plan without overwriting anything unless asked to.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from toolctl.config import CONFIG_NAME, Project
+from toolctl.errors import ToolctlError, UsageError
+from toolctl.scaffold.introspect import ToolDraft, describe_function
+from toolctl.scaffold.render import SCHEMA_FILE, handler_module, tool_file
+
+
+@dataclass
+class Plan:
+    """Files to create (path → text), and the draft they declare."""
+
+    files: dict[Path, str] = field(default_factory=dict)
+    draft: ToolDraft | None = None
+    handler: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def module_name(tool_name: str) -> str:
+    """The handler module's name for a tool: ``<name>_tool`` as a Python identifier."""
+    return re.sub(r"\W", "_", tool_name).lstrip("0123456789") + "_tool"
+
+
+def plan_from_function(
+    ref: str,
+    project: Project,
+    *,
+    output: Path | None = None,
+    name: str | None = None,
+    handler_dir: Path | None = None,
+    annotations: dict[str, bool] | None = None,
+) -> Plan:
+    """The files that declare the function ``ref`` (``module:function``) in ``project``.
+
+    Imports the function's module, so it runs that module's top-level code. ``annotations``
+    (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are what the caller knows about the
+    function's effects: a signature cannot tell.
+    """
+    from toolctl.references import load_object, parse
+
+    try:
+        target = parse(ref)
+        fn = load_object(ref, project.python_path)
+    except ToolctlError as exc:
+        searched = ", ".join(_shown(p, project.root) for p in project.python_path)
+        raise UsageError(
+            f"cannot import {ref}: {exc.message}",
+            hint=f"give module:function importable from pythonPath ({searched}) "
+            "or the installed packages",
+        ) from None
+    if not callable(fn) or isinstance(fn, type):
+        raise UsageError(f"{ref} is not a function", hint="give module:function")
+    if _needs_instance(fn):
+        raise UsageError(
+            f"{ref} is a method: calling it needs an instance",
+            hint="give a module-level function, a staticmethod or a classmethod",
+        )
+    draft = describe_function(fn, name=name)
+    tool_path = output or _tools_dir(project) / f"{draft.name}.yaml"
+    _check_name_free(draft.name, tool_path, project)
+    module = module_name(draft.name)
+    directory = handler_dir or (project.python_path[0] if project.python_path else project.root)
+    handler = f"{module}:handler"
+    schema = project.root / SCHEMA_FILE
+    schema_ref = (
+        Path(os.path.relpath(schema, tool_path.parent.resolve())).as_posix()
+        if schema.is_file()
+        else None
+    )
+    plan = Plan(draft=draft, handler=handler)
+    if directory.resolve() not in [p.resolve() for p in project.python_path]:
+        plan.notes.append(
+            f"{_shown(directory.resolve(), project.root)} is not on pythonPath: add it in "
+            f"{CONFIG_NAME}, or {handler} will not resolve"
+        )
+    plan.files[tool_path] = tool_file(
+        draft, handler, schema_ref=schema_ref, source=ref, annotations=annotations
+    )
+    plan.files[directory / f"{module}.py"] = handler_module(
+        target.module, target.attr, tool_path.name
+    )
+    return plan
+
+
+def _needs_instance(fn: object) -> bool:
+    """A plain function defined in a class body and reached through the class."""
+    if inspect.ismethod(fn) or not inspect.isfunction(fn) or "." not in fn.__qualname__:
+        return False
+    first = next(iter(inspect.signature(fn).parameters), None)
+    return first == "self" and "<locals>" not in fn.__qualname__.rsplit(".", 1)[0]
+
+
+_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def _check_name_free(name: str, tool_path: Path, project: Project) -> None:
+    """Refuse a name that another file of the registry (or a pack) declares already."""
+    from toolctl.loader import load_registry
+
+    spec = load_registry(project=project).tools.get(name)
+    if spec is not None and Path(spec.location.file).resolve() != tool_path.resolve():
+        raise UsageError(
+            f"a tool named {name!r} exists already: {spec.location}",
+            hint="choose another name with --name",
+        )
+
+
+def _tools_dir(project: Project) -> Path:
+    for path in project.tool_paths:
+        if path.is_dir() or (not path.exists() and path.suffix not in _FILE_SUFFIXES):
+            return path
+    raise UsageError(
+        "the project's tools path is a file, not a directory",
+        hint="say where to write the tool file with --output",
+    )
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
+    """Write every file (creating directories), or none when any exists and not ``force``."""
+    existing = [p for p in files if p.exists()]
+    if existing and not force:
+        names = ", ".join(str(p) for p in existing)
+        raise UsageError(
+            f"refusing to overwrite {names}",
+            hint="move them away, choose other paths, or pass --force",
+        )
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        # The import of the function put the (maybe then missing) handler directory on
+        # sys.path; forget what the import system cached about it, so this process sees the
+        # new module too.
+        sys.path_importer_cache.pop(str(path.parent), None)
+    importlib.invalidate_caches()
+    return list(files)
