@@ -24,6 +24,7 @@ COMMAND_MODULES = [
     "toolctl.cli.lint",
     "toolctl.cli.test",
     "toolctl.cli.serve",
+    "toolctl.cli.worker",
 ]
 
 app = typer.Typer(

@@ -169,6 +169,7 @@ class PostgresStore:
         self.path = display_url(url)  # what messages show (``runs`` prints the store's place)
         self._secret = _secret_of(url)
         self._closed = threading.Event()
+        self._queue_ready = False
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
             self._setup()
@@ -362,7 +363,9 @@ class PostgresStore:
         return [_decode(r) for r in rows]
 
     def sweep(self) -> list[str]:
-        """Mark runs left ``running`` by a dead owner as ``interrupted`` (never re-run them).
+        """Mark runs left ``running`` by a dead owner as ``interrupted`` (never re-run them),
+        except a background run of an idempotent tool, which goes back on the queue
+        (:func:`toolctl.runtime.queue.requeue`, with a note).
 
         An owner on this machine is checked by pid; one elsewhere only by its lease, so a
         replica on another host never takes a live run away.
@@ -373,6 +376,12 @@ class PostgresStore:
         for rec in map(_decode, rows):
             if owner_alive(rec, now):
                 continue
+            if rec.background and (rec.registry or {}).get("idempotent"):
+                from toolctl.runtime.queue import requeue
+
+                if requeue(self, rec):
+                    done.append(rec.run_id)
+                    continue
             if self.update(
                 rec.run_id,
                 expect_status="running",
@@ -382,6 +391,23 @@ class PostgresStore:
             ):
                 done.append(rec.run_id)
         return done
+
+    def ensure_queue_schema(self) -> None:
+        """Create the task queue's tables (Procrastinate's schema) once per database."""
+        if self._queue_ready:
+            return
+        import psycopg
+        from procrastinate.schema import SchemaManager
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+                if found is None or found[0] is None:
+                    conn.execute(SchemaManager.get_schema())
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot set up the task queue in") from None
+        self._queue_ready = True
 
     def ping(self) -> None:
         """Raise :class:`StateError` unless the database answers (readiness checks)."""
