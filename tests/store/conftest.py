@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import pgcluster
+from bench import pgcluster
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.records import RunStore
 from toolctl.runtime.store import SqliteStore

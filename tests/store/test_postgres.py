@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import pgcluster
+from bench import pgcluster
 from toolctl.runtime.errors import StateError
 from toolctl.runtime.pgstore import PostgresStore, display_url
 from toolctl.runtime.records import RunRecord

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import pgcluster
+from bench import pgcluster
 from toolctl.runtime.pgstore import PostgresStore
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests import pgcluster
+from bench import pgcluster
 from tests.server.serve_helpers import HttpServer
 from toolctl.runtime.pgstore import PostgresStore
 

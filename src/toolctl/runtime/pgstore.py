@@ -203,6 +203,7 @@ class PostgresStore:
             timeout=timeout,
             open=False,
             name="toolctl-state",
+            configure=self._configure,
         )
         try:
             pool.open(wait=True, timeout=timeout)
@@ -225,19 +226,22 @@ class PostgresStore:
         )
 
     def _run(self, sql: str, args: Any = None, *, durable: bool = True, fetch: bool = False) -> Any:
-        """One statement in its own transaction; its rows (``fetch``) or its row count."""
+        """One statement, its own transaction; its rows (``fetch``) or its row count.
+
+        Connections default to ``synchronous_commit = off`` (see :meth:`_configure`), so an
+        ordinary write is one round trip; a ``durable`` one commits synchronously.
+        """
         import psycopg
         from psycopg.rows import dict_row
 
         try:
-            with (
-                self._pool.connection() as conn,
-                conn.transaction(),
-                conn.cursor(row_factory=dict_row) as cur,
-            ):
-                if not durable:
-                    cur.execute("SET LOCAL synchronous_commit = off")
-                cur.execute(sql, args)
+            with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                if durable and not fetch:
+                    with conn.transaction():
+                        cur.execute("SET LOCAL synchronous_commit = on")
+                        cur.execute(sql, args)
+                else:
+                    cur.execute(sql, args)
                 return cur.fetchall() if fetch else cur.rowcount
         except psycopg.Error as exc:
             raise self._error(exc, "cannot use") from None
@@ -245,6 +249,12 @@ class PostgresStore:
             if type(exc).__module__.startswith("psycopg"):
                 raise self._error(exc, "cannot use") from None
             raise
+
+    @staticmethod
+    def _configure(conn: Any) -> None:
+        # Ordinary writes may be lost if PostgreSQL itself crashes (never corrupted), as with
+        # SQLite's synchronous=NORMAL; durable ones set it back on for their transaction.
+        conn.execute("SET synchronous_commit = off")
 
     def _setup(self) -> None:
         import psycopg
