@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from bench import pgcluster
+
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.records import RunStore
 from toolctl.runtime.store import SqliteStore

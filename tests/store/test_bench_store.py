@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from bench import pgcluster
 
 REPO = Path(__file__).resolve().parents[2]

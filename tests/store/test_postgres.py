@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from bench import pgcluster
+
 from toolctl.runtime.errors import StateError
 from toolctl.runtime.pgstore import PostgresStore, display_url
 from toolctl.runtime.records import RunRecord

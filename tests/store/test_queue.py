@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from bench import pgcluster
+
 from toolctl.runtime.pgstore import PostgresStore
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from bench import pgcluster
+
 from tests.server.serve_helpers import HttpServer
 from toolctl.runtime.pgstore import PostgresStore
 
