@@ -8,6 +8,7 @@ commands (``lint``, ``export``, ``test``, ``serve``). Paths are relative to the 
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from toolctl.errors import ConfigError, YamlError
 from toolctl.yamlsrc import load_file
 
 CONFIG_NAME = "toolctl.yaml"
+STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 KNOWN_KEYS = {"tools", "pythonPath", "state", "lint", "export", "test", "serve", "run"}
 
 
@@ -30,6 +32,7 @@ class Project:
     python_path: list[Path] = field(default_factory=list)
     state_path: Path = Path(".toolctl/state.db")
     settings: dict[str, Any] = field(default_factory=dict)
+    state_url: str | None = None  # a PostgreSQL ``state:`` (or TOOLCTL_STATE); else state_path
 
     def section(self, name: str) -> dict[str, Any]:
         """A command's settings section (``lint``, ``export``, ...), empty when absent."""
@@ -127,6 +130,16 @@ def _project(start: Path, tools: list[Path] | None) -> Project:
         tool_paths = [root / "tools.d"]
     python_path = _paths(settings.get("pythonPath", ["."]), root, "pythonPath", config_file)
     state = settings.get("state", ".toolctl/state.db")
+    env = os.environ.get(STATE_ENV)
+    if env:  # a path in the variable is relative to the working directory, as on a command line
+        is_url = env.startswith(("postgresql://", "postgres://"))
+        state = env if is_url else str(Path(env).resolve())
     if not isinstance(state, str):
-        raise ConfigError(f"{config_file}: 'state' must be a path")
+        raise ConfigError(
+            f"{config_file}: 'state' must be a path or a postgresql:// URL",
+            hint=f"or set {STATE_ENV}, which keeps a database password out of the file",
+        )
+    if state.startswith(("postgresql://", "postgres://")):
+        default = root / ".toolctl" / "state.db"
+        return Project(root, config_file, tool_paths, python_path, default, settings, state)
     return Project(root, config_file, tool_paths, python_path, (root / state), settings)

@@ -141,7 +141,7 @@ def test_a_worker_that_cannot_start_fails_the_run(
 ) -> None:
     from toolctl.runtime import background
 
-    def broken(*args: object) -> int:
+    def broken(*args: object, **kwargs: object) -> int:
         raise OSError("no processes left")
 
     monkeypatch.setattr(background, "spawn", broken)

@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "toolctl.cli.serve",
     "toolctl.cli.init",
     "toolctl.cli.new",
+    "toolctl.cli.worker",
 ]
 
 app = typer.Typer(

@@ -26,7 +26,12 @@ RegistryOpt = Annotated[
     typer.Option("--registry", "-r", help="Tool file or directory (default: found from here)."),
 ]
 StateOpt = Annotated[
-    Path | None, typer.Option("--state", help="Run history database (default: from the config).")
+    str | None,
+    typer.Option(
+        "--state",
+        help="Run history: an SQLite file or a postgresql:// URL (default: state in the config, "
+        "or TOOLCTL_STATE).",
+    ),
 ]
 InputOpt = Annotated[
     str | None,
@@ -227,7 +232,7 @@ def resume_cmd(
     )
 
 
-def _pending(registry_path: Path | None, state: Path | None, run_id: str) -> tuple[Any, Any]:
+def _pending(registry_path: Path | None, state: str | None, run_id: str) -> tuple[Any, Any]:
     from toolctl.cli.runview import registry_for, state_store
 
     store = state_store(registry_path, state)

@@ -71,7 +71,7 @@ def list_cmd(
         out("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _open(registry_path: Path | None, state: Path | None) -> Any:
+def _open(registry_path: Path | None, state: str | None) -> Any:
     from toolctl.cli.runview import state_store
     from toolctl.runtime.errors import RunNotFoundError
 

@@ -109,19 +109,21 @@ def registry_for(registry_path: Path | None, tool: str | None = None) -> Registr
     return registry
 
 
-def state_store(registry_path: Path | None, state: Path | None, *, create: bool = True) -> Any:
-    """The run history: ``--state`` or the project's (None when it does not exist yet)."""
+def state_store(registry_path: Path | None, state: str | None, *, create: bool = True) -> Any:
+    """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
+    when an SQLite history does not exist yet and ``create`` is false)."""
     from toolctl.config import project_for
-    from toolctl.runtime.store import default_state_path, open_store
+    from toolctl.runtime.store import open_store, state_location
 
-    if state is not None:
-        if not create and not state.exists():
-            return None
-        return open_store(state)
-    project = project_for(registry_path)
-    if not create and not default_state_path(_Holder(project)).exists():
+    where: str | Path = (
+        state if state is not None else state_location(_Holder(project_for(registry_path)))
+    )
+    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
+        return open_store(where)
+    where = Path(where)
+    if not create and not where.exists():
         return None
-    return open_store(None, _Holder(project))
+    return open_store(where if state is not None else None, _Holder(project_for(registry_path)))
 
 
 class _Holder:

@@ -56,6 +56,14 @@ def serve(
     max_request_bytes: Annotated[
         int, typer.Option("--max-request-bytes", help="Largest HTTP request body (413 above).")
     ] = 4 * 1024 * 1024,
+    shutdown_timeout: Annotated[
+        float,
+        typer.Option(
+            "--shutdown-timeout",
+            min=0,
+            help="HTTP: seconds to let calls in flight finish after SIGTERM (then cancelled).",
+        ),
+    ] = 30.0,
     log_level: Annotated[
         str, typer.Option("--log-level", help="Server log on stderr: debug, info, warning, error.")
     ] = "warning",
@@ -110,6 +118,7 @@ def serve(
         allowed_origins=tuple(allowed_origin or ()),
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
+        shutdown_timeout=shutdown_timeout,
         on_ready=ready,
     )
     try:

@@ -26,12 +26,25 @@ SPAWN_LEASE_S = 24 * 3600.0
 _children: list[subprocess.Popen[bytes]] = []
 
 
-def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) -> int:
-    """Start ``python -m toolctl.runtime.worker`` for ``run_id``; return its pid."""
+def spawn(
+    store: Any,
+    run_id: str,
+    token: str,
+    registry: dict[str, Any] | None,
+    *,
+    idempotent: bool = False,
+) -> int:
+    """Start the run's worker: with a PostgreSQL history, a job on the task queue that any
+    ``toolctl worker`` takes (:mod:`toolctl.runtime.queue`; returns the job id); otherwise a
+    detached ``python -m toolctl.runtime.worker`` process on this machine (returns its pid)."""
     from toolctl.runtime.errors import StateError
 
     if registry is None:
         raise StateError("a background run needs a registry loaded from a project directory")
+    if hasattr(store, "ensure_queue_schema"):
+        from toolctl.runtime import queue
+
+        return queue.enqueue(store, run_id, token, {**registry, "idempotent": idempotent})
     cmd = [
         sys.executable,
         "-m",

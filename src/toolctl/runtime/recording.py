@@ -148,7 +148,13 @@ class CallRecording(CallViews):
         )
         self.owner = token
         try:
-            background.spawn(self.store, self.run_id, token, self.registry)
+            background.spawn(
+                self.store,
+                self.run_id,
+                token,
+                self.registry,
+                idempotent=bool(self.spec.annotations.get("idempotentHint")),
+            )
         except (OSError, ToolctlError) as exc:
             return self.error_result(
                 ToolErrorInfo(

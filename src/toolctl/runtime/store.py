@@ -26,7 +26,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -339,7 +339,7 @@ def _where(
 
 # ---------------------------------------------------------------- opening
 
-_OPEN: dict[str, SqliteStore] = {}
+_OPEN: dict[str, RunStore] = {}
 _OPEN_LOCK = threading.Lock()
 
 
@@ -353,13 +353,26 @@ def default_state_path(registry: Any = None) -> Path:
     return Path(root or ".") / ".toolctl" / "state.db"
 
 
-def open_store(path: str | Path | None = None, registry: Any = None) -> SqliteStore:
-    """The (per-process shared) SQLite store at ``path`` or at the registry's default place.
+def state_location(registry: Any = None) -> str | Path:
+    """Where the registry's history lives: a PostgreSQL URL (``state:`` or ``TOOLCTL_STATE``)
+    or the SQLite file of :func:`default_state_path`."""
+    url = getattr(getattr(registry, "project", None), "state_url", None)
+    return url if url else default_state_path(registry)
 
-    The default ``.toolctl`` folder is created (mode 0700) when missing; an explicit path's
-    directory must exist.
+
+def open_store(path: str | Path | None = None, registry: Any = None) -> RunStore:
+    """The (per-process shared) store at ``path`` or at the registry's place.
+
+    ``path`` (or the registry's ``state``) is a file for SQLite or a ``postgresql://`` URL for
+    :class:`~toolctl.runtime.pgstore.PostgresStore`. The default ``.toolctl`` folder is created
+    (mode 0700) when missing; an explicit path's directory must exist.
     """
-    target = Path(path) if path is not None else default_state_path(registry)
+    from toolctl.runtime.pgstore import is_url
+
+    target = state_location(registry) if path is None else path
+    if is_url(target):
+        return _shared(str(target), lambda: _postgres(str(target)))
+    target = Path(target)
     if path is None and not target.parent.exists():
         try:
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -367,9 +380,19 @@ def open_store(path: str | Path | None = None, registry: Any = None) -> SqliteSt
             raise StateError(
                 f"cannot create {target.parent}: {exc.strerror}", hint="pass --state PATH"
             ) from None
-    key = str(target.resolve())
+    file = target
+    return _shared(str(file.resolve()), lambda: SqliteStore(file))
+
+
+def _postgres(url: str) -> RunStore:
+    from toolctl.runtime.pgstore import PostgresStore
+
+    return PostgresStore(url)
+
+
+def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:
     with _OPEN_LOCK:
         store = _OPEN.get(key)
         if store is None:
-            store = _OPEN[key] = SqliteStore(target)
+            store = _OPEN[key] = make()
         return store

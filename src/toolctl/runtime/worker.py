@@ -14,6 +14,7 @@ import time
 from typing import Any, NoReturn
 
 from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
+from toolctl.runtime.records import RunStore
 from toolctl.runtime.redact import redact_text
 from toolctl.runtime.result import ApprovalInfo
 from toolctl.runtime.store import SqliteStore
@@ -23,7 +24,7 @@ def _on_term(signum: int, frame: Any) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
+def _fail(store: RunStore, run_id: str, token: str, message: str) -> None:
     store.update(
         run_id,
         expect_status="running",
@@ -48,20 +49,37 @@ def load_registry_at(locator: dict[str, Any]) -> Any:
 
 def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     """Finish the run; the exit code is for logs only (the row is the result)."""
+    store = SqliteStore(state, sweep=False)
+    rec = store.get(run_id)
+    if rec.registry is None:
+        rec.registry = locator
+        store.update(run_id, expect_owner=token, registry=locator)
+    call = prepare(store, run_id, token)
+    if call is None:
+        return 0 if store.get(run_id).status != "failed" else 1
+    return finish(call)
+
+
+def prepare(
+    store: RunStore, run_id: str, token: str, locator: dict[str, Any] | None = None
+) -> Call | None:
+    """The :class:`Call` that continues run ``run_id`` owned by ``token`` (None: it is not
+    ``running`` under that owner any more, or its registry failed to load — the run then
+    ended ``failed``)."""
     from toolctl.runtime.limits import limits_of
     from toolctl.runtime.loading import python_path_of
 
-    store = SqliteStore(state, sweep=False)
     rec = store.get(run_id)
     if rec.status != "running" or rec.owner != token:
-        return 0  # cancelled before we started, or another worker has it
+        return None  # cancelled before we started, or another worker has it
+    locator = locator or rec.registry or {}
     try:
         registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
         limits = limits_of(registry)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
-        return 1
+        return None
     options = Options(run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout)
     call = Call(
         spec,
@@ -74,9 +92,15 @@ def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     )
     call.input, call.context = rec.raw_input, rec.raw_context
     call.recorded, call.owner = True, token
+    call.notes.extend(rec.notes)  # e.g. why it was re-queued (already redacted)
     if rec.approval:
         call.approval = ApprovalInfo.from_dict(rec.approval)
     call.phase("input", rec.raw_input, spec.input_schema)
+    return call
+
+
+def finish(call: Call) -> int:
+    """Execute a prepared call to its end; 130 when it was cancelled."""
     try:
         drive(call.execute())
     except RunCancelled:

@@ -36,6 +36,7 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     auth_token_env: str | None = None
     max_request_bytes: int = DEFAULT_MAX_BODY
+    shutdown_timeout: float = 30.0
     name: str = "toolctl"
     on_ready: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -113,13 +114,17 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         allowed_hosts=list(security.allowed_hosts),
         allowed_origins=list(security.allowed_origins),
     )
-    app = server.lowlevel.streamable_http_app(
+    from toolctl.server.health import Lifecycle, store_check
+
+    app: Any = server.lowlevel.streamable_http_app(
         streamable_http_path=options.path,
         transport_security=settings,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
     )
-    return BearerAuth(app, security.token) if security.token else app
+    if security.token:
+        app = BearerAuth(app, security.token)
+    return Lifecycle(app, store_check(server.toolset.registry))
 
 
 async def serve_http(
@@ -131,16 +136,20 @@ async def serve_http(
     """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
     import uvicorn
 
+    app = http_app(server, options, security)
     config = uvicorn.Config(
-        http_app(server, options, security),
+        app,
         host=options.host,
         port=options.port,
         log_level="warning",
         access_log=False,
         lifespan="on",
         server_header=False,
+        timeout_graceful_shutdown=max(1, round(options.shutdown_timeout)),
     )
-    web = uvicorn.Server(config)
+    from toolctl.server.health import DrainingServer
+
+    web = DrainingServer(config, app, options.shutdown_timeout)
     async with anyio.create_task_group() as tg:
         if watcher is not None:
             tg.start_soon(watcher.run)

@@ -1,0 +1,127 @@
+"""A throwaway PostgreSQL cluster for tests and benchmarks: ``initdb`` + ``pg_ctl`` in a temporary
+directory, listening on a free loopback port (no Unix socket outside that directory).
+
+As root (CI and these machines), the server binaries refuse to run; the cluster then belongs to
+the ``postgres`` user and every command runs through ``runuser -u postgres --``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PASSWORD = "s3cret-pg-pw"  # a fixed test password: tests check that it never reaches output
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A running cluster: its data directory, port and a superuser URL."""
+
+    data: Path
+    port: int
+    user: str
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://{self.user}:{PASSWORD}@127.0.0.1:{self.port}/postgres"
+
+    def database_url(self, name: str) -> str:
+        return f"postgresql://{self.user}:{PASSWORD}@127.0.0.1:{self.port}/{name}"
+
+    def create_database(self, name: str) -> str:
+        """A fresh database ``name`` (dropped first if it exists); its URL."""
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.database_url(name)
+
+
+def binaries() -> Path | None:
+    """The directory of ``initdb``/``pg_ctl``: on PATH, or Debian's versioned directory."""
+    found = shutil.which("pg_ctl")
+    if found and shutil.which("initdb"):
+        return Path(found).parent
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
+        if (candidate / "pg_ctl").exists() and (candidate / "initdb").exists():
+            return candidate
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _as_owner(argv: list[str]) -> list[str]:
+    if os.geteuid() == 0:
+        return ["runuser", "-u", "postgres", "--", *argv]
+    return argv
+
+
+@contextlib.contextmanager
+def running_cluster() -> Iterator[Cluster]:
+    """Start a cluster; stop it (immediate mode) and delete its files on exit."""
+    bindir = binaries()
+    if bindir is None:
+        raise RuntimeError("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    base = Path(tempfile.mkdtemp(prefix="toolctl-pg-"))
+    data = base / "data"
+    pwfile = base / "pw"
+    pwfile.write_text(PASSWORD)
+    if os.geteuid() == 0:
+        shutil.chown(base, "postgres")
+        shutil.chown(pwfile, "postgres")
+    os.chmod(base, 0o700)
+    user = "toolctl"
+    port = _free_port()
+    try:
+        subprocess.run(
+            _as_owner(
+                [
+                    str(bindir / "initdb"),
+                    "-D",
+                    str(data),
+                    "-U",
+                    user,
+                    "--pwfile",
+                    str(pwfile),
+                    "-A",
+                    "scram-sha-256",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        options = (
+            f"-p {port} -c listen_addresses=127.0.0.1 -k {base} -c fsync=off "
+            "-c max_connections=200 -c shared_buffers=32MB"
+        )
+        log = str(base / "log")
+        subprocess.run(
+            _as_owner(
+                [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l", log, "start"]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        yield Cluster(data, port, user)
+    finally:
+        if (data / "postmaster.pid").exists():
+            subprocess.run(
+                _as_owner([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]),
+                capture_output=True,
+            )
+        shutil.rmtree(base, ignore_errors=True)

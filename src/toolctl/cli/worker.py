@@ -1,0 +1,76 @@
+"""``toolctl worker``: execute background runs from the PostgreSQL task queue."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolctl.cli import exitcodes
+from toolctl.cli.run import RegistryOpt, StateOpt
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
+
+
+def worker(
+    registry_path: RegistryOpt = None,
+    state: StateOpt = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Runs executed at once (threads).")
+    ] = 1,
+    lease: Annotated[
+        float,
+        typer.Option(
+            "--lease",
+            min=1,
+            help="Seconds without a heartbeat after which a run is taken for lost "
+            "(renewed every third of it).",
+        ),
+    ] = 30.0,
+    shutdown_timeout: Annotated[
+        float,
+        typer.Option(
+            "--shutdown-timeout",
+            min=0,
+            help="Seconds to let running runs finish after SIGTERM before aborting them.",
+        ),
+    ] = 30.0,
+) -> None:
+    """Execute background runs from the task queue of a PostgreSQL run history.
+
+    Runs as many workers as you like, on any machine that has the project at the same path (or
+    give --registry): each run is taken by one worker. SIGTERM or Ctrl-C stops taking new runs
+    and lets running ones finish for --shutdown-timeout seconds. Imports and runs tool handlers.
+    """
+    from toolctl.cli.render import print_error
+    from toolctl.cli.runview import state_store
+    from toolctl.runtime.pgstore import is_url
+    from toolctl.runtime.queue import run_worker
+
+    store = state_store(registry_path, state)
+    url = getattr(store, "url", None)
+    if not is_url(url):
+        from toolctl.errors import UsageError
+
+        print_error(
+            UsageError(
+                f"toolctl worker needs a PostgreSQL run history; this project's is {store.path}",
+                hint="set state: postgresql://... in toolctl.yaml or TOOLCTL_STATE "
+                "(with an SQLite history, background runs start their own worker process)",
+            )
+        )
+        raise typer.Exit(exitcodes.USAGE)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    override = None if registry_path is None else Path(registry_path)
+    run_worker(
+        str(url),
+        concurrency=concurrency,
+        lease=lease,
+        shutdown_timeout=shutdown_timeout,
+        registry=override,
+    )

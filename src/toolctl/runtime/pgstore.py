@@ -1,0 +1,424 @@
+"""The run history in PostgreSQL: the same :class:`~toolctl.runtime.records.RunStore` contract as
+the SQLite store, shared by many processes on many machines (``toolctl serve`` replicas,
+``toolctl worker`` processes).
+
+* psycopg 3 with a connection pool (``psycopg_pool``), imported only when a ``postgresql://``
+  state URL is used (``pip install 'toolctl-registry[postgres]'``).
+* Every state change is one ``UPDATE ... WHERE run_id = … AND status = … [AND owner IS NOT
+  DISTINCT FROM …]`` statement in its own transaction: a compare-and-set that PostgreSQL's row
+  lock makes exact across any number of writers, so a claim (approve, decline, resume, cancel, a
+  worker taking a run) happens once.
+* Durability follows the SQLite store: ``durable`` writes (entering a pending state, claims)
+  commit with ``synchronous_commit = on``; other writes with ``off`` (the server may lose the last
+  few commits on a crash of PostgreSQL itself, never corrupt anything).
+* Schema versions live in ``toolctl_schema``; set-up and migrations run under an advisory lock,
+  so replicas starting together migrate once. A newer schema is refused.
+* JSON columns are ``text`` holding the JSON the SQLite store writes (``jsonb`` would refuse
+  ``\\u0000`` in a tool's output and reorder keys).
+* The URL's password never appears in an error or a log: :func:`display_url` masks it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from toolctl.runtime.errors import RunNotFoundError, StateError
+from toolctl.runtime.ownership import interrupt_changes, owner_alive
+from toolctl.runtime.records import RunRecord
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+SCHEMA_VERSION = 1
+_LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
+
+_JSON_COLUMNS = frozenset(
+    (
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "raw_input",
+        "raw_context",
+        "approval",
+        "registry",
+        "model_output",
+        "display",
+    )
+)
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS toolctl_schema (version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS toolctl_runs (
+    run_id        TEXT PRIMARY KEY,
+    tool          TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    tool_digest   TEXT NOT NULL,
+    input_hash    TEXT,
+    input         TEXT,
+    output        TEXT,
+    error         TEXT,
+    suspend       TEXT,
+    resume        TEXT,
+    notes         TEXT,
+    raw_input     TEXT,
+    raw_context   TEXT,
+    approval      TEXT,
+    background    BOOLEAN NOT NULL DEFAULT FALSE,
+    timeout       DOUBLE PRECISION,
+    created_at    DOUBLE PRECISION NOT NULL,
+    started_at    DOUBLE PRECISION,
+    ended_at      DOUBLE PRECISION,
+    duration_ms   DOUBLE PRECISION,
+    owner         TEXT,
+    owner_pid     INTEGER,
+    owner_host    TEXT,
+    owner_start   TEXT,
+    lease_expires DOUBLE PRECISION,
+    resume_count  INTEGER NOT NULL DEFAULT 0,
+    registry      TEXT,
+    model_output  TEXT,
+    display       TEXT
+);
+CREATE INDEX IF NOT EXISTS toolctl_runs_status ON toolctl_runs(status);
+CREATE INDEX IF NOT EXISTS toolctl_runs_tool ON toolctl_runs(tool, created_at);
+CREATE INDEX IF NOT EXISTS toolctl_runs_created ON toolctl_runs(created_at);
+"""
+
+# Each step takes the schema from version N (its index + 1) to N + 1.
+_MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
+_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def is_url(state: object) -> bool:
+    """Whether a ``state`` setting names a PostgreSQL database rather than a file."""
+    return isinstance(state, str) and state.startswith(("postgresql://", "postgres://"))
+
+
+def display_url(url: str) -> str:
+    """``url`` with its password (and any ``password=`` query parameter) masked."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://***"
+    netloc = parts.netloc
+    if "@" in netloc:
+        creds, host = netloc.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        netloc = f"{user}:***@{host}" if ":" in creds else f"{user}@{host}"
+    query = "&".join(
+        "password=***" if item.lower().startswith("password=") else item
+        for item in parts.query.split("&")
+        if item
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def _secret_of(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.password:
+        return parts.password
+    for item in parts.query.split("&"):
+        if item.lower().startswith("password="):
+            return item.split("=", 1)[1]
+    return None
+
+
+def _encode(name: str, value: Any) -> Any:
+    if name in _JSON_COLUMNS:
+        return None if value is None else _to_json(value)
+    if name == "background":
+        return bool(value)
+    return value
+
+
+def _decode(row: dict[str, Any]) -> RunRecord:
+    data = {name: row[name] for name in _FIELDS}
+    for name in _JSON_COLUMNS:
+        if data[name] is not None:
+            data[name] = json.loads(data[name])
+    data["notes"] = data["notes"] or []
+    return RunRecord(**data)
+
+
+class PostgresStore:
+    """The run history in a PostgreSQL database. Safe across threads, processes and machines."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        sweep: bool = True,
+        min_size: int = 1,
+        max_size: int = 8,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self.url = url
+        self.path = display_url(url)  # what messages show (``runs`` prints the store's place)
+        self._secret = _secret_of(url)
+        self._closed = threading.Event()
+        self._queue_ready = False
+        self._pool = self._open_pool(min_size, max_size, connect_timeout)
+        try:
+            self._setup()
+        except BaseException:
+            self._pool.close()
+            raise
+        if sweep:
+            self.sweep()
+
+    # ------------------------------------------------------------ connection and errors
+
+    def _open_pool(self, min_size: int, max_size: int, timeout: float) -> ConnectionPool:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError:
+            raise StateError(
+                f"state {self.path} is a PostgreSQL URL, but psycopg is not installed",
+                hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
+            ) from None
+        connect = {"autocommit": True, "connect_timeout": max(1, int(timeout))}
+        try:  # one direct connection first: the pool would retry and hide the cause
+            psycopg.connect(self.url, **connect).close()  # type: ignore[arg-type]
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot connect to") from None
+        pool = ConnectionPool(
+            self.url,
+            min_size=min_size,
+            max_size=max_size,
+            kwargs=connect,
+            timeout=timeout,
+            open=False,
+            name="toolctl-state",
+            configure=self._configure,
+        )
+        try:
+            pool.open(wait=True, timeout=timeout)
+        except Exception as exc:
+            pool.close()
+            raise self._error(exc, "cannot connect to") from None
+        return pool
+
+    def _clean(self, text: str) -> str:
+        if self._secret:
+            text = text.replace(self._secret, "***")
+        return text.replace(self.url, self.path)
+
+    def _error(self, exc: BaseException, doing: str) -> StateError:
+        detail = self._clean(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc))
+        return StateError(
+            f"{doing} run history {self.path}: {detail}",
+            hint="check that the server is up and the URL, user and database are right "
+            "(the password comes from the URL or TOOLCTL_STATE)",
+        )
+
+    def _run(self, sql: str, args: Any = None, *, durable: bool = True, fetch: bool = False) -> Any:
+        """One statement, its own transaction; its rows (``fetch``) or its row count.
+
+        Connections default to ``synchronous_commit = off`` (see :meth:`_configure`), so an
+        ordinary write is one round trip; a ``durable`` one commits synchronously.
+        """
+        import psycopg
+        from psycopg.rows import dict_row
+
+        try:
+            with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
+                if durable and not fetch:
+                    with conn.transaction():
+                        cur.execute("SET LOCAL synchronous_commit = on")
+                        cur.execute(sql, args)
+                else:
+                    cur.execute(sql, args)
+                return cur.fetchall() if fetch else cur.rowcount
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot use") from None
+        except Exception as exc:  # the pool's PoolTimeout and friends
+            if type(exc).__module__.startswith("psycopg"):
+                raise self._error(exc, "cannot use") from None
+            raise
+
+    @staticmethod
+    def _configure(conn: Any) -> None:
+        # Ordinary writes may be lost if PostgreSQL itself crashes (never corrupted), as with
+        # SQLite's synchronous=NORMAL; durable ones set it back on for their transaction.
+        conn.execute("SET synchronous_commit = off")
+
+    def _setup(self) -> None:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                exists = conn.execute("SELECT to_regclass('toolctl_schema')").fetchone()
+                version = 0
+                if exists and exists[0] is not None:
+                    row = conn.execute("SELECT max(version) FROM toolctl_schema").fetchone()
+                    version = int(row[0]) if row and row[0] is not None else 0
+                if version > SCHEMA_VERSION:
+                    raise StateError(
+                        f"run history {self.path} has schema version {version}; this toolctl "
+                        f"reads version {SCHEMA_VERSION}",
+                        hint="upgrade toolctl on every replica and worker, or use another database",
+                    )
+                if version == 0:
+                    for statement in _DDL.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                else:
+                    for step in _MIGRATIONS[version - 1 :]:
+                        for statement in step:
+                            conn.execute(statement)
+                if version < SCHEMA_VERSION:
+                    conn.execute("DELETE FROM toolctl_schema")
+                    conn.execute("INSERT INTO toolctl_schema VALUES (%s)", (SCHEMA_VERSION,))
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot set up") from None
+
+    def close(self) -> None:
+        if not self._closed.is_set():
+            self._closed.set()
+            self._pool.close()
+
+    # ------------------------------------------------------------ the RunStore protocol
+
+    def insert(self, record: RunRecord, *, durable: bool = False) -> None:
+        """Add a run; ``durable`` commits synchronously (a run inserted in a pending state)."""
+        values = [_encode(name, getattr(record, name)) for name in _FIELDS]
+        marks = ",".join(["%s"] * len(_FIELDS))
+        self._run(
+            f"INSERT INTO toolctl_runs ({','.join(_FIELDS)}) VALUES ({marks})",
+            values,
+            durable=durable,
+        )
+
+    def update(
+        self,
+        run_id: str,
+        *,
+        expect_status: str | tuple[str, ...] | None = None,
+        expect_owner: str | None = None,
+        durable: bool = False,
+        **changes: Any,
+    ) -> bool:
+        """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
+        ``expect_owner``; False when another writer got there first (compare-and-set)."""
+        unknown = set(changes) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"unknown run fields: {sorted(unknown)}")
+        sets = ", ".join(f"{k} = %s" for k in changes)
+        args: list[Any] = [_encode(k, v) for k, v in changes.items()]
+        clauses: list[str] = ["run_id = %s"]
+        where_args: list[Any] = [run_id]
+        if isinstance(expect_status, str):
+            clauses.append("status = %s")
+            where_args.append(expect_status)
+        elif expect_status:
+            clauses.append("status = ANY(%s)")
+            where_args.append(list(expect_status))
+        if expect_owner is not None:
+            clauses.append("owner IS NOT DISTINCT FROM %s")
+            where_args.append(expect_owner)
+        sql = f"UPDATE toolctl_runs SET {sets} WHERE {' AND '.join(clauses)}"
+        return int(self._run(sql, [*args, *where_args], durable=durable)) == 1
+
+    def get(self, run_id: str) -> RunRecord:
+        """The run with this id, or the only run whose id starts with it."""
+        rows = self._run("SELECT * FROM toolctl_runs WHERE run_id = %s", (run_id,), fetch=True)
+        if not rows and run_id:
+            pattern = run_id.replace("\\", "").replace("%", "").replace("_", "") + "%"
+            rows = self._run(
+                "SELECT * FROM toolctl_runs WHERE run_id LIKE %s LIMIT 2", (pattern,), fetch=True
+            )
+            if len(rows) > 1:
+                raise RunNotFoundError(
+                    f"run id prefix {run_id!r} matches several runs",
+                    hint="give more characters of the id",
+                )
+        if not rows:
+            raise RunNotFoundError(
+                f"no run {run_id!r} in {self.path}",
+                hint="toolctl runs list shows the recorded runs",
+            )
+        return _decode(rows[0])
+
+    def query(
+        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[RunRecord]:
+        clauses, args = [], []
+        if tool:
+            clauses.append("tool = %s")
+            args.append(tool)
+        if status:
+            clauses.append("status = %s")
+            args.append(status)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        rows = self._run(
+            f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
+            [*args, limit],
+            fetch=True,
+        )
+        return [_decode(r) for r in rows]
+
+    def sweep(self) -> list[str]:
+        """Mark runs left ``running`` by a dead owner as ``interrupted`` (never re-run them),
+        except a background run of an idempotent tool, which goes back on the queue
+        (:func:`toolctl.runtime.queue.requeue`, with a note).
+
+        An owner on this machine is checked by pid; one elsewhere only by its lease, so a
+        replica on another host never takes a live run away.
+        """
+        now = time.time()
+        rows = self._run("SELECT * FROM toolctl_runs WHERE status = 'running'", fetch=True)
+        done = []
+        for rec in map(_decode, rows):
+            if owner_alive(rec, now):
+                continue
+            if rec.background and (rec.registry or {}).get("idempotent"):
+                from toolctl.runtime.queue import requeue
+
+                if requeue(self, rec):
+                    done.append(rec.run_id)
+                    continue
+            if self.update(
+                rec.run_id,
+                expect_status="running",
+                expect_owner=rec.owner,
+                durable=True,
+                **interrupt_changes(now),
+            ):
+                done.append(rec.run_id)
+        return done
+
+    def ensure_queue_schema(self) -> None:
+        """Create the task queue's tables (Procrastinate's schema) once per database."""
+        if self._queue_ready:
+            return
+        import psycopg
+        from procrastinate.schema import SchemaManager
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                found = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+                if found is None or found[0] is None:
+                    conn.execute(SchemaManager.get_schema())
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot set up the task queue in") from None
+        self._queue_ready = True
+
+    def ping(self) -> None:
+        """Raise :class:`StateError` unless the database answers (readiness checks)."""
+        self._run("SELECT 1", fetch=True)

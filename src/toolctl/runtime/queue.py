@@ -1,0 +1,266 @@
+"""Background runs on a distributed task queue: Procrastinate jobs in the same PostgreSQL database
+as the run history, executed by ``toolctl worker`` processes on any machine.
+
+With a PostgreSQL state URL, :func:`toolctl.runtime.background.spawn` enqueues instead of starting
+a local worker process. The run row is the source of truth; the job only says "run this id":
+
+1. enqueue: the row is ``running``, owned by the enqueuing call's token, host ``queue`` and no
+   lease (waiting in the queue is not a sign of death); its locator records whether the tool is
+   idempotent (``mcp.annotations.idempotentHint``) and the attempt number.
+2. a worker claims the run with a compare-and-set from that token to its own identity and a short
+   lease (:data:`LEASE_S`), renewed by a heartbeat while the handler runs. A job whose claim fails
+   (cancelled meanwhile, or a duplicate job) does nothing.
+3. cancellation (``toolctl runs cancel`` on any machine) ends the row; the heartbeat sees the row
+   is no longer its own and aborts the handler; the worker's final write is a compare-and-set and
+   loses, so the cancellation stands.
+4. a worker killed mid-run stops renewing its lease; the next sweep (every worker sweeps
+   periodically, every store sweeps when opened) finds the expired lease and marks the run
+   ``interrupted``, or, for an idempotent tool, re-queues it (up to :data:`MAX_ATTEMPTS`) with
+   a note saying so. A run is never lost and never silently run twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl.runtime.ownership import HOST, owner_fields
+
+if TYPE_CHECKING:
+    from procrastinate import App
+
+    from toolctl.runtime.pgstore import PostgresStore
+    from toolctl.runtime.records import RunRecord
+
+log = logging.getLogger("toolctl.worker")
+
+TASK = "toolctl.run"
+QUEUE = "toolctl"
+LEASE_S = 30.0  # a worker renews its lease every LEASE_S / 3; a dead one is seen after LEASE_S
+MAX_ATTEMPTS = 3
+QUEUED_HOST = "queue"  # owner_host of a run waiting in the queue (no process owns it yet)
+
+_APPS: dict[str, App] = {}
+_APPS_LOCK = threading.Lock()
+
+
+def app_for(url: str) -> App:
+    """The Procrastinate app on ``url`` (one per process and URL), its schema in place."""
+    with _APPS_LOCK:
+        app = _APPS.get(url)
+        if app is None:
+            app = _APPS[url] = _make_app(url)
+        return app
+
+
+def _make_app(url: str) -> App:
+    try:
+        from procrastinate import App, PsycopgConnector
+    except ImportError:
+        from toolctl.runtime.errors import StateError
+
+        raise StateError(
+            "background runs with a PostgreSQL state need the procrastinate package",
+            hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
+        ) from None
+    app = App(connector=PsycopgConnector(conninfo=url))
+    app.task(name=TASK, queue=QUEUE, pass_context=True)(_job)
+    return app
+
+
+def ensure_schema(store: PostgresStore) -> None:
+    """Create Procrastinate's tables once per database (under the store's set-up lock)."""
+    store.ensure_queue_schema()
+
+
+def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
+    """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
+    ensure_schema(store)
+    store.update(
+        run_id,
+        expect_owner=token,
+        durable=True,
+        owner_host=QUEUED_HOST,
+        owner_pid=None,
+        owner_start=None,
+        lease_expires=None,
+        registry=locator,
+    )
+    app = app_for(store.url)
+    with app.open():
+        job_id = app.tasks[TASK].defer(run_id=run_id, token=token)
+    return int(job_id)
+
+
+def requeue(store: PostgresStore, rec: RunRecord) -> bool:
+    """Give a lost run of an idempotent tool to another worker; False when it may not be."""
+    locator = dict(rec.registry or {})
+    attempt = int(locator.get("attempt", 1))
+    if not locator.get("idempotent") or attempt >= MAX_ATTEMPTS:
+        return False
+    token = secrets.token_hex(8)
+    locator["attempt"] = attempt + 1
+    note = (
+        f"the worker running this run was lost (host {rec.owner_host}, pid {rec.owner_pid}); "
+        f"re-queued as attempt {attempt + 1} of {MAX_ATTEMPTS} because the tool is idempotent"
+    )
+    if not store.update(
+        rec.run_id,
+        expect_status="running",
+        expect_owner=rec.owner,
+        durable=True,
+        owner=token,
+        notes=[*rec.notes, note],
+        registry=locator,
+    ):
+        return False
+    enqueue(store, rec.run_id, token, locator)
+    return True
+
+
+# ---------------------------------------------------------------- the worker side
+
+
+def _job(context: Any, run_id: str, token: str) -> None:
+    """A queue job: claim run ``run_id`` from ``token`` and finish it (see the module doc)."""
+    from toolctl.runtime.store import open_store
+
+    url = context.additional_context["toolctl_state"]
+    store = open_store(url)
+    mine = f"worker-{secrets.token_hex(8)}"
+    lease = float(context.additional_context.get("toolctl_lease", LEASE_S))
+    if not store.update(
+        run_id,
+        expect_status="running",
+        expect_owner=token,
+        durable=True,
+        **owner_fields(mine, lease),
+    ):
+        log.info("run %s: not claimed (cancelled, or taken by another job)", run_id)
+        return
+    log.info("run %s: claimed by %s on %s", run_id, mine, HOST)
+    locator = context.additional_context.get("toolctl_registry")
+    execute_claimed(store, run_id, mine, locator, lease)  # type: ignore[arg-type]
+
+
+def execute_claimed(
+    store: PostgresStore,
+    run_id: str,
+    owner: str,
+    locator: dict[str, Any] | None = None,
+    lease: float = LEASE_S,
+) -> None:
+    """Run the claimed run to its end, renewing the lease; abort it if it stops being ours.
+    ``locator``: the worker's own project, instead of the path the run was started from."""
+    from toolctl.runtime import worker
+
+    call = worker.prepare(store, run_id, owner, locator)
+    if call is None:
+        return
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_heartbeat, args=(store, run_id, owner, lease, call.abort, stop), daemon=True
+    )
+    beat.start()
+    try:
+        worker.finish(call)
+    finally:
+        stop.set()
+        beat.join()
+
+
+def _heartbeat(
+    store: PostgresStore,
+    run_id: str,
+    owner: str,
+    lease: float,
+    abort: Any,
+    stop: threading.Event,
+) -> None:
+    while not stop.wait(lease / 3):
+        try:
+            still_ours = store.update(
+                run_id,
+                expect_status="running",
+                expect_owner=owner,
+                lease_expires=time.time() + lease,
+            )
+        except Exception as exc:  # the database is away: keep the handler going, try again
+            log.warning("run %s: could not renew the lease: %s", run_id, exc)
+            continue
+        if not still_ours:
+            log.info("run %s: cancelled elsewhere; aborting the handler", run_id)
+            abort.abort("cancelled")
+            return
+
+
+def run_worker(
+    url: str,
+    *,
+    concurrency: int = 1,
+    lease: float = LEASE_S,
+    shutdown_timeout: float = 30.0,
+    name: str | None = None,
+    registry: Path | None = None,
+) -> None:
+    """Process queue jobs until SIGTERM/SIGINT (then finish running jobs within
+    ``shutdown_timeout`` seconds, and abort the rest), sweeping for lost runs meanwhile.
+
+    ``registry``: load tools from this project (a tools path or project root) instead of the
+    path recorded by the process that started each run (for workers on other machines)."""
+    import asyncio
+
+    from toolctl.runtime.store import open_store
+
+    store: PostgresStore = open_store(url)  # type: ignore[assignment]
+    ensure_schema(store)
+    override = None
+    if registry is not None:
+        from toolctl.config import project_for
+        from toolctl.runtime.calls import locator
+
+        override = locator(_Holder(project_for(registry)))
+    app = app_for(url)
+    stop = threading.Event()
+    sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
+    sweeper.start()
+
+    async def main() -> None:
+        async with app.open_async():
+            await app.run_worker_async(
+                queues=[QUEUE],
+                concurrency=concurrency,
+                name=name or f"toolctl@{HOST}",
+                additional_context={
+                    "toolctl_state": url,
+                    "toolctl_registry": override,
+                    "toolctl_lease": lease,
+                },
+                shutdown_graceful_timeout=shutdown_timeout,
+                install_signal_handlers=True,
+                delete_jobs="successful",
+            )
+
+    try:
+        asyncio.run(main())
+    finally:
+        stop.set()
+        sweeper.join()
+
+
+def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
+    while not stop.wait(every):
+        with contextlib.suppress(Exception):  # logged by the store's error; try next time
+            swept = store.sweep()
+            if swept:
+                log.info("swept lost runs: %s", ", ".join(swept))
+
+
+class _Holder:
+    def __init__(self, project: Any) -> None:
+        self.project = project

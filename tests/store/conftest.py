@@ -1,0 +1,69 @@
+"""Stores under test: every ``RunStore`` implementation runs the same contract suite.
+
+PostgreSQL runs in a throwaway cluster (``tests/pgcluster.py``), one per test session, with a
+fresh database per test. Without the server binaries the PostgreSQL cases skip, except in CI
+(``CI`` set), where ``.ci/run`` installs them and a missing server is a failure.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bench import pgcluster
+
+from toolctl.runtime.memstore import MemoryStore
+from toolctl.runtime.records import RunStore
+from toolctl.runtime.store import SqliteStore
+
+_DB_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[pgcluster.Cluster]:
+    if pgcluster.binaries() is None:
+        if os.environ.get("CI"):
+            pytest.fail("PostgreSQL server binaries are missing: .ci/run should install them")
+        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    with pgcluster.running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def pg_url(pg: pgcluster.Cluster) -> str:
+    """A fresh, empty database."""
+    return pg.create_database(f"t{next(_DB_NUMBERS)}")
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def make_store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[object]:
+    """A factory: each call opens another handle on the same store (another 'process')."""
+    opened: list[RunStore] = []
+    memory = MemoryStore()
+    url = request.getfixturevalue("pg_url") if kind == "postgres" else None
+
+    def make(**options: object) -> RunStore:
+        store: RunStore
+        if kind == "memory":
+            store = memory
+        elif kind == "sqlite":
+            store = SqliteStore(tmp_path / "state.db", **options)  # type: ignore[arg-type]
+        else:
+            from toolctl.runtime.pgstore import PostgresStore
+
+            assert url is not None
+            store = PostgresStore(url, **options)  # type: ignore[arg-type]
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()  # type: ignore[attr-defined]

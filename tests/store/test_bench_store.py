@@ -1,0 +1,40 @@
+"""bench/bench_store.py runs and prints its comparison (no timing asserted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from bench import pgcluster
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.timeout(300)
+def test_bench_store_prints_both_tables() -> None:
+    if pgcluster.binaries() is None:
+        pytest.skip("PostgreSQL server binaries are not installed")
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "bench_store.py"),
+            "--calls",
+            "20",
+            "--rounds",
+            "1",
+            "--load-calls",
+            "12",
+            "--clients",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=280,
+    ).stdout
+    assert "PostgreSQL / SQLite recording cost =" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "123"]
+    assert [row[0] for row in rows[-3:]] == ["1", "2", "3"]
+    assert pgcluster.PASSWORD not in out

@@ -1,0 +1,215 @@
+"""Background runs on the PostgreSQL task queue, executed by ``toolctl worker`` processes: results,
+cancellation from another process, and workers killed mid-run (interrupted, or re-queued for an
+idempotent tool), with every execution of a handler counted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from bench import pgcluster
+
+from toolctl.runtime.pgstore import PostgresStore
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+HANDLERS = textwrap.dedent("""
+    import os, time
+
+    def _mark(input):
+        with open(os.path.join(os.environ["MARKS"], input["id"]), "a") as fh:
+            fh.write(f"{os.getpid()}\\n")
+
+    def work(input, ctx):
+        _mark(input)
+        deadline = time.monotonic() + input.get("seconds", 0)
+        while time.monotonic() < deadline:
+            if ctx.abort.wait(0.05):
+                return {"done": False}
+        return {"done": True, "id": input["id"]}
+""")
+
+TOOL = """
+toolctl: 1
+name: {name}
+description: Work for a while in the background.
+handler: handlers:work
+background: true
+{extra}
+inputSchema:
+  type: object
+  properties: {{id: {{type: string}}, seconds: {{type: number}}}}
+  required: [id]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, pg_url: str) -> Iterator[Path]:
+    root = tmp_path / "proj"
+    (root / "tools.d").mkdir(parents=True)
+    (root / "marks").mkdir()
+    (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
+    (root / "handlers.py").write_text(HANDLERS)
+    (root / "tools.d" / "work.yaml").write_text(TOOL.format(name="work", extra=""))
+    (root / "tools.d" / "redo.yaml").write_text(
+        TOOL.format(name="redo", extra="mcp:\n  annotations: {idempotentHint: true}")
+    )
+    yield root
+
+
+def env(root: Path, url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TOOLCTL_STATE": url,
+        "PYTHONPATH": SRC,
+        "NO_COLOR": "1",
+        "MARKS": str(root / "marks"),
+    }
+
+
+def toolctl(root: Path, url: str, *args: str, expect: int = 0) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", *args],
+        cwd=root,
+        env=env(root, url),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == expect, done.stdout + done.stderr
+    assert pgcluster.PASSWORD not in done.stdout + done.stderr
+    return done.stdout
+
+
+def start(root: Path, url: str, tool: str, run: str, seconds: float) -> str:
+    out = toolctl(
+        root,
+        url,
+        "run",
+        tool,
+        "--input",
+        json.dumps({"id": run, "seconds": seconds}),
+        "--format",
+        "json",
+    )
+    started = json.loads(out)
+    assert started["status"] == "running"
+    return str(started["run_id"])
+
+
+@pytest.fixture
+def workers() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """The worker processes a test started; killed at the end."""
+    procs: list[subprocess.Popen[bytes]] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def spawn_worker(
+    project: Path, url: str, procs: list[subprocess.Popen[bytes]]
+) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "--lease", "2", "--concurrency", "2"],
+        cwd=project,
+        env=env(project, url),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    procs.append(proc)
+    return proc
+
+
+def status_of(url: str, run_id: str) -> str:
+    store = PostgresStore(url, sweep=False, max_size=1)
+    try:
+        return store.get(run_id).status
+    finally:
+        store.close()
+
+
+def wait_for(predicate: object, what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def executions(project: Path, run: str) -> int:
+    marks = project / "marks" / run
+    return len(marks.read_text().split()) if marks.exists() else 0
+
+
+def test_a_worker_runs_queued_runs_and_any_process_collects_them(
+    project: Path, pg_url: str, workers: list[subprocess.Popen[bytes]]
+) -> None:
+    ids = [start(project, pg_url, "work", f"a{i}", 0.2) for i in range(3)]
+    spawn_worker(project, pg_url, workers)  # the runs waited in the queue for a worker
+    for run_id, run in zip(ids, ["a0", "a1", "a2"], strict=True):
+        shown = json.loads(toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json"))
+        assert shown["status"] == "succeeded"
+        assert shown["output"] == {"done": True, "id": run}
+        assert executions(project, run) == 1
+
+
+def test_a_run_cancelled_elsewhere_is_aborted_on_its_worker(
+    project: Path, pg_url: str, workers: list[subprocess.Popen[bytes]]
+) -> None:
+    spawn_worker(project, pg_url, workers)
+    run_id = start(project, pg_url, "work", "c1", 60)
+    wait_for(lambda: executions(project, "c1") == 1, "the handler to start")
+    toolctl(project, pg_url, "runs", "cancel", run_id)
+    assert status_of(pg_url, run_id) == "cancelled"
+    # The heartbeat (every lease / 3) aborts the handler, whose final write loses to the cancel.
+    wait_for(lambda: _worker_idle(pg_url), "the worker to finish the aborted job")
+    assert status_of(pg_url, run_id) == "cancelled"
+    assert executions(project, "c1") == 1
+
+
+def _worker_idle(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM procrastinate_jobs WHERE status = 'doing'"
+        ).fetchone()
+    return row is not None and row[0] == 0
+
+
+@pytest.mark.parametrize(("tool", "expected"), [("work", "interrupted"), ("redo", "succeeded")])
+def test_a_worker_killed_mid_run(
+    project: Path,
+    pg_url: str,
+    workers: list[subprocess.Popen[bytes]],
+    tool: str,
+    expected: str,
+) -> None:
+    first = spawn_worker(project, pg_url, workers)
+    run_id = start(project, pg_url, tool, "k1", 3)
+    wait_for(lambda: executions(project, "k1") == 1, "the handler to start")
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    spawn_worker(project, pg_url, workers)  # its sweep finds the lost run once the lease ends
+    code = 0 if expected == "succeeded" else 1
+    shown = json.loads(
+        toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json", expect=code)
+    )
+    assert shown["status"] == expected
+    if expected == "interrupted":
+        assert executions(project, "k1") == 1  # never re-run
+    else:
+        assert executions(project, "k1") == 2  # re-run once, and said so
+        assert any("re-queued as attempt 2" in note for note in shown["notes"])

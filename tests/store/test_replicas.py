@@ -1,0 +1,268 @@
+"""Several ``toolctl serve`` replicas and workers on one PostgreSQL history: health endpoints,
+graceful shutdown, and a load spread over three replicas while a replica and a worker are killed.
+
+The referee is the run history itself and a marker file per handler execution: afterwards every
+call was answered or failed visibly, every run a client saw is recorded, approved runs ran
+exactly once, and background runs ended ``succeeded`` or ``interrupted`` (or were re-run once,
+with a note, for an idempotent tool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench import pgcluster
+
+from tests.server.serve_helpers import HttpServer
+from toolctl.runtime.pgstore import PostgresStore
+
+pytest.importorskip("mcp")
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+HANDLERS = textwrap.dedent("""
+    import os, time
+
+    def _mark(input):
+        with open(os.path.join(os.environ["MARKS"], input["id"]), "a") as fh:
+            fh.write(f"{os.getpid()}\\n")
+
+    def work(input):
+        _mark(input)
+        time.sleep(input.get("seconds", 0))
+        return {"id": input["id"]}
+""")
+
+
+def _tool(name: str, description: str, extra: str = "") -> str:
+    return (
+        f"  - name: {name}\n    description: {description}\n    handler: handlers:work\n{extra}"
+        "    inputSchema:\n      type: object\n"
+        "      properties: {id: {type: string}, seconds: {type: number}}\n      required: [id]\n"
+    )
+
+
+TOOLS = "toolctl: 1\ntools:\n" + "".join(
+    [
+        _tool("quick", "Answer at once."),
+        _tool("guarded", "Needs the user's approval.", "    requireApproval: true\n"),
+        _tool("chore", "Runs on a worker.", "    background: true\n"),
+        _tool(
+            "redo",
+            "Runs on a worker; safe to run again.",
+            "    background: true\n    mcp:\n      annotations: {idempotentHint: true}\n",
+        ),
+    ]
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "tools.d").mkdir(parents=True)
+    (root / "marks").mkdir()
+    (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
+    (root / "handlers.py").write_text(HANDLERS)
+    (root / "tools.d" / "tools.yaml").write_text(TOOLS)
+    return root
+
+
+def _env(root: Path, url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TOOLCTL_STATE": url,
+        "PYTHONPATH": SRC,
+        "MARKS": str(root / "marks"),
+        "NO_COLOR": "1",
+    }
+
+
+@contextlib.contextmanager
+def replica(root: Path, url: str, *args: str) -> Iterator[HttpServer]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--port", "0", *args],
+        cwd=root,
+        env=_env(root, url),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if " on http://" in line:
+            break
+    else:
+        proc.wait()
+        raise AssertionError("replica did not start:\n" + "".join(seen))
+    server = HttpServer(proc, line.rsplit(" on ", 1)[1].strip())
+    try:
+        yield server
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        server._reader.join(5)
+        proc.stderr.close()
+        assert pgcluster.PASSWORD not in "".join([*seen, *server.log])
+
+
+@contextlib.contextmanager
+def worker(root: Path, url: str) -> Iterator[subprocess.Popen[bytes]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "--lease", "2", "--concurrency", "2"],
+        cwd=root,
+        env=_env(root, url),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_health_and_readiness(project: Path, pg: pgcluster.Cluster) -> None:
+    url = pg.create_database("health")
+    with replica(project, url) as server:
+        base = server.url.rsplit("/", 1)[0]
+        assert _get(base + "/healthz") == (200, "ok\n")
+        assert _get(base + "/readyz") == (200, "ready\n")
+        import psycopg
+
+        with psycopg.connect(pg.url, autocommit=True) as conn:
+            conn.execute('DROP DATABASE "health" WITH (FORCE)')
+        status, body = _get(base + "/readyz")
+        assert (status, body) == (503, "not ready\n")
+        assert _get(base + "/healthz") == (200, "ok\n")
+
+
+async def _call(url: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    from mcp.client import Client
+
+    async def accept(context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        return types.ElicitResult(action="accept", content={})
+
+    async with Client(url, mode="legacy", elicitation_callback=accept) as client:
+        result = await client.call_tool(tool, args)
+    meta = (result.meta or {}).get("toolctl/run", {})
+    return {"is_error": result.is_error, "run": meta.get("id"), "status": meta.get("status")}
+
+
+def test_sigterm_lets_a_call_in_flight_finish(project: Path, pg: pgcluster.Cluster) -> None:
+    url = pg.create_database("graceful")
+    with replica(project, url, "--shutdown-timeout", "20") as server:
+
+        async def scenario() -> dict[str, Any]:
+            call = asyncio.create_task(_call(server.url, "quick", {"id": "g1", "seconds": 1.5}))
+            while not (project / "marks" / "g1").exists():
+                await asyncio.sleep(0.05)
+            server.proc.send_signal(signal.SIGTERM)
+            return await call
+
+        answer = asyncio.run(scenario())
+        assert answer["is_error"] is False and answer["status"] == "succeeded"
+        assert server.proc.wait(30) == 0
+
+
+def test_three_replicas_two_workers_one_of_each_killed(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    url = pg.create_database("fleet")
+    plan = [
+        (tool, f"{tool}-{i}") for i in range(8) for tool in ("quick", "guarded", "chore", "redo")
+    ]
+    outcomes: dict[str, Any] = {}
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(replica(project, url)) for _ in range(3)]
+        workers = [stack.enter_context(worker(project, url)) for _ in range(2)]
+
+        async def load() -> None:
+            gate = asyncio.Semaphore(6)
+
+            async def one(index: int, tool: str, run: str) -> None:
+                if index == len(plan) // 3:
+                    os.killpg(servers[1].proc.pid, signal.SIGKILL)
+                    os.killpg(workers[0].pid, signal.SIGKILL)
+                seconds = 0.6 if tool in ("chore", "redo") else 0.05
+                async with gate:
+                    target = servers[index % 3].url
+                    try:
+                        outcomes[run] = await _call(target, tool, {"id": run, "seconds": seconds})
+                    except Exception as exc:  # the killed replica: a visible failure
+                        outcomes[run] = {"failed": type(exc).__name__}
+
+            await asyncio.gather(*(one(i, tool, run) for i, (tool, run) in enumerate(plan)))
+
+        asyncio.run(load())
+        assert sorted(outcomes) == sorted(run for _, run in plan)  # every call came back
+        failed = [run for run, outcome in outcomes.items() if "failed" in outcome]
+        assert failed, "the killed replica should have failed some calls visibly"
+        assert len(failed) < len(plan) // 2
+        store = PostgresStore(url)
+        try:
+            _settle(store)
+            rows = {r.run_id: r for r in store.query(limit=1000)}
+        finally:
+            store.close()
+    for tool, run in plan:
+        outcome = outcomes[run]
+        marks = project / "marks" / run
+        executions = len(marks.read_text().split()) if marks.exists() else 0
+        if "failed" in outcome:
+            assert executions <= 1 if tool != "redo" else executions <= 2
+            continue
+        assert outcome["run"] in rows, f"{run}: the client saw run {outcome['run']}, not stored"
+        row = rows[outcome["run"]]
+        if tool == "redo":
+            assert row.status == "succeeded"
+            assert executions == 1 or any("re-queued" in n for n in row.notes)
+        elif tool == "chore":
+            assert row.status in ("succeeded", "interrupted")
+            assert executions <= 1
+        else:
+            assert row.status == "succeeded" and executions == 1, (run, row.status, executions)
+    assert all(r.status != "running" for r in rows.values())
+
+
+def _settle(store: PostgresStore, timeout: float = 60.0) -> None:
+    """Wait until no run is ``running`` (a lost worker's runs are swept when its lease ends)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        store.sweep()
+        if not store.query(status="running", limit=1):
+            return
+        time.sleep(0.5)
+    raise AssertionError(
+        "runs still running: " + json.dumps([r.run_id for r in store.query(status="running")])
+    )
