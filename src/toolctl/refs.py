@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolctl.errors import YamlError
-from toolctl.yamlsrc import Document, JsonPath
+from toolctl.yamlsrc import Document, JsonPath, real_path
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
@@ -136,8 +136,8 @@ class _Bundler:
             )
             return None
         target, _, fragment = ref.partition("#")
-        path = (from_file.parent / unquote(target)).resolve()
-        root = self.root_dir.resolve()
+        path = real_path(from_file.parent / unquote(target))
+        root = real_path(self.root_dir)
         if root != path and root not in path.parents:
             self.problems.append(
                 RefProblem(

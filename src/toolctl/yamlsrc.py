@@ -10,6 +10,7 @@ and records where each value and key starts. Nothing in a file can run code or e
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import math
 import os
@@ -351,6 +352,28 @@ def _line_col(text: str, byte_offset: int) -> tuple[int, int]:
     return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
+def real_path(path: Path) -> Path:
+    """``path`` absolute with its symlinks resolved, as far as they resolve.
+
+    Unlike ``Path.resolve()`` (``RuntimeError`` on Python 3.11, ``OSError`` later) a symlink
+    loop does not raise: the looping part stays unresolved, and reading the file then reports
+    the loop (see :func:`read_text`).
+    """
+    return Path(os.path.realpath(path))
+
+
+def _unreadable(exc: OSError) -> YamlError:
+    if exc.errno == errno.ELOOP:
+        return YamlError(
+            "symlink loop: the link points back at itself (directly or through other links)",
+            code="TC110",
+            hint="point the symlink at a real file, or remove it",
+        )
+    return YamlError(
+        f"cannot read file: {exc.strerror}", code="TC110", hint="check the file's permissions"
+    )
+
+
 def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     """Read a regular UTF-8 file of at most ``max_bytes`` without ever reading more than that.
 
@@ -359,7 +382,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     try:
         st = path.stat()
     except OSError as exc:
-        raise YamlError(f"cannot read file: {exc.strerror}", code="TC110") from None
+        raise _unreadable(exc) from None
     if not stat.S_ISREG(st.st_mode):
         raise YamlError(
             "not a regular file (FIFOs, devices and directories are refused)", code="TC110"
@@ -376,9 +399,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         with os.fdopen(fd, "rb") as fh:
             raw = fh.read(max_bytes + 1)
     except OSError as exc:  # unreadable (permissions) or gone since the stat
-        raise YamlError(
-            f"cannot read file: {exc.strerror}", code="TC110", hint="check the file's permissions"
-        ) from None
+        raise _unreadable(exc) from None
     if len(raw) > max_bytes:
         raise YamlError(
             f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"
