@@ -246,6 +246,21 @@ def _check_schemas(
                 )
             )
             bad.add(key)
+        depth = refs.expanded_depth(schema)
+        if depth > refs.MAX_EXPANDED_DEPTH:
+            out.append(
+                error(
+                    loc((key,)),
+                    "TC307",
+                    f"{key} nests {depth} levels deep once its $refs are followed "
+                    f"(at most {refs.MAX_EXPANDED_DEPTH})",
+                    tool=name,
+                    hint="shorten the chain of $defs that refer to each other",
+                )
+            )
+            bad.add(key)
+            bundled[key] = schema
+            continue
         for sp in check_schema(schema):
             out.append(
                 error(

@@ -254,6 +254,59 @@ def bundle(
     return out, problems + bundler.problems
 
 
+MAX_EXPANDED_DEPTH = 64
+"""Deepest a schema may nest once its local ``$ref`` chains are followed (as the YAML cap)."""
+
+
+def _edges(node: Any, schema: Any) -> Iterator[Any]:
+    """The containers below ``node``, and the target of its local ``$ref``."""
+    if type(node) is dict:
+        for key, value in node.items():
+            if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                yield value
+        ref = node.get("$ref")
+        if type(ref) is str and ref.startswith("#"):
+            try:
+                target = resolve_pointer(schema, parse_pointer(ref[1:]))
+            except (KeyError, ValueError):
+                return
+            if type(target) is dict or type(target) is list:
+                yield target
+    else:
+        for item in node:
+            if type(item) is dict or type(item) is list:
+                yield item
+
+
+def expanded_depth(schema: Any) -> int:
+    """How deeply ``schema`` nests with each ``$ref`` replaced by its target (cycles cut).
+
+    Validators and exporters recurse once (or several times) per level of this depth, so a
+    long chain of ``$defs`` referring to each other (``d0 → d1 → … → d1500``) would crash them.
+    Iterative and linear: each container is measured once.
+    """
+    if type(schema) is not dict and type(schema) is not list:
+        return 0
+    depth: dict[int, int] = {}
+    active: set[int] = {id(schema)}
+    stack: list[list[Any]] = [[schema, _edges(schema, schema), 0]]
+    while stack:
+        frame = stack[-1]
+        child = next(frame[1], None)
+        if child is None:
+            stack.pop()
+            active.discard(id(frame[0]))
+            depth[id(frame[0])] = frame[2] + 1
+            if stack:
+                stack[-1][2] = max(stack[-1][2], frame[2] + 1)
+        elif id(child) in depth:
+            frame[2] = max(frame[2], depth[id(child)])
+        elif id(child) not in active:  # a child on the active path closes a cycle: not deeper
+            active.add(id(child))
+            stack.append([child, _edges(child, schema), 0])
+    return depth[id(schema)]
+
+
 def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
     """``$ref`` cycles that never consume any input (``{"$ref": "#"}``, ``a → b → a``).
 

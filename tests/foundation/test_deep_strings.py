@@ -78,3 +78,36 @@ def test_pattern_at_the_depth_limit_still_compiles() -> None:
 def test_escaped_and_class_parentheses_do_not_count() -> None:
     flat = r"\(" * 300 + "[(]" * 300
     assert check_schema({"type": "string", "pattern": flat}) == []
+
+
+# beside: a long chain of $defs is a deep structure once the references are followed
+
+
+def _chain(tmp_path: Path, length: int) -> None:
+    defs = ", ".join(f"d{i}: {{$ref: '#/$defs/d{i + 1}'}}" for i in range(length))
+    write(
+        tmp_path,
+        {
+            "tools.d/c.yaml": "toolctl: 1\nname: c\ndescription: d\nhandler: json:dumps\n"
+            "inputSchema: {type: object, properties: {a: {$ref: '#/$defs/d0'}}, "
+            f"$defs: {{{defs}, d{length}: {{type: string}}}}}}\n"
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "args", [("validate",), ("lint",), ("export", "-f", "gemini"), ("run", "c", "-i", "{}")]
+)
+def test_long_ref_chain_is_a_diagnostic(tmp_path: Path, args: tuple[str, ...]) -> None:
+    _chain(tmp_path, 1500)
+    result = run_toolctl(*args, cwd=tmp_path)
+    assert result.returncode in (1, 2), result.stderr
+    assert "internal error" not in result.stderr
+    assert "TC307 inputSchema nests 1504 levels deep" in result.stdout + result.stderr
+
+
+def test_short_ref_chain_loads(registry_of: Any, tmp_path: Path) -> None:
+    _chain(tmp_path, 40)
+    registry = registry_of({})
+    assert registry.ok, [d.format() for d in registry.diagnostics]
+    assert make_validator(registry.get("c").schema("inputSchema")).errors({"a": 1})
