@@ -308,6 +308,10 @@ def _build_tool(
         schemas=bundled,
     )
     _check_instances(spec, out, bad)
+    if spec.provider_options:  # imported only then: most tools have none
+        from toolctl.spec.providers import provider_key_problems
+
+        out.extend(provider_key_problems(spec))
     python_path = ctx.python_path if origin.kind == "file" else []
     for path, ref in _refs_in(raw):
         problem = references.check_static(ref, python_path)

@@ -16,9 +16,10 @@ from typing import Any
 
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
-from toolctl.export.base import Exporter, ExportOptions, ExportResult
+from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
 from toolctl.export.formats import FormatEntry, installed, load
 from toolctl.spec import ToolSpec
+from toolctl.spec.providers import provider_key_problems
 
 __all__ = [
     "ExportOptions",
@@ -97,9 +98,9 @@ def export_result(
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
     if entry.package == "toolctl":
-        return exporter.export(specs, opts)
+        return _with_provider_keys(exporter.export(specs, opts), exporter, specs, opts)
     try:
-        return exporter.export(specs, opts)
+        result = exporter.export(specs, opts)
     except Exception as exc:  # a third-party exporter's bug must not look like toolctl's
         diag: Diagnostic = error(
             None,
@@ -108,6 +109,20 @@ def export_result(
             hint=f"report this to the maintainers of {entry.package!r}",
         )
         return ExportResult(fmt, None, [diag])
+    return _with_provider_keys(result, exporter, specs, opts)
+
+
+def _with_provider_keys(
+    result: ExportResult, exporter: Exporter, specs: Sequence[ToolSpec], opts: ExportOptions
+) -> ExportResult:
+    """``result`` plus the providerOptions keys no format reads (errors under ``check``)."""
+    own = getattr(exporter, "provider_keys", ())
+    found = [d for spec in specs for d in provider_key_problems(spec, own)]
+    if not found:
+        return result
+    diags = finalize([*result.diagnostics, *found], opts)
+    ok = not any(d.severity.value == "error" for d in diags)
+    return ExportResult(result.format, result.data if ok else None, diags)
 
 
 def export(tools: Any, fmt: str, **options: Any) -> Any:
