@@ -4,7 +4,7 @@ The JSON schema alone accepts logs that SARIF consumers reject (a relative ``%SR
 Multitool error SARIF1004). :func:`multitool_problems` implements the Multitool ``validate``
 rules that apply to what toolctl writes, so the suite checks them on every machine;
 :func:`run_multitool` runs the real Multitool (npm ``@microsoft/sarif-multitool``, installed by
-``npm ci --prefix tests/lint/sarif``) when it is there.
+``npm ci --prefix tests/node``) when it is there.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from toolctl.schema import make_validator
 
 HERE = Path(__file__).parent
 MULTITOOL = (
-    HERE / "sarif" / "node_modules" / "@microsoft" / "sarif-multitool-linux" / "Sarif.Multitool"
+    HERE.parent
+    / "node"
+    / "node_modules"
+    / "@microsoft"
+    / "sarif-multitool-linux"
+    / "Sarif.Multitool"
 )
 _PASCAL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*\Z")
 _URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*\Z")

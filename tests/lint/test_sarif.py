@@ -72,7 +72,7 @@ def test_the_checks_catch_what_the_multitool_catches(log: tuple[dict[str, Any], 
 
 
 # slow (about 10 s: the Multitool is a .NET program)
-@pytest.mark.skipif(not MULTITOOL.exists(), reason="npm ci --prefix tests/lint/sarif not run")
+@pytest.mark.skipif(not MULTITOOL.exists(), reason="npm ci --prefix tests/node not run")
 def test_the_sarif_multitool_accepts_the_log(
     log: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:
