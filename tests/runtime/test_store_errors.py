@@ -7,13 +7,13 @@ import contextlib
 import os
 import sqlite3
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.foundation.conftest import run_toolctl
 from toolctl.registry import Registry
 from toolctl.runtime import StateError
 from toolctl.runtime.store import RunRecord, SqliteStore
@@ -34,16 +34,7 @@ def _history(path: Path, count: int = 3) -> None:
 
 
 def _toolctl(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(FIXTURES)}
-    return subprocess.run(
-        [sys.executable, "-m", "toolctl", *args],
-        cwd=project,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_toolctl(*args, cwd=project, env={"PYTHONPATH": str(FIXTURES)})
 
 
 def _never_discard(message: str) -> None:
