@@ -229,7 +229,11 @@ def _prepare_file(path: Path) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise StateError(f"cannot create run history {path}: {exc.strerror}") from None
+        raise StateError(
+            f"cannot create run history {path}: {exc.strerror}",
+            hint="free space or fix the permissions there, or point `state:` in toolctl.yaml "
+            "(or --state) at a writable place",
+        ) from None
 
 
 class SqliteStore:
