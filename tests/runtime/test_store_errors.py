@@ -67,10 +67,34 @@ def test_one_row_with_malformed_json_is_flagged_and_the_others_listed(tmp_path: 
     runs = {r.run_id: r for r in store.query()}
     assert sorted(runs) == ["r0", "r1", "r2"]
     assert runs["r1"].output is None and runs["r1"].error["code"] == "damaged_record"
-    assert "damaged record: column(s) output" in runs["r1"].notes[-1]
+    assert "damaged record: column(s) output unreadable" in runs["r1"].notes[-1]
     assert runs["r0"].output == {"x": 1} and runs["r0"].error is None
     assert runs["r2"].tool.startswith("\ufffd")  # not UTF-8: replaced, not fatal
     assert store.get("r1").error["code"] == "damaged_record"
+
+
+@pytest.mark.parametrize(
+    ("sql", "columns"),
+    [
+        ("created_at = 'abc', duration_ms = 'x', resume_count = 'q'", "created_at, duration_ms"),
+        ("error = '[1, 2]', notes = '{\"a\": 1}'", "error, notes"),
+        ("status = 'bogus'", "status unreadable, shown empty (the status as interrupted)"),
+    ],
+)
+def test_a_row_with_wrong_types_is_flagged(tmp_path: Path, sql: str, columns: str) -> None:
+    path = tmp_path / "s.db"
+    _history(path)
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE runs SET {sql} WHERE run_id = 'r1'")
+    db.commit()
+    db.close()
+    store = SqliteStore(path)
+    runs = {r.run_id: r for r in store.query()}
+    assert sorted(runs) == ["r0", "r1", "r2"]
+    bad = runs["r1"]
+    assert bad.error is not None and bad.error["code"] == "damaged_record"
+    assert columns in bad.notes[-1]
+    assert isinstance(bad.created_at, float) and bad.status in ("succeeded", "interrupted")
 
 
 def test_cli_lists_around_a_damaged_row(project: Path, reg: Registry) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
@@ -121,10 +122,56 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+# Columns whose decoded value must have a given shape; anything else is a damaged row.
+_NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
+_INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}
+_TEXTS = ("run_id", "tool", "status", "tool_digest", "input_hash", "owner", "owner_host")
+_OBJECTS = ("error", "approval", "registry", "model_output", "display")
+
+
+@functools.cache
+def _statuses() -> frozenset[str]:
+    from toolctl.runtime.result import RunStatus
+
+    return frozenset(s.value for s in RunStatus)
+
+
+def _shape_problems(data: dict[str, Any]) -> list[str]:
+    """Repair (in place) the columns of ``data`` whose values have the wrong shape."""
+    bad = []
+    for name in _NUMBERS:
+        value = data[name]
+        if value is not None and (type(value) not in (int, float) or value != value):
+            data[name] = 0.0 if name == "created_at" else None
+            bad.append(name)
+    for name, default in _INTEGERS.items():
+        if data[name] is not None and type(data[name]) is not int:
+            data[name] = default
+            bad.append(name)
+    for name in _TEXTS:
+        if data[name] is not None and not isinstance(data[name], str):
+            data[name] = str(data[name])
+            bad.append(name)
+    for name in _OBJECTS:
+        if data[name] is not None and not isinstance(data[name], dict):
+            data[name] = None
+            bad.append(name)
+    if data["status"] not in _statuses():  # unknown outcome: as for a run whose process died
+        data["status"] = "interrupted"
+        bad.append("status")
+    notes = data["notes"]
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+    ):
+        data["notes"] = None
+        bad.append("notes")
+    return bad
+
+
 def _decode(row: sqlite3.Row) -> RunRecord:
-    """A row as a record. A damaged JSON column is shown empty and flagged, so one bad row
-    never hides the others: its notes say which column, and its error is ``damaged_record``
-    unless it had a readable error of its own."""
+    """A row as a record. A damaged column (not JSON, or the wrong type) is shown empty and
+    flagged, so one bad row never hides the others: its notes say which column, and its error
+    is ``damaged_record`` unless it had a readable error of its own."""
     data = dict(zip(row.keys(), tuple(row), strict=True))
     damaged = []
     for name in _JSON_COLUMNS:
@@ -134,12 +181,13 @@ def _decode(row: sqlite3.Row) -> RunRecord:
             except (ValueError, TypeError):  # not JSON, or not text at all
                 data[name] = None
                 damaged.append(name)
-    notes = data["notes"] if isinstance(data["notes"], list) else []
+    damaged += _shape_problems(data)
+    notes = data["notes"] or []
     data["background"] = bool(data["background"])
     if damaged:
-        what = (
-            f"damaged record: column(s) {', '.join(damaged)} are not valid JSON and are shown empty"
-        )
+        what = f"damaged record: column(s) {', '.join(damaged)} unreadable, shown empty"
+        if "status" in damaged:
+            what += " (the status as interrupted)"
         notes = [*notes, what]
         if data["error"] is None:
             data["error"] = {"code": "damaged_record", "message": what, "details": []}
