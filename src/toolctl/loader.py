@@ -246,7 +246,7 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        depth = refs.expanded_depth(schema)
+        depth, cycles = refs.reference_structure(schema)
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
                 error(
@@ -272,7 +272,7 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        for at, chain in refs.endless_cycles(schema):
+        for at, chain in cycles:
             out.append(
                 error(
                     loc((key, *at)),

@@ -86,6 +86,7 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
     ids: list[Any] = []
     dynamic: list[tuple[Any, str, Any]] = []
     anchors: set[str] = set()
+    legacy = "id" in id_keys  # draft-04: `id` sets the base URI too
     stack: list[tuple[Any, Any]] = [(root, None)]
     push, pop = stack.append, stack.pop
     while stack:
@@ -94,14 +95,14 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
             ref = node.get("$ref")
             if type(ref) is str:
                 found.append((link, ref))
-            if link is not None and any(type(node.get(k)) is str for k in id_keys):
+            if link is not None and (
+                type(node.get("$id")) is str or (legacy and type(node.get("id")) is str)
+            ):
                 ids.append(link)
-            for key in _DYNAMIC:
-                if key in node:
-                    dynamic.append((link, key, node[key]))
-            for key in _ANCHORS:
-                if type(node.get(key)) is str:
-                    anchors.add(node[key])
+            if "$dynamicRef" in node or "$recursiveRef" in node:
+                dynamic += [(link, k, node[k]) for k in _DYNAMIC if k in node]
+            if "$anchor" in node or "$dynamicAnchor" in node:
+                anchors.update(node[k] for k in _ANCHORS if type(node.get(k)) is str)
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
                     push((value, (link, key)))
@@ -411,14 +412,25 @@ def expanded_depth(schema: Any) -> int:
     return depth[id(schema)]
 
 
-def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
+def reference_structure(schema: Any) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
+    """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
+    first: a schema without any ``$ref`` (the common case) has neither problem."""
+    if not isinstance(schema, dict) or not _scan(schema).refs:
+        return 0, []
+    depth = expanded_depth(schema)
+    if depth > MAX_EXPANDED_DEPTH:
+        return depth, []  # the cycle search recurses along the chains: not on this one
+    return depth, endless_cycles(schema, scanned=True)
+
+
+def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath, list[str]]]:
     """``$ref`` cycles that never consume any input (``{"$ref": "#"}``, ``a → b → a``).
 
     Recursion through ``properties`` or ``items`` is fine (a tree); a cycle through only
     references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
     Returns the path where each cycle starts and the chain of references.
     """
-    if not isinstance(schema, dict) or not _scan(schema).refs:
+    if not isinstance(schema, dict) or (not scanned and not _scan(schema).refs):
         return []  # no $ref at all: no cycle (the common case, so checked cheaply first)
     found: list[tuple[JsonPath, list[str]]] = []
     state: dict[str, int] = {}
