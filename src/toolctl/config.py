@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ConfigError, YamlError
-from toolctl.yamlsrc import load_file
+from toolctl.yamlsrc import load_file, real_path
 
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
@@ -55,7 +55,7 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     """The nearest config at or above ``start``: (file, settings), or None."""
-    start = start.resolve()
+    start = real_path(start)
     for directory in (start, *start.parents):
         candidate = directory / CONFIG_NAME
         if candidate.is_file():
@@ -81,7 +81,7 @@ def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
         raise ConfigError(f"{origin}: {key!r} must be a path or a list of paths")
-    return [(base / v).resolve() for v in items]
+    return [real_path(base / v) for v in items]
 
 
 def project_for(path: Path | None = None) -> Project:
@@ -121,9 +121,9 @@ def _project(start: Path, tools: list[Path] | None) -> Project:
             f"{config_file}: unknown setting(s) {', '.join(unknown)}",
             hint=f"known settings: {', '.join(sorted(KNOWN_KEYS))}",
         )
-    root = root.resolve()
+    root = real_path(root)
     if tools is not None:
-        tool_paths = [t.resolve() for t in tools]
+        tool_paths = [real_path(t) for t in tools]
     elif "tools" in settings:
         tool_paths = _paths(settings["tools"], root, "tools", config_file)
     else:

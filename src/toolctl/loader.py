@@ -22,7 +22,7 @@ from toolctl.formatcheck import check_format
 from toolctl.registry import Registry
 from toolctl.schema import cached_validator, check_schema
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
-from toolctl.yamlsrc import Document, JsonPath, gc_paused, load_file
+from toolctl.yamlsrc import Document, JsonPath, gc_paused, load_file, real_path
 
 TOOL_SUFFIXES = (".yaml", ".yml")
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
@@ -65,7 +65,7 @@ class _Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     def load_doc(self, path: Path) -> Document:
-        path = path.resolve()
+        path = real_path(path)
         if path not in self.docs:
             self.docs[path] = load_file(path, _short(path))
         return self.docs[path]
@@ -76,8 +76,8 @@ class _Context:
 
 def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
     """Tool files under ``tool_path`` (sorted), or a diagnostic for each refused entry."""
-    if tool_path.is_file():
-        yield tool_path, None
+    if tool_path.is_file() or (tool_path.is_symlink() and not tool_path.exists()):
+        yield tool_path, None  # a looping or dangling link: reading it says which
         return
     if not tool_path.is_dir():
         yield (
@@ -90,10 +90,10 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
             ),
         )
         return
-    root = tool_path.resolve()
+    root = real_path(tool_path)
     for entry in _tool_entries(tool_path):
         path = Path(entry.path)
-        if entry.is_symlink() and root not in path.resolve().parents:
+        if entry.is_symlink() and root not in real_path(path).parents:
             yield (
                 path,
                 error(
@@ -246,6 +246,21 @@ def _check_schemas(
                 )
             )
             bad.add(key)
+        depth, cycles = refs.reference_structure(schema)
+        if depth > refs.MAX_EXPANDED_DEPTH:
+            out.append(
+                error(
+                    loc((key,)),
+                    "TC307",
+                    f"{key} nests {depth} levels deep once its $refs are followed "
+                    f"(at most {refs.MAX_EXPANDED_DEPTH})",
+                    tool=name,
+                    hint="shorten the chain of $defs that refer to each other",
+                )
+            )
+            bad.add(key)
+            bundled[key] = schema
+            continue
         for sp in check_schema(schema):
             out.append(
                 error(
@@ -257,7 +272,7 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        for at, chain in refs.endless_cycles(schema):
+        for at, chain in cycles:
             out.append(
                 error(
                     loc((key, *at)),
@@ -293,6 +308,10 @@ def _build_tool(
         schemas=bundled,
     )
     _check_instances(spec, out, bad)
+    if spec.provider_options:  # imported only then: most tools have none
+        from toolctl.spec.providers import provider_key_problems
+
+        out.extend(provider_key_problems(spec))
     python_path = ctx.python_path if origin.kind == "file" else []
     for path, ref in _refs_in(raw):
         problem = references.check_static(ref, python_path)

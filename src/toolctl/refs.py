@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolctl.errors import YamlError
-from toolctl.yamlsrc import Document, JsonPath
+from toolctl.yamlsrc import Document, JsonPath, real_path
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
@@ -62,14 +62,31 @@ def resolve_pointer(doc: Any, tokens: list[str]) -> Any:
 _NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
 
 
-def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], list[JsonPath]]:
-    """One pass over a schema: its ``$ref`` strings and the paths of nested ``$id``s.
+_DYNAMIC = ("$dynamicRef", "$recursiveRef")
+_ANCHORS = ("$anchor", "$dynamicAnchor")
+
+
+@dataclass
+class _Found:
+    """What one pass over a schema found, each with the JSON path of the object holding it."""
+
+    refs: list[tuple[JsonPath, str]]  # $ref strings
+    ids: list[JsonPath]  # nested $id (and draft-04 id)
+    dynamic: list[tuple[JsonPath, str, Any]]  # $dynamicRef / $recursiveRef: keyword, value
+    anchors: set[str]  # names defined by $anchor / $dynamicAnchor
+
+
+def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -> _Found:
+    """One pass over a schema: its references, nested base-URI changes and anchors.
 
     This runs on every schema of every tool, so it is iterative and builds a node's path (as a
     linked ``(parent, key)`` pair, turned into a tuple only for hits) instead of a tuple per node.
     """
     found: list[tuple[Any, str]] = []
     ids: list[Any] = []
+    dynamic: list[tuple[Any, str, Any]] = []
+    anchors: set[str] = set()
+    legacy = "id" in id_keys  # draft-04: `id` sets the base URI too
     stack: list[tuple[Any, Any]] = [(root, None)]
     push, pop = stack.append, stack.pop
     while stack:
@@ -78,8 +95,14 @@ def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], l
             ref = node.get("$ref")
             if type(ref) is str:
                 found.append((link, ref))
-            if link is not None and type(node.get("$id")) is str:
+            if link is not None and (
+                type(node.get("$id")) is str or (legacy and type(node.get("id")) is str)
+            ):
                 ids.append(link)
+            if "$dynamicRef" in node or "$recursiveRef" in node:
+                dynamic += [(link, k, node[k]) for k in _DYNAMIC if k in node]
+            if "$anchor" in node or "$dynamicAnchor" in node:
+                anchors.update(node[k] for k in _ANCHORS if type(node.get(k)) is str)
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
                     push((value, (link, key)))
@@ -87,9 +110,12 @@ def _scan(root: Any, base: JsonPath = ()) -> tuple[list[tuple[JsonPath, str]], l
             for i in range(len(node) - 1, -1, -1):
                 if type(node[i]) is dict or type(node[i]) is list:
                     push((node[i], (link, i)))
-    return [((*base, *_unlink(at)), ref) for at, ref in found], [
-        (*base, *_unlink(at)) for at in ids
-    ]
+    return _Found(
+        [((*base, *_unlink(at)), ref) for at, ref in found],
+        [(*base, *_unlink(at)) for at in ids],
+        [((*base, *_unlink(at)), key, value) for at, key, value in dynamic],
+        anchors,
+    )
 
 
 def _unlink(link: Any) -> JsonPath:
@@ -102,7 +128,7 @@ def _unlink(link: Any) -> JsonPath:
 
 def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     """Every ``$ref`` string in a schema, with the JSON path of the object holding it."""
-    return iter(_scan(node, path)[0])
+    return iter(_scan(node, path).refs)
 
 
 @dataclass
@@ -113,6 +139,7 @@ class _Bundler:
     defs: dict[str, Any] = field(default_factory=dict)
     names: dict[tuple[str, str], str] = field(default_factory=dict)
     taken: frozenset[str] = frozenset()  # $defs the schema already has
+    content: list[RefProblem] = field(default_factory=list)  # inside bundled parts
 
     def _def_name(self, file: Path, fragment: str) -> str:
         stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
@@ -136,8 +163,8 @@ class _Bundler:
             )
             return None
         target, _, fragment = ref.partition("#")
-        path = (from_file.parent / unquote(target)).resolve()
-        root = self.root_dir.resolve()
+        path = real_path(from_file.parent / unquote(target))
+        root = real_path(self.root_dir)
         if root != path and root not in path.parents:
             self.problems.append(
                 RefProblem(
@@ -175,8 +202,24 @@ class _Bundler:
         self.names[key] = name
         self.defs[name] = None  # reserve the name before descending (recursion)
         node = copy.deepcopy(target_node)
+        if isinstance(node, dict):
+            # a file's own base URI and dialect would re-base the references inside it
+            node.pop("$id", None)
+            node.pop("$schema", None)
+        self._check_content(node, doc.file, tuple(tokens))
         self.defs[name] = self.rewrite(node, path, doc.file, True, base=tuple(tokens))
         return f"#/$defs/{name}"
+
+    def _check_content(self, node: Any, display: str, base: JsonPath) -> None:
+        """Nested ``$id`` and outward ``$dynamicRef`` in a bundled part of another file."""
+        if not isinstance(node, (dict, list)):
+            return
+        found = _scan(node, base)
+        for at in found.ids:
+            self.content.append(
+                RefProblem(display, at, "nested $id is not supported in tool schemas", "TC305")
+            )
+        self.content += _dynamic_problems(node, found, display)
 
     def rewrite(
         self, node: Any, file: Path, display: str, foreign: bool, base: JsonPath = ()
@@ -200,6 +243,69 @@ class _Bundler:
         return node
 
 
+def outward(schema: Any) -> list[tuple[JsonPath, str, str]]:
+    """(path, keyword, value) of each ``$ref``, ``$dynamicRef`` or ``$recursiveRef`` that names
+    something outside ``schema`` (a URI or a file). A loaded registry has none left (they are
+    refused or bundled); a schema built in code may, and must not be shipped by an export."""
+    if not isinstance(schema, (dict, list)):
+        return []
+    found = _scan(schema)
+    pairs = [(at, "$ref", ref) for at, ref in found.refs]
+    pairs += [(at, key, value) for at, key, value in found.dynamic if isinstance(value, str)]
+    return [(at, key, value) for at, key, value in pairs if not value.startswith("#")]
+
+
+def _id_keys(schema: dict[str, Any]) -> tuple[str, ...]:
+    """Keywords that set a base URI: ``$id``, and ``id`` in a draft-04 schema."""
+    dialect = str(schema.get("$schema", "")).rstrip("#")
+    return ("$id", "id") if dialect.endswith("//json-schema.org/draft-04/schema") else ("$id",)
+
+
+def _local_target(schema: Any, ref: str, anchors: set[str]) -> bool:
+    """True when ``#/pointer`` or ``#anchor`` names something in ``schema``."""
+    fragment = unquote(ref[1:])
+    if fragment and not fragment.startswith("/"):
+        return fragment in anchors
+    try:
+        resolve_pointer(schema, parse_pointer(ref[1:]))
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
+def _dynamic_problems(schema: Any, found: _Found, display: str) -> list[RefProblem]:
+    """``$dynamicRef`` and ``$recursiveRef`` under the same rule as ``$ref``: they may only
+    name something inside the schema (no URI, no file: those are never fetched, and the
+    bundler does not follow them)."""
+    out = []
+    for at, key, value in found.dynamic:
+        where = (*at, key)
+        if not isinstance(value, str):
+            continue  # the meta-schema reports the type
+        if key == "$recursiveRef" and value != "#":
+            out.append(RefProblem(display, where, f'$recursiveRef must be "#", not {value!r}'))
+        elif not value.startswith("#"):
+            what = value.split("#")[0]
+            out.append(
+                RefProblem(
+                    display,
+                    where,
+                    f"{key} {what!r} points outside the schema; only #... is supported"
+                    + (
+                        " (remote and file: references are not allowed)"
+                        if _SCHEME.match(value)
+                        else ""
+                    ),
+                    hint="use $ref to a schema file in the registry, or a #anchor in this schema",
+                )
+            )
+        elif not _local_target(schema, value, found.anchors):
+            out.append(
+                RefProblem(display, where, f"{key} {value!r} points at nothing in this schema")
+            )
+    return out
+
+
 def bundle(
     schema: Any,
     *,
@@ -214,7 +320,7 @@ def bundle(
     """
     if not isinstance(schema, dict):
         return schema, []
-    refs, nested_ids = _scan(schema)
+    found = _scan(schema, id_keys=_id_keys(schema))
     problems = [
         RefProblem(
             display,
@@ -223,21 +329,20 @@ def bundle(
             "TC305",
             hint="use $defs and '#/$defs/Name' references instead",
         )
-        for at in nested_ids
+        for at in found.ids
     ]
+    refs = found.refs
     external = [r for _, r in refs if not r.startswith("#")]
     for at, ref in refs:
-        if ref.startswith("#"):
-            try:
-                resolve_pointer(schema, parse_pointer(ref[1:]))
-            except (KeyError, ValueError):
-                problems.append(
-                    RefProblem(
-                        display,
-                        (*at, "$ref"),
-                        f"reference {ref!r} points at nothing in this schema",
-                    )
+        if ref.startswith("#") and not _local_target(schema, ref, found.anchors):
+            problems.append(
+                RefProblem(
+                    display,
+                    (*at, "$ref"),
+                    f"reference {ref!r} points at nothing in this schema",
                 )
+            )
+    problems += _dynamic_problems(schema, found, display)
     if not external:
         return schema, problems
     own_defs = schema.get("$defs")
@@ -251,17 +356,81 @@ def bundle(
             defs.setdefault(name, value if value is not None else {})
     for p in bundler.problems:
         p.path = (*p.path, "$ref")  # point at the reference itself, in whichever file
-    return out, problems + bundler.problems
+    return out, problems + bundler.problems + bundler.content
 
 
-def endless_cycles(schema: Any) -> list[tuple[JsonPath, list[str]]]:
+MAX_EXPANDED_DEPTH = 64
+"""Deepest a schema may nest once its local ``$ref`` chains are followed (as the YAML cap)."""
+
+
+def _edges(node: Any, schema: Any) -> Iterator[Any]:
+    """The containers below ``node``, and the target of its local ``$ref``."""
+    if type(node) is dict:
+        for key, value in node.items():
+            if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                yield value
+        ref = node.get("$ref")
+        if type(ref) is str and ref.startswith("#"):
+            try:
+                target = resolve_pointer(schema, parse_pointer(ref[1:]))
+            except (KeyError, ValueError):
+                return
+            if type(target) is dict or type(target) is list:
+                yield target
+    else:
+        for item in node:
+            if type(item) is dict or type(item) is list:
+                yield item
+
+
+def expanded_depth(schema: Any) -> int:
+    """How deeply ``schema`` nests with each ``$ref`` replaced by its target (cycles cut).
+
+    Validators and exporters recurse once (or several times) per level of this depth, so a
+    long chain of ``$defs`` referring to each other (``d0 → d1 → … → d1500``) would crash them.
+    Iterative and linear: each container is measured once.
+    """
+    if type(schema) is not dict and type(schema) is not list:
+        return 0
+    depth: dict[int, int] = {}
+    active: set[int] = {id(schema)}
+    stack: list[list[Any]] = [[schema, _edges(schema, schema), 0]]
+    while stack:
+        frame = stack[-1]
+        child = next(frame[1], None)
+        if child is None:
+            stack.pop()
+            active.discard(id(frame[0]))
+            depth[id(frame[0])] = frame[2] + 1
+            if stack:
+                stack[-1][2] = max(stack[-1][2], frame[2] + 1)
+        elif id(child) in depth:
+            frame[2] = max(frame[2], depth[id(child)])
+        elif id(child) not in active:  # a child on the active path closes a cycle: not deeper
+            active.add(id(child))
+            stack.append([child, _edges(child, schema), 0])
+    return depth[id(schema)]
+
+
+def reference_structure(schema: Any) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
+    """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
+    first: a schema without any ``$ref`` (the common case) has neither problem."""
+    if not isinstance(schema, dict) or not _scan(schema).refs:
+        return 0, []
+    depth = expanded_depth(schema)
+    if depth > MAX_EXPANDED_DEPTH:
+        return depth, []  # the cycle search recurses along the chains: not on this one
+    return depth, endless_cycles(schema, scanned=True)
+
+
+def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath, list[str]]]:
     """``$ref`` cycles that never consume any input (``{"$ref": "#"}``, ``a → b → a``).
 
     Recursion through ``properties`` or ``items`` is fine (a tree); a cycle through only
     references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
     Returns the path where each cycle starts and the chain of references.
     """
-    if not isinstance(schema, dict) or not _scan(schema)[0]:
+    if not isinstance(schema, dict) or (not scanned and not _scan(schema).refs):
         return []  # no $ref at all: no cycle (the common case, so checked cheaply first)
     found: list[tuple[JsonPath, list[str]]] = []
     state: dict[str, int] = {}

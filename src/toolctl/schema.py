@@ -28,6 +28,8 @@ JsonPath = tuple[str | int, ...]
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 PATTERN_TIMEOUT = 0.25
 MAX_ERRORS = 20
+MAX_PATTERN_DEPTH = 50
+"""Deepest group nesting a ``pattern`` may have: regex parsers recurse once per group."""
 
 
 @dataclass(frozen=True)
@@ -89,15 +91,53 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
+def group_depth(pattern: str) -> int:
+    """How deeply the groups of ``pattern`` nest, in one pass (escapes and classes skipped)."""
+    depth = deepest = 0
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+        elif ch == "(":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == ")" and depth:
+            depth -= 1
+        i += 1
+    return deepest
+
+
+def check_pattern_depth(pattern: str) -> None:
+    """``ValueError`` when ``pattern`` nests groups deeper than :data:`MAX_PATTERN_DEPTH`."""
+    depth = group_depth(pattern)
+    if depth > MAX_PATTERN_DEPTH:
+        raise ValueError(
+            f"regular expression nests groups {depth} deep (at most {MAX_PATTERN_DEPTH}): "
+            "flatten it"
+        )
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_pattern(pattern: str) -> Any:
-    """Compile an ECMA-262-style pattern; raises ``ValueError`` if it is not a valid regex."""
+    """Compile an ECMA-262-style pattern; raises ``ValueError`` if it is not a valid regex.
+
+    Too deep a nesting of groups is refused before the (recursive) regex parser sees it.
+    """
     import regex
 
+    check_pattern_depth(pattern)
     try:
         return regex.compile(_translate(pattern))
     except regex.error as exc:
         raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+    except RecursionError:  # a shape the depth check does not count
+        raise ValueError("regular expression is nested too deeply: simplify it") from None
 
 
 def pattern_search(pattern: str, text: str, timeout: float = PATTERN_TIMEOUT) -> bool:

@@ -168,9 +168,22 @@ def _duration(value: str) -> bool:
     return value.endswith(tuple("DMYWHMS"))  # isoduration accepts a bare "P"
 
 
+def _regex(value: str) -> bool:
+    """An ECMA-262 pattern as ``pattern`` reads it (jsonschema's own uses Python ``re``, which
+    recurses without limit on nested groups and warns on ``[[``)."""
+    from toolctl.schema import compile_pattern
+
+    try:
+        compile_pattern(value)
+    except ValueError:
+        return False
+    return True
+
+
 # format -> (checker, first draft index in _DRAFTS that defines it, package it imports)
 CHECKERS: dict[str, tuple[Callable[[str], bool], int, str]] = {
     "date-time": (_date_time, 0, "rfc3339_validator"),
+    "regex": (_regex, 0, "regex"),
     "uri": (_uri, 0, "rfc3986_validator"),
     "hostname": (_hostname, 0, "fqdn"),
     "uri-reference": (_uri_reference, 1, "rfc3986_validator"),

@@ -2,14 +2,16 @@
 
 Built directly on libyaml's event stream (PyYAML ``CParser``), which is both the strictest and the
 cheapest way to load: one pass rejects anchors and aliases, tags, duplicate and non-string keys,
-merge keys, multiple documents and excessive nesting, resolves plain scalars with JSON-like rules
-(only ``true``/``false`` are booleans; ``NO``, ``on``, ``0755``, ``1:30`` and dates stay strings),
+merge keys, multiple documents and excessive nesting, resolves plain scalars by the YAML 1.2 core
+schema (``+1``, ``0x10``, ``0o17``, ``1e3`` are numbers; only ``true``/``false`` are booleans;
+``NO``, ``on``, ``1:30`` and dates stay strings, and so does ``0755``, octal to YAML 1.1),
 and records where each value and key starts. Nothing in a file can run code or expand in memory.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import math
 import os
@@ -32,14 +34,23 @@ JsonPath = tuple[str | int, ...]
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)\Z")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+)\Z")
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution), with one exception:
+# a decimal integer written with a leading zero (0755, 007) stays a string, because YAML 1.1
+# parsers read it as octal; quote-free file modes keep meaning what they say.
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_OCT = re.compile(r"0o[0-7]+\Z")
+_HEX = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+\Z")
+_INF = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z")
+_NAN = re.compile(r"\.(?:nan|NaN|NAN)\Z")
 _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _TRUES = frozenset({"true", "True", "TRUE"})
 _FALSES = frozenset({"false", "False", "FALSE"})
+MAX_INT_BITS = int(MAX_INT_DIGITS * 3.33)
 _STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
 # First characters of every plain scalar that resolves to something other than a string.
-_SPECIAL_START = frozenset("-0123456789~nNtTfF")
+_SPECIAL_START = frozenset("-+.0123456789~nNtTfF")
 
 
 @dataclass
@@ -87,6 +98,8 @@ def _packed(event: Any) -> int:
 
 
 def _mark(event: Any) -> tuple[int, int]:
+    if event is None:  # resolving text that is not in a document (dumps)
+        return (0, 0)
     m = event.start_mark
     return (m.line + 1, m.column + 1)
 
@@ -97,7 +110,7 @@ def _fail(event: Any, message: str, code: str, hint: str | None = None) -> YamlE
 
 
 def _scalar(event: Any) -> Any:
-    """Resolve a scalar event to a JSON value with JSON-like (YAML 1.2 core, stricter) rules."""
+    """Resolve a scalar event to a JSON value by the YAML 1.2 core schema (see ``_INT``)."""
     tag = event.tag
     value: str = event.value
     if tag is not None:
@@ -119,21 +132,72 @@ def _scalar(event: Any) -> Any:
         return True
     if value in _FALSES:
         return False
+    return _number(event, value)
+
+
+def _non_finite(text: str, number: float) -> str:
+    if math.isnan(number):
+        return "not a number"
+    return "infinite" if "inf" in text.lower() else "out of range"
+
+
+def _number(event: Any, value: str) -> Any:
+    """An int or float by the core schema; the text itself when it is neither."""
+    number: int | float
     if _INT.match(value):
         if len(value) > MAX_INT_DIGITS:
             raise _fail(event, f"integer with {len(value)} digits is too long", "TC109")
         return int(value)
+    if _LEADING_ZERO.match(value):
+        return value  # YAML 1.1 octal; see _INT
+    if _HEX.match(value) or _OCT.match(value):
+        number = int(value[2:], 16 if value[1] == "x" else 8)
+        if number.bit_length() > MAX_INT_BITS:
+            raise _fail(event, f"integer {value[:12]}... is too long", "TC109")
+        return number
     if _FLOAT.match(value):
         number = float(value)
-        if not math.isfinite(number):
-            raise _fail(
-                event,
-                f"number {value} is out of range",
-                "TC109",
-                hint="quote it if you meant a string",
-            )
-        return number
-    return value
+    elif _INF.match(value) or _NAN.match(value):
+        number = float(value.replace(".", "", 1))
+    else:
+        return value
+    if not math.isfinite(number):
+        raise _fail(
+            event,
+            f"number {value} is {_non_finite(value, number)}, which JSON cannot hold",
+            "TC109",
+            hint=f'quote it if you meant the string: "{value}"',
+        )
+    return number
+
+
+def _reads_back(text: str) -> bool:
+    """True when ``text`` written as a plain scalar loads back as the same string."""
+    if not text or text[0] not in _SPECIAL_START:
+        return True
+    if text in _NULLS or text in _TRUES or text in _FALSES:
+        return False
+    try:
+        return bool(_number(None, text) == text)
+    except YamlError:
+        return False
+
+
+def dumps(data: Any, **options: Any) -> str:
+    """``data`` as YAML that :func:`loads` reads back unchanged (``"0o17"`` and ``"1e3"`` are
+    quoted, which a YAML 1.1 emitter such as PyYAML's leaves plain); ``options`` go to
+    ``yaml.dump`` (``sort_keys``, ``width``, ...)."""
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = None if _reads_back(value) else '"'
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, text)
+    out: str = yaml.dump(data, Dumper=_Dumper, **options)
+    return out
 
 
 class _Builder:
@@ -351,6 +415,28 @@ def _line_col(text: str, byte_offset: int) -> tuple[int, int]:
     return before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
 
 
+def real_path(path: Path) -> Path:
+    """``path`` absolute with its symlinks resolved, as far as they resolve.
+
+    Unlike ``Path.resolve()`` (``RuntimeError`` on Python 3.11, ``OSError`` later) a symlink
+    loop does not raise: the looping part stays unresolved, and reading the file then reports
+    the loop (see :func:`read_text`).
+    """
+    return Path(os.path.realpath(path))
+
+
+def _unreadable(exc: OSError) -> YamlError:
+    if exc.errno == errno.ELOOP:
+        return YamlError(
+            "symlink loop: the link points back at itself (directly or through other links)",
+            code="TC110",
+            hint="point the symlink at a real file, or remove it",
+        )
+    return YamlError(
+        f"cannot read file: {exc.strerror}", code="TC110", hint="check the file's permissions"
+    )
+
+
 def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     """Read a regular UTF-8 file of at most ``max_bytes`` without ever reading more than that.
 
@@ -359,7 +445,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     try:
         st = path.stat()
     except OSError as exc:
-        raise YamlError(f"cannot read file: {exc.strerror}", code="TC110") from None
+        raise _unreadable(exc) from None
     if not stat.S_ISREG(st.st_mode):
         raise YamlError(
             "not a regular file (FIFOs, devices and directories are refused)", code="TC110"
@@ -376,9 +462,7 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         with os.fdopen(fd, "rb") as fh:
             raw = fh.read(max_bytes + 1)
     except OSError as exc:  # unreadable (permissions) or gone since the stat
-        raise YamlError(
-            f"cannot read file: {exc.strerror}", code="TC110", hint="check the file's permissions"
-        ) from None
+        raise _unreadable(exc) from None
     if len(raw) > max_bytes:
         raise YamlError(
             f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"

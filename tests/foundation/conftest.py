@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import http.server
 import ipaddress
 import os
 import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -87,3 +89,34 @@ def run_toolctl(
         timeout=timeout,
         check=False,
     )
+
+
+class _Counting(http.server.BaseHTTPRequestHandler):
+    hits: ClassVar[list[str]]
+
+    def do_GET(self) -> None:
+        type(self).hits.append(self.path)
+        body = b'{"type": "string", "maxLength": 1}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, list[str]]]:
+    """A schema server on 127.0.0.1 that records every request: (base URL, hits)."""
+    hits: list[str] = []
+    handler = type("Handler", (_Counting,), {"hits": hits})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import http.server
-import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -15,37 +12,6 @@ from toolctl.schema import make_validator
 from .conftest import codes, run_toolctl, write
 
 SECRET = "s3cr3t-token-value"
-
-
-class _Counting(http.server.BaseHTTPRequestHandler):
-    hits: ClassVar[list[str]]
-
-    def do_GET(self) -> None:
-        type(self).hits.append(self.path)
-        body = b'{"type": "string", "maxLength": 1}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def server() -> Iterator[tuple[str, list[str]]]:
-    """A schema server on 127.0.0.1 that records every request: (base URL, hits)."""
-    hits: list[str] = []
-    handler = type("Handler", (_Counting,), {"hits": hits})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", hits
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def _tool(schema_yaml: str, extra: str = "") -> str:

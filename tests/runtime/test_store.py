@@ -73,7 +73,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 def test_not_a_database(tmp_path: Path) -> None:
     (tmp_path / "s.db").write_text("hello, this is not sqlite" * 100)
-    with pytest.raises(StateError, match="cannot open run history"):
+    with pytest.raises(StateError, match="is not an SQLite run history"):
         SqliteStore(tmp_path / "s.db")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.testing.junitcheck import junit_problems
 from toolctl.cli.app import run
 
 pytestmark = pytest.mark.timeout(60)
@@ -79,17 +80,16 @@ def test_junit_xml_parses_with_the_right_counts(
         )
         == 1
     )
+    assert junit_problems(target) == []
     root = ET.parse(target).getroot()
     assert root.tag == "testsuites"
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == (
-        "8",
-        "2",
-        "0",
-        "1",
-    )
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "2", "0")
     suites = {s.get("name"): s for s in root.iter("testsuite")}
     assert set(suites) == {"add2", "divide"}
     assert suites["add2"].get("failures") == "1" and suites["divide"].get("failures") == "1"
+    assert (
+        suites["add2"].get("skipped") == "1" and suites["add2"].get("file") == "tools.d/wrong.yaml"
+    )
     cases = list(root.iter("testcase"))
     assert len(cases) == 8
     failures = [c for c in cases if c.find("failure") is not None]
@@ -97,6 +97,8 @@ def test_junit_xml_parses_with_the_right_counts(
     texts = "".join(c.findtext("failure") or "" for c in failures)
     assert "at /sum: expected 5, got 4" in texts and "ZeroDivisionError" in texts
     assert "minimal failing case:" in texts and "input:" in texts
+    wrong = next(c for c in failures if c.get("name") == "wrong sum")
+    assert (wrong.findtext("failure") or "").startswith("tools.d/wrong.yaml:11\n")
 
 
 def test_fuzz_output_prints_a_paste_ready_case(

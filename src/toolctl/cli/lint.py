@@ -182,10 +182,11 @@ def lint(
     from toolctl.lint import config_for
     from toolctl.lint import lint as run_lint
     from toolctl.loader import display_path, load_registry
+    from toolctl.yamlsrc import real_path
 
     project = project_for(paths[0] if paths else None)
     if paths:
-        project.tool_paths = [p.resolve() for p in paths]
+        project.tool_paths = [real_path(p) for p in paths]
     registry = load_registry(project=project, packs=packs)
     config = config_for(registry)
     if fail_on is not None:

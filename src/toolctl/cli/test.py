@@ -181,10 +181,11 @@ def test(
     from toolctl.errors import ToolctlError
     from toolctl.loader import load_registry
     from toolctl.testing import TestOptions, junit_xml, run_tests
+    from toolctl.yamlsrc import real_path
 
     project = project_for(paths[0] if paths else None)
     if paths:
-        project.tool_paths = [p.resolve() for p in paths]
+        project.tool_paths = [real_path(p) for p in paths]
     registry = load_registry(project=project, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:

@@ -31,10 +31,11 @@ def validate(
     from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
     from toolctl.config import project_for
     from toolctl.loader import display_path, load_registry
+    from toolctl.yamlsrc import real_path
 
     project = project_for(paths[0] if paths else None)
     if paths:
-        project.tool_paths = [p.resolve() for p in paths]
+        project.tool_paths = [real_path(p) for p in paths]
     registry = load_registry(project=project, packs=packs)
     checked = f"{len(registry)} tool(s) in " + ", ".join(
         display_path(p) for p in project.tool_paths

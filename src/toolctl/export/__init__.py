@@ -14,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolctl import refs
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
-from toolctl.export.base import Exporter, ExportOptions, ExportResult
+from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
 from toolctl.export.formats import FormatEntry, installed, load
-from toolctl.spec import ToolSpec
+from toolctl.spec import SCHEMA_KEYS, ToolSpec
+from toolctl.spec.providers import provider_key_problems
 
 __all__ = [
     "ExportOptions",
@@ -97,9 +99,9 @@ def export_result(
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
     if entry.package == "toolctl":
-        return exporter.export(specs, opts)
+        return _with_declaration_checks(exporter.export(specs, opts), exporter, specs, opts)
     try:
-        return exporter.export(specs, opts)
+        result = exporter.export(specs, opts)
     except Exception as exc:  # a third-party exporter's bug must not look like toolctl's
         diag: Diagnostic = error(
             None,
@@ -108,6 +110,40 @@ def export_result(
             hint=f"report this to the maintainers of {entry.package!r}",
         )
         return ExportResult(fmt, None, [diag])
+    return _with_declaration_checks(result, exporter, specs, opts)
+
+
+def _outward_refs(spec: ToolSpec) -> list[Diagnostic]:
+    """An error for each reference to something outside a schema (a URI, a file): a spec
+    built in code may hold one, and no export ships it (loading refuses them already)."""
+    out = []
+    for key in SCHEMA_KEYS:
+        for at, keyword, value in refs.outward(spec.schema(key)):
+            out.append(
+                error(
+                    spec.locate(key, *at, keyword),
+                    "TC302",
+                    f"{key}: {keyword} {value.split('#')[0]!r} points outside the schema; "
+                    "it is not exported",
+                    hint="bundle the schema (toolctl.load does) or use #/$defs references",
+                    tool=spec.name,
+                )
+            )
+    return out
+
+
+def _with_declaration_checks(
+    result: ExportResult, exporter: Exporter, specs: Sequence[ToolSpec], opts: ExportOptions
+) -> ExportResult:
+    """``result`` plus declaration problems no exporter checks: providerOptions keys no format
+    reads (errors under ``check``) and references outside a schema (errors)."""
+    own = getattr(exporter, "provider_keys", ())
+    found = [d for spec in specs for d in (*provider_key_problems(spec, own), *_outward_refs(spec))]
+    if not found:
+        return result
+    diags = finalize([*result.diagnostics, *found], opts)
+    ok = not any(d.severity.value == "error" for d in diags)
+    return ExportResult(result.format, result.data if ok else None, diags)
 
 
 def export(tools: Any, fmt: str, **options: Any) -> Any:

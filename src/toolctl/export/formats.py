@@ -15,17 +15,9 @@ from typing import Any
 
 from toolctl.errors import PluginError
 from toolctl.export.base import Exporter
+from toolctl.spec.providers import BUILTIN_FORMATS, GROUP
 
-GROUP = "toolctl.exporters"
-BUILTIN = {
-    "anthropic": "toolctl.export.anthropic:EXPORTER",
-    "bedrock": "toolctl.export.bedrock:EXPORTER",
-    "gemini": "toolctl.export.gemini:EXPORTER",
-    "mcp": "toolctl.export.mcp:EXPORTER",
-    "mistral": "toolctl.export.mistral:EXPORTER",
-    "openai": "toolctl.export.openai:EXPORTER",
-    "openai-responses": "toolctl.export.openai_responses:EXPORTER",
-}
+BUILTIN = BUILTIN_FORMATS
 
 
 @dataclass(frozen=True)

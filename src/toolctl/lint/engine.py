@@ -16,7 +16,7 @@ from toolctl.lint.locate import locate
 from toolctl.lint.model import Hit, Rule
 from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
-from toolctl.lint.suppress import apply, unused
+from toolctl.lint.suppress import apply, unknown_selectors, unused
 from toolctl.spec import ToolSpec
 
 
@@ -145,6 +145,26 @@ def _stale_ignores(
     ]
 
 
+def _unknown_ignores(
+    files: list[str], cat: Catalogue, level: Severity, base: Path
+) -> list[Diagnostic]:
+    extra = {"rule": "unknown-ignore", "family": "engine"}
+    found = unknown_selectors(files, list(cat), lambda f: _read_lines(base, f))
+    return [
+        Diagnostic(
+            level,
+            "TL003",
+            what,
+            file,
+            line,
+            col,
+            hint=f"did you mean {near!r}?" if near else "see `toolctl lint --list-rules`",
+            extra=extra,
+        )
+        for file, line, col, what, near in found
+    ]
+
+
 def run(
     tools: Sequence[ToolSpec],
     config: LintConfig,
@@ -172,9 +192,12 @@ def run(
     _read_lines.cache_clear()  # files may have changed since the last run
     used: set[tuple[str, int]] = set()
     kept = apply(found, cat.rules, config.per_file_ignores, lambda f: _read_lines(base, f), used)
+    files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
+    typo = next((level for rule, level in rules if rule.code == "TL003"), None)
+    if typo is not None:
+        kept += _unknown_ignores(sorted(files), cat, typo, base)
     stale = next((level for rule, level in rules if rule.code == "TL002"), None)
     if stale is not None:
-        files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
         # With fewer providers than usual, an ignore for a provider finding may just be idle.
         narrowed = set(PROVIDERS) - set(config.providers)
         active = [r for r, _ in rules if not (narrowed and r.family == "providers")]

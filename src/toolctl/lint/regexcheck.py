@@ -7,6 +7,11 @@ run. Two shapes make backtracking engines (Python ``re``, JavaScript, PCRE) expl
   repeated atom (``(a+)+``, ``(\\w+\\s?)*``): star height 2 with nothing fixed to anchor it;
 * a repeated alternation whose branches can start with the same character (``(a|a)+``,
   ``(\\w|\\d)*``).
+
+The analysis is linear in the pattern (a repeated alternation of 10,000 branches is compared in
+one pass, not pairwise) and bounded: a pattern nested deeper than
+:data:`~toolctl.schema.MAX_PATTERN_DEPTH` groups or with more than :data:`MAX_NODES` atoms
+raises :class:`TooComplex` instead of being analysed.
 """
 
 from __future__ import annotations
@@ -14,7 +19,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from toolctl.schema import MAX_PATTERN_DEPTH, group_depth
+
 _UNBOUNDED = 10**9
+MAX_NODES = 50_000
+"""Most atoms and groups one pattern may have before it is reported as too complex."""
+
+
+class TooComplex(Exception):
+    """The pattern is beyond the analysis budget; the message says which limit."""
 
 
 @dataclass
@@ -74,7 +87,8 @@ def _class_end(p: str, i: int) -> int:
     return j + 1
 
 
-def _parse(p: str, i: int = 0) -> tuple[list[list[_Node]], int]:
+def _parse(p: str, i: int = 0, budget: list[int] | None = None) -> tuple[list[list[_Node]], int]:
+    budget = budget if budget is not None else [MAX_NODES]
     alts: list[list[_Node]] = [[]]
     while i < len(p):
         c = p[i]
@@ -94,7 +108,7 @@ def _parse(p: str, i: int = 0) -> tuple[list[list[_Node]], int]:
                     r"\?(?:[:=!>]|<[=!]|<[A-Za-z_]\w*>|P<[A-Za-z_]\w*>|[a-zA-Z-]+:?)", p[start:]
                 )
                 start += m.end() if m else 1
-            inner, i = _parse(p, start)
+            inner, i = _parse(p, start, budget)
             node = _Node(alts=inner)
         elif c == "[":
             end = _class_end(p, i)
@@ -105,6 +119,9 @@ def _parse(p: str, i: int = 0) -> tuple[list[list[_Node]], int]:
             node, i = _Node(first="any" if c == "." else "lit:" + c), i + 1
         node.lo, node.hi, i = _quantifier(p, i)
         alts[-1].append(node)
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise TooComplex(f"more than {MAX_NODES} atoms and groups")
     return alts, i
 
 
@@ -117,18 +134,49 @@ def _first(nodes: list[_Node]) -> set[str]:
     return out
 
 
-def _overlap(a: set[str], b: set[str]) -> bool:
-    if a & b or "any" in a | b or any(x.startswith("class:") for x in a | b):
-        return bool(a and b)
-    for x in a:
-        for y in b:
-            pair = {x.split(":")[0] if ":" in x else x, y.split(":")[0] if ":" in y else y}
-            lit = (x if x.startswith("lit:") else y)[4:]
-            if pair == {"word", "lit"} and (lit.isalnum() or lit == "_"):
+def _kinds(tokens: set[str]) -> set[str]:
+    """What a branch's first characters can be, for the cross-kind overlaps below."""
+    out = set()
+    for t in tokens:
+        if t in ("word", "digit"):
+            out.add(t)
+        elif t.startswith("lit:"):
+            lit = t[4:]
+            if lit.isalnum() or lit == "_":
+                out.add("lit-word")
+            if lit.isdigit():
+                out.add("lit-digit")
+    return out
+
+
+# (kind in one branch, kind in another) pairs that can match the same character
+_CROSS = (("word", "lit-word"), ("word", "digit"), ("digit", "lit-digit"))
+
+
+def _branches_overlap(firsts: list[set[str]]) -> bool:
+    """True when two of the branches can start with the same character; linear in the branches.
+
+    Exact tokens shared by two branches, a wildcard or class beside another branch, or a
+    class-like token (``\\w``, ``\\d``) beside a literal or class it contains.
+    """
+    nonempty = [f for f in firsts if f]
+    if len(nonempty) < 2:
+        return False
+    owner: dict[str, int] = {}
+    holders: dict[str, list[int]] = {}
+    for index, tokens in enumerate(nonempty):
+        for token in tokens:
+            if token == "any" or token.startswith("class:"):
                 return True
-            if pair == {"digit", "lit"} and lit.isdigit():
+            if owner.setdefault(token, index) != index:
                 return True
-            if {x, y} in ({"word", "digit"},):
+        for kind in _kinds(tokens):
+            found = holders.setdefault(kind, [])
+            if len(found) < 2:
+                found.append(index)
+    for a, b in _CROSS:
+        for x in holders.get(a, []):
+            if any(y != x for y in holders.get(b, [])):
                 return True
     return False
 
@@ -144,16 +192,19 @@ def _problem(nodes: list[_Node]) -> str | None:
         for alt in node.alts:
             if any(n.repeated for n in alt) and all(n.optional or n.repeated for n in alt):
                 return "a repeated group contains only a repeated item (nested quantifiers)"
-        firsts = [_first(alt) for alt in node.alts]
-        for x in range(len(firsts)):
-            for y in range(x + 1, len(firsts)):
-                if _overlap(firsts[x], firsts[y]):
-                    return "a repeated alternation has branches that can match the same text"
+        if _branches_overlap([_first(alt) for alt in node.alts]):
+            return "a repeated alternation has branches that can match the same text"
     return None
 
 
 def backtracking_problem(pattern: str) -> str | None:
-    """Why ``pattern`` can backtrack catastrophically, or None when no risky shape is found."""
+    """Why ``pattern`` can backtrack catastrophically, or None when no risky shape is found.
+
+    Raises :class:`TooComplex` when the pattern is beyond the analysis budget.
+    """
+    depth = group_depth(pattern)
+    if depth > MAX_PATTERN_DEPTH:
+        raise TooComplex(f"groups nested {depth} deep (at most {MAX_PATTERN_DEPTH})")
     alts, _ = _parse(pattern)
     return _problem([_Node(alts=alts)])
 

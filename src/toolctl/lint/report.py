@@ -6,8 +6,9 @@ Nothing here prints; the CLI writes what these functions return.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import quote
 
 from toolctl.diagnostics import Diagnostic, Severity
 from toolctl.lint.model import Rule
@@ -18,16 +19,38 @@ INFO_URI = "https://toolctl.dev/lint"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 
 
+def _pascal(name: str) -> str:
+    """``pattern-backtracking`` → ``PatternBacktracking``: SARIF's style for a rule's name."""
+    return "".join(part[:1].upper() + part[1:] for part in name.replace("_", "-").split("-"))
+
+
 def _sarif_rule(rule: Rule) -> dict[str, Any]:
     return {
         "id": rule.code,
-        "name": rule.name,
+        "name": _pascal(rule.name),
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.explain},
         "help": {"text": rule.explain, "markdown": rule.explain},
         "helpUri": f"{INFO_URI}#{rule.code.lower()}",
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
         "properties": {"tags": [rule.family]},
+    }
+
+
+_OTHER = {
+    "TC": ("InvalidDeclaration", "a problem loading or validating the tool files"),
+    "TX": ("ExportFinding", "an export finding"),
+}
+
+
+def _other_code(code: str) -> dict[str, Any]:
+    """A descriptor for a finding that is not a lint rule (``TC301`` from loading)."""
+    name, what = _OTHER.get(code[:2], ("ToolctlFinding", "a toolctl finding"))
+    return {
+        "id": code,
+        "name": name,
+        "shortDescription": {"text": f"{code}: {what}"},
+        "helpUri": f"{INFO_URI}#{code.lower()}",
     }
 
 
@@ -41,9 +64,7 @@ def _sarif_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     if diag.code in index:
         result["ruleIndex"] = index[diag.code]
     if diag.file and not diag.file.startswith("<"):
-        physical: dict[str, Any] = {
-            "artifactLocation": {"uri": PurePath(diag.file).as_posix(), "uriBaseId": "%SRCROOT%"}
-        }
+        physical: dict[str, Any] = {"artifactLocation": _artifact(diag.file)}
         if diag.line > 0:
             physical["region"] = {"startLine": diag.line, "startColumn": max(diag.col, 1)}
         result["locations"] = [{"physicalLocation": physical}]
@@ -52,10 +73,36 @@ def _sarif_result(diag: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
     return result
 
 
-def sarif(diags: Sequence[Diagnostic], cat: Catalogue, version: str) -> dict[str, Any]:
-    """A SARIF 2.1.0 log of ``diags`` with every catalogue rule described in the driver."""
+def _artifact(file: str) -> dict[str, Any]:
+    """A file as SARIF names it: relative to ``%SRCROOT%``, or an absolute ``file:`` URI."""
+    path = PurePath(file)
+    if path.is_absolute():
+        return {"uri": Path(path).as_uri()}
+    return {"uri": quote(path.as_posix(), safe="/"), "uriBaseId": "%SRCROOT%"}
+
+
+def src_root(root: Path) -> str:
+    """The ``%SRCROOT%`` base: an absolute ``file:`` URI ending in ``/`` (SARIF §3.14.14).
+
+    A relative base such as ``./`` is an error for SARIF consumers (Multitool SARIF1004).
+    """
+    uri = Path(root).absolute().as_uri()
+    return uri if uri.endswith("/") else uri + "/"
+
+
+def sarif(
+    diags: Sequence[Diagnostic], cat: Catalogue, version: str, root: Path | None = None
+) -> dict[str, Any]:
+    """A SARIF 2.1.0 log of ``diags`` with every catalogue rule described in the driver.
+
+    Relative file names in ``diags`` are relative to ``root`` (default: the working directory),
+    which becomes the absolute ``%SRCROOT%`` base.
+    """
     rules = list(cat)
-    index = {r.code: i for i, r in enumerate(rules)}
+    described = [_sarif_rule(r) for r in rules]
+    for code in sorted({d.code for d in diags} - {r.code for r in rules}):
+        described.append(_other_code(code))  # loader (TC) findings: metadata for every ruleId
+    index = {rule["id"]: i for i, rule in enumerate(described)}
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
@@ -66,10 +113,10 @@ def sarif(diags: Sequence[Diagnostic], cat: Catalogue, version: str) -> dict[str
                         "name": "toolctl",
                         "version": version,
                         "informationUri": INFO_URI,
-                        "rules": [_sarif_rule(r) for r in rules],
+                        "rules": described,
                     }
                 },
-                "originalUriBaseIds": {"%SRCROOT%": {"uri": "./"}},
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": src_root(root or Path.cwd())}},
                 "results": [_sarif_result(d, index) for d in diags],
             }
         ],

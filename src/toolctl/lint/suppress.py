@@ -12,6 +12,7 @@ Codes, prefixes, rule names and families are accepted, comma-separated.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,9 +20,10 @@ from pathlib import PurePath
 
 from toolctl.diagnostics import Diagnostic
 from toolctl.lint.model import Rule
-from toolctl.lint.select import matches
+from toolctl.lint.select import matches, unknown
 
 _COMMENT = re.compile(r"#\s*toolctl:\s*ignore\[([^\]]*)\]")
+_DIRECTIVE = re.compile(r"#\s*toolctl:\s*([A-Za-z_-]+)")
 
 
 def _codes(line: str) -> list[str]:
@@ -97,3 +99,36 @@ def unused(
             selectors = _codes(text)
             if selectors and all(any(matches(r, [s]) for r in active) for s in selectors):
                 yield file, number, match.start() + 1, match.group(0)
+
+
+def _suggest(selector: str, rules: Sequence[Rule]) -> str | None:
+    names = [r.code for r in rules] + [r.name for r in rules] + sorted({r.family for r in rules})
+    near = difflib.get_close_matches(selector, names, n=1, cutoff=0.75)
+    near = near or difflib.get_close_matches(selector.upper(), names, n=1, cutoff=0.75)
+    return near[0] if near else None
+
+
+def unknown_selectors(
+    files: Iterable[str], rules: Sequence[Rule], read_lines: Callable[[str], list[str] | None]
+) -> Iterator[tuple[str, int, int, str, str | None]]:
+    """(file, line, col, message, closest known name) for inline comments that name no rule.
+
+    A selector matching no rule of the catalogue (``ignore[TL999]``, ``ignore[secuirty]``)
+    suppresses nothing now or ever; so does a misspelt directive (``# toolctl: ingore[...]``).
+    """
+    for file in files:
+        for number, text in enumerate(read_lines(file) or [], start=1):
+            if "toolctl:" not in text:
+                continue
+            match = _COMMENT.search(text)
+            if match is None:
+                typo = _DIRECTIVE.search(text)
+                if typo and difflib.get_close_matches(
+                    typo.group(1).lower(), ["ignore"], cutoff=0.6
+                ):
+                    what = f"{typo.group(1)!r} is not a toolctl directive"
+                    yield file, number, typo.start() + 1, what, "ignore"
+                continue
+            for selector in unknown(_codes(text), rules):
+                what = f"ignore[{selector}] names no lint rule"
+                yield file, number, match.start() + 1, what, _suggest(selector, rules)

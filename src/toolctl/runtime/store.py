@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import sqlite3
@@ -37,6 +38,7 @@ from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
+from toolctl.yamlsrc import real_path
 
 SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 5.0
@@ -120,14 +122,141 @@ def _encode(name: str, value: Any) -> Any:
     return value
 
 
+# Columns whose decoded value must have a given shape; anything else is a damaged row.
+_NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
+_INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}
+_TEXTS = ("run_id", "tool", "status", "tool_digest", "input_hash", "owner", "owner_host")
+_OBJECTS = ("error", "approval", "registry", "model_output", "display")
+
+
+@functools.cache
+def _statuses() -> frozenset[str]:
+    from toolctl.runtime.result import RunStatus
+
+    return frozenset(s.value for s in RunStatus)
+
+
+def _shape_problems(data: dict[str, Any]) -> list[str]:
+    """Repair (in place) the columns of ``data`` whose values have the wrong shape."""
+    bad = []
+    for name in _NUMBERS:
+        value = data[name]
+        if value is not None and (type(value) not in (int, float) or value != value):
+            data[name] = 0.0 if name == "created_at" else None
+            bad.append(name)
+    for name, default in _INTEGERS.items():
+        if data[name] is not None and type(data[name]) is not int:
+            data[name] = default
+            bad.append(name)
+    for name in _TEXTS:
+        if data[name] is not None and not isinstance(data[name], str):
+            data[name] = str(data[name])
+            bad.append(name)
+    for name in _OBJECTS:
+        if data[name] is not None and not isinstance(data[name], dict):
+            data[name] = None
+            bad.append(name)
+    if data["status"] not in _statuses():  # unknown outcome: as for a run whose process died
+        data["status"] = "interrupted"
+        bad.append("status")
+    notes = data["notes"]
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+    ):
+        data["notes"] = None
+        bad.append("notes")
+    return bad
+
+
 def _decode(row: sqlite3.Row) -> RunRecord:
+    """A row as a record. A damaged column (not JSON, or the wrong type) is shown empty and
+    flagged, so one bad row never hides the others: its notes say which column, and its error
+    is ``damaged_record`` unless it had a readable error of its own."""
     data = dict(zip(row.keys(), tuple(row), strict=True))
+    damaged = []
     for name in _JSON_COLUMNS:
         if data[name] is not None:
-            data[name] = json.loads(data[name])
-    data["notes"] = data["notes"] or []
+            try:
+                data[name] = json.loads(data[name])
+            except (ValueError, TypeError):  # not JSON, or not text at all
+                data[name] = None
+                damaged.append(name)
+    damaged += _shape_problems(data)
+    notes = data["notes"] or []
     data["background"] = bool(data["background"])
+    if damaged:
+        what = f"damaged record: column(s) {', '.join(damaged)} unreadable, shown empty"
+        if "status" in damaged:
+            what += " (the status as interrupted)"
+        notes = [*notes, what]
+        if data["error"] is None:
+            data["error"] = {"code": "damaged_record", "message": what, "details": []}
+    data["notes"] = notes
     return RunRecord(**data)
+
+
+def _text(raw: bytes) -> str:
+    """TEXT columns as str; bytes that are not UTF-8 (a damaged page) are replaced, not fatal."""
+    return raw.decode("utf-8", "replace")
+
+
+# sqlite error name prefix -> (what happened, what to do); {path} and {parent} are filled in.
+_ADVICE = (
+    (
+        ("SQLITE_CORRUPT",),
+        "is damaged",
+        "toolctl leaves it as it is: salvage its runs with `sqlite3 {path} .recover | sqlite3 "
+        "{path}.recovered`, then point `state:` in toolctl.yaml (or --state) at the recovered file",
+    ),
+    (
+        ("SQLITE_NOTADB",),
+        "is not an SQLite run history",
+        "point `state:` in toolctl.yaml (or --state) at another file; toolctl leaves this one",
+    ),
+    (
+        ("SQLITE_FULL",),
+        "cannot grow: the disk is full",
+        "free space on the disk that holds it (`df {parent}`), or point `state:` in toolctl.yaml "
+        "(or --state) at a disk with room; the runs already recorded are intact",
+    ),
+    (
+        ("SQLITE_IOERR",),
+        "could not be read or written (disk I/O error)",
+        "check that the disk is not full (`df {parent}`) or failing and is mounted read-write, "
+        "or point `state:` in toolctl.yaml (or --state) at another disk; the file is not changed",
+    ),
+    (
+        ("SQLITE_READONLY",),
+        "is read-only",
+        "make the file and its directory writable (the -wal and -shm files go beside it; "
+        "`lsattr {path}` shows an immutable flag), or point `state:` at a writable file",
+    ),
+    (
+        ("SQLITE_CANTOPEN", "SQLITE_PERM", "SQLITE_AUTH"),
+        "cannot be opened",
+        "check the permissions of the file and of {parent}, or point `state:` elsewhere",
+    ),
+    (
+        ("SQLITE_BUSY", "SQLITE_LOCKED"),
+        f"stayed locked by another process for {BUSY_TIMEOUT_S:g} s",
+        "retry when the other toolctl is done with it",
+    ),
+)
+
+
+def state_error(path: Path, exc: sqlite3.Error, doing: str) -> StateError:
+    """The :class:`StateError` for an SQLite failure on the history at ``path``: which file,
+    what happened and what to do, never to delete the history."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    for prefixes, what, todo in _ADVICE:
+        if name.startswith(prefixes):
+            hint = todo.format(path=path, parent=path.parent)
+            return StateError(f"run history {path} {what} ({doing}: {exc})", hint=hint)
+    return StateError(
+        f"run history {path}: {doing} failed: {exc}",
+        hint="point `state:` in toolctl.yaml (or --state) at another file to keep working; "
+        "toolctl did not change this one",
+    )
 
 
 def _prepare_file(path: Path) -> None:
@@ -148,7 +277,11 @@ def _prepare_file(path: Path) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise StateError(f"cannot create run history {path}: {exc.strerror}") from None
+        raise StateError(
+            f"cannot create run history {path}: {exc.strerror}",
+            hint="free space or fix the permissions there, or point `state:` in toolctl.yaml "
+            "(or --state) at a writable place",
+        ) from None
 
 
 class SqliteStore:
@@ -158,7 +291,7 @@ class SqliteStore:
         self.path = Path(path)
         _prepare_file(self.path)
         self._lock = threading.RLock()
-        try:
+        with self._mapped("opening it"):
             self._db = sqlite3.connect(
                 str(self.path),
                 timeout=BUSY_TIMEOUT_S,
@@ -166,14 +299,18 @@ class SqliteStore:
                 check_same_thread=False,
             )
             self._db.row_factory = sqlite3.Row
+            self._db.text_factory = _text
             self._setup()
-        except sqlite3.DatabaseError as exc:
-            raise StateError(
-                f"cannot open run history {self.path}: {exc}",
-                hint="is it an SQLite file? move it away to start a new history",
-            ) from None
         if sweep:
             self.sweep()
+
+    @contextlib.contextmanager
+    def _mapped(self, doing: str) -> Iterator[None]:
+        """SQLite failures as a :class:`StateError` naming the file and what to do."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise state_error(self.path, exc, doing) from None
 
     def _setup(self) -> None:
         db = self._db
@@ -181,6 +318,8 @@ class SqliteStore:
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         version = db.execute("PRAGMA user_version").fetchone()[0]
+        if 0 < version <= SCHEMA_VERSION and not _has_runs_table(db):
+            version = 0  # a version without its table (a truncated copy): nothing to lose
         if version > SCHEMA_VERSION:
             raise StateError(
                 f"run history {self.path} has schema version {version}; this toolctl reads "
@@ -191,7 +330,7 @@ class SqliteStore:
             with self._tx(durable=True):
                 # BEGIN IMMEDIATE serialises set-ups: look again under the write lock.
                 version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version == 0:
+                if version == 0 or not _has_runs_table(db):
                     for statement in _DDL.split(";"):
                         if statement.strip():
                             db.execute(statement)
@@ -240,11 +379,12 @@ class SqliteStore:
         write lock when the statement starts (as ``BEGIN IMMEDIATE`` would, busy timeout
         included) and commits when it ends — one call into SQLite instead of three.
         """
-        if durable:
-            with self._tx(durable=True) as db:
-                return int(db.execute(sql, args).rowcount)
-        with self._lock:
-            return int(self._db.execute(sql, args).rowcount)
+        with self._mapped("writing a run"):
+            if durable:
+                with self._tx(durable=True) as db:
+                    return int(db.execute(sql, args).rowcount)
+            with self._lock:
+                return int(self._db.execute(sql, args).rowcount)
 
     def update(
         self,
@@ -265,7 +405,7 @@ class SqliteStore:
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""
-        with self._lock:
+        with self._lock, self._mapped("reading a run"):
             row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             if row is None and run_id:
                 rows = self._db.execute(
@@ -296,7 +436,7 @@ class SqliteStore:
             clauses.append("status = ?")
             args.append(status)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
+        with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
                 [*args, limit],
@@ -306,7 +446,7 @@ class SqliteStore:
     def sweep(self) -> list[str]:
         """Mark runs left ``running`` by a dead process as ``interrupted`` (never re-run them)."""
         now = time.time()
-        with self._lock:
+        with self._lock, self._mapped("looking for interrupted runs"):
             rows = self._db.execute("SELECT * FROM runs WHERE status = 'running'").fetchall()
         dead = [r for r in map(_decode, rows) if not owner_alive(r, now)]
         done = []
@@ -319,6 +459,11 @@ class SqliteStore:
             ):
                 done.append(rec.run_id)
         return done
+
+
+def _has_runs_table(db: sqlite3.Connection) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runs'")
+    return found.fetchone() is not None
 
 
 def _where(
@@ -381,7 +526,7 @@ def open_store(path: str | Path | None = None, registry: Any = None) -> RunStore
                 f"cannot create {target.parent}: {exc.strerror}", hint="pass --state PATH"
             ) from None
     file = target
-    return _shared(str(file.resolve()), lambda: SqliteStore(file))
+    return _shared(str(real_path(file)), lambda: SqliteStore(file))
 
 
 def _postgres(url: str) -> RunStore:

@@ -2,7 +2,8 @@
 
 Polling (no extra dependency): file sizes and modification times under the tool paths and the
 config file. A change is loaded once the files have been still for one interval; an invalid
-registry keeps the previous tools and logs every diagnostic.
+registry keeps the previous tools and logs every diagnostic, and so does a reload that fails
+for any other reason: no change to the files ends the server.
 """
 
 from __future__ import annotations
@@ -97,6 +98,13 @@ class RegistryWatcher:
             toolset = build_toolset(registry, self.selection)
         except ToolctlError as exc:
             log.error("reload: %s; still serving the previous tools", exc)
+            return False
+        except Exception:  # no change to the files, however broken, may end the server
+            log.exception(
+                "reload: loading the changed registry failed (a toolctl bug: please report it); "
+                "still serving the previous %d tool(s)",
+                len(self.server.toolset.specs),
+            )
             return False
         old = self.server.toolset
         change = describe_change(old, toolset)

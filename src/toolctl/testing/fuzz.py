@@ -60,9 +60,9 @@ class FuzzFinding:
 
     def yaml_case(self) -> str:
         """:meth:`test_case` as a YAML list item, to paste under the tool's ``tests:``."""
-        import yaml
+        from toolctl.yamlsrc import dumps
 
-        text: str = yaml.safe_dump(
+        text = dumps(
             [self.test_case()],
             sort_keys=False,
             allow_unicode=True,

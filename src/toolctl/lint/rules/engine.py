@@ -43,3 +43,18 @@ def unused_ignore(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     after suppression, so the function itself finds nothing.
     """
     return iter(())
+
+
+@RULES.tool(
+    "TL003", "unknown-ignore", Severity.WARNING, "`# toolctl: ignore[...]` naming no known rule"
+)
+def unknown_ignore(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """An inline ``# toolctl: ignore[...]`` names a code, rule or family that does not exist.
+
+    ``ignore[TL999]`` or ``ignore[secuirty]`` suppresses nothing, now or after the finding it was
+    meant for appears: fix the name (the message suggests the closest one) or remove the comment.
+    Codes of a rule pack that is not installed are unknown too. A misspelt directive
+    (``# toolctl: ingore[...]``) is reported the same way. The engine reports this while reading
+    the comments, so the function itself finds nothing.
+    """
+    return iter(())

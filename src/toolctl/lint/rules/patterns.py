@@ -12,7 +12,7 @@ from typing import Any
 from toolctl.diagnostics import Severity
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import Hit, RuleSet
-from toolctl.lint.regexcheck import backtracking_problem, non_portable
+from toolctl.lint.regexcheck import TooComplex, backtracking_problem, non_portable
 from toolctl.lint.walk import schema_types
 from toolctl.spec import ToolSpec
 
@@ -37,9 +37,21 @@ def pattern_backtracking(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     takes seconds or hours. toolctl bounds its own evaluation with a time limit, but the same
     schema in a client, a provider or another validator may hang. Rewrite the pattern so each
     character can be matched in only one way (``[a-z]+(-[a-z]+)*``).
+
+    A pattern too large or too deeply nested to analyse within the budget (50,000 atoms, groups
+    nested 50 deep) is reported as such: split or simplify it.
     """
     for path, pattern in _patterns(tool, ctx):
-        problem = backtracking_problem(pattern)
+        try:
+            problem = backtracking_problem(pattern)
+        except TooComplex as exc:
+            yield Hit(
+                tool,
+                path,
+                f"pattern is too complex to analyse for backtracking ({exc})",
+                hint="simplify the pattern, or check the value in the handler instead",
+            )
+            continue
         if problem:
             yield Hit(
                 tool,

@@ -1,0 +1,80 @@
+"""``serve --reload`` never exits on a broken change: it keeps the tools and logs why."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import anyio
+import pytest
+
+from toolctl.config import project_at
+from toolctl.server.reload import RegistryWatcher
+
+from .serve_helpers import stdio_params
+from .test_reload import _wait_for
+
+pytestmark = pytest.mark.timeout(60)
+
+DEEP = "(" * 400 + "a" + ")" * 400
+
+
+def test_a_deep_pattern_and_a_symlink_loop_keep_the_server_serving(
+    registry_dir: Path, tmp_path: Path
+) -> None:  # slow: starts a server
+    from mcp import Client
+    from mcp.client.stdio import stdio_client
+
+    log_path = tmp_path / "server.log"
+
+    def log() -> str:
+        return log_path.read_text(encoding="utf-8")
+
+    async def main() -> tuple[list[str], list[str]]:
+        params = stdio_params(registry_dir, "--reload", "--log-level", "warning")
+        with log_path.open("w", encoding="utf-8") as errlog:
+            async with Client(stdio_client(params, errlog=errlog), mode="legacy") as c:
+
+                async def names() -> list[str]:
+                    return [t.name for t in (await c.list_tools()).tools]
+
+                before = await names()
+                tools = registry_dir / "tools.d"
+                (tools / "deep.yaml").write_text(
+                    "toolctl: 1\nname: deep\ndescription: d\ninputSchema:\n  type: object\n"
+                    f"  properties: {{a: {{type: string, pattern: '{DEEP}'}}}}\n"
+                )
+                (tools / "l1.yaml").symlink_to("l2.yaml")
+                (tools / "l2.yaml").symlink_to("l1.yaml")
+                await _wait_for(lambda: "still serving the previous" in log(), "the error log")
+                return before, await names()
+
+    before, after = anyio.run(main)
+    assert after == before
+    text = log()
+    assert "nests groups 400 deep" in text and "symlink loop" in text
+    assert "Traceback" not in text
+
+
+def test_an_unexpected_failure_in_a_reload_is_logged_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / "tools.d").mkdir()
+    swapped: list[Any] = []
+
+    async def swap(toolset: Any, notify: bool) -> None:
+        swapped.append(toolset)
+
+    server = SimpleNamespace(toolset=SimpleNamespace(specs=[1, 2]), swap=swap)
+    watcher = RegistryWatcher(server, project_at(tmp_path), selection=None)  # type: ignore[arg-type]
+
+    def broken(**_: Any) -> Any:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("toolctl.loader.load_registry", broken)
+    with caplog.at_level(logging.ERROR, logger="toolctl.server"):
+        assert anyio.run(watcher.reload) is False
+    assert swapped == []
+    assert "still serving the previous 2 tool(s)" in caplog.text
