@@ -24,6 +24,8 @@ COMMAND_MODULES = [
     "toolctl.cli.lint",
     "toolctl.cli.test",
     "toolctl.cli.serve",
+    "toolctl.cli.lock",
+    "toolctl.cli.diff",
 ]
 
 app = typer.Typer(

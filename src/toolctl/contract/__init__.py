@@ -1,0 +1,73 @@
+"""Tool contracts: the lock file, the semantic diff and the semver gate.
+
+A tool's *contract* is what models and clients rely on: name, description, schemas,
+annotations, approval and strictness (see :func:`contract_of`). ``toolctl lock`` records each
+enabled tool's contract, runtime policy, version, handler and digests in ``toolctl.lock``;
+:func:`diff` classifies every change between two sides (lock file, directory or git ref) as
+breaking, safety, undecided, model-visible text, compatible or other; :func:`check_lock` is what
+``lock --check`` and the ``--locked`` switches of ``serve`` and ``export`` use.
+
+>>> import toolctl
+>>> from toolctl.contract import check_lock
+>>> result = check_lock(toolctl.load_project("."))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from toolctl.contract.canonical import canonical_json, digest
+from toolctl.contract.changes import CODES, Change, Kind
+from toolctl.contract.diff import DiffResult, FailOn, diff
+from toolctl.contract.lockfile import LOCK_NAME, parse, read, render, write
+from toolctl.contract.model import LockEntry, contract_digest, contract_of
+from toolctl.contract.sides import Side, entries_of, lock_path, registry_side, resolve
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from toolctl.registry import Registry
+
+META_KEY = "dev.toolctl/contractDigest"
+"""The ``_meta`` key of each tool in tools/list and the MCP export that carries its digest."""
+
+__all__ = [
+    "CODES",
+    "LOCK_NAME",
+    "META_KEY",
+    "Change",
+    "DiffResult",
+    "FailOn",
+    "Kind",
+    "LockEntry",
+    "Side",
+    "canonical_json",
+    "check_lock",
+    "contract_digest",
+    "contract_of",
+    "diff",
+    "digest",
+    "entries_of",
+    "lock_path",
+    "parse",
+    "read",
+    "registry_side",
+    "render",
+    "resolve",
+    "write",
+]
+
+
+def check_lock(registry: Registry, path: Path | None = None) -> DiffResult:
+    """The registry against its lock file (``toolctl.lock`` at the project root by default).
+
+    An empty ``changes`` list means it matches exactly. Raises :class:`~toolctl.errors.LockError`
+    when there is no lock file or it cannot be read, and
+    :class:`~toolctl.errors.DeclarationError` when the registry has errors.
+    """
+    from toolctl.config import project_for
+    from toolctl.contract.sides import lock_side
+
+    project = registry.project or project_for(None)
+    lock = lock_side(path or lock_path(project))
+    return diff(lock, registry_side(registry, "working tree"))
