@@ -20,7 +20,7 @@ from toolctl.contract.canonical import canonical_json, digest
 from toolctl.contract.changes import CODES, Change, Kind
 from toolctl.contract.diff import DiffResult, FailOn, diff
 from toolctl.contract.lockfile import LOCK_NAME, parse, read, render, write
-from toolctl.contract.model import LockEntry, contract_digest, contract_of
+from toolctl.contract.model import META_KEY, LockEntry, contract_digest, contract_of
 from toolctl.contract.sides import Side, entries_of, lock_path, registry_side, resolve
 
 if TYPE_CHECKING:
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
 
-META_KEY = "dev.toolctl/contractDigest"
-"""The ``_meta`` key of each tool in tools/list and the MCP export that carries its digest."""
 
 __all__ = [
     "CODES",
@@ -54,6 +52,7 @@ __all__ = [
     "registry_side",
     "render",
     "resolve",
+    "verify_locked",
     "write",
 ]
 
@@ -71,3 +70,19 @@ def check_lock(registry: Registry, path: Path | None = None) -> DiffResult:
     project = registry.project or project_for(None)
     lock = lock_side(path or lock_path(project))
     return diff(lock, registry_side(registry, "working tree"))
+
+
+def verify_locked(registry: Registry, path: Path | None = None) -> None:
+    """Raise :class:`~toolctl.errors.LockError` (with one diagnostic per change) unless the
+    registry matches its lock file exactly: what ``--locked`` serving and exporting require."""
+    from toolctl.contract.report import diagnostics, summary
+    from toolctl.errors import LockError
+
+    result = check_lock(registry, path)
+    if result.changes:
+        raise LockError(
+            f"the registry differs from {result.base.label} ({summary(result)}); "
+            "refusing to use it with --locked",
+            hint="review the changes with `toolctl diff`, then accept them with `toolctl lock`",
+            diagnostics=diagnostics(result),
+        )

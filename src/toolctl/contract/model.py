@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 JsonDict = dict[str, Any]
+META_KEY = "dev.toolctl/contractDigest"
+"""The ``_meta`` key (MCP reverse-DNS naming) under which tools/list carries a tool's digest."""
 
 # Keys of `contract` copied from the declaration when present (omitted when absent or empty).
 _OPTIONAL = ("title", "outputSchema", "annotations", "icons", "_meta", "inputExamples")
