@@ -20,6 +20,7 @@ side widening does.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -216,6 +217,8 @@ class _Walk:
         self.roots = (old_root, new_root)
         self.changes: list[SchemaChange] = []
         self.seen: set[tuple[str, str]] = set()
+        self.ref_same: dict[str, bool] = {}
+        self.ref_targets: dict[str, list[str]] = {}
 
     def add(
         self,
@@ -233,11 +236,13 @@ class _Walk:
     # -- entry --------------------------------------------------------------------------
 
     def schema(self, old: Any, new: Any, path: JsonPath, flip: bool = False) -> None:
-        if same(old, new):
+        if same(old, new) and self._refs_unchanged(old):
             return
         old = True if old is None else old
         new = True if new is None else new
-        old, new = self._deref(old, 0), self._deref(new, 1)
+        both_refs = all(isinstance(s, dict) and "$ref" in s for s in (old, new))
+        if not both_refs:  # two references are compared by target, with a recursion guard
+            old, new = self._deref(old, 0), self._deref(new, 1)
         if old is False or new is False:
             if old is False and new is not False and not _never(new):
                 self.add(path, Effect.WIDENS, "accepted nothing before, now accepts values", flip)
@@ -247,6 +252,27 @@ class _Walk:
         self.keywords(
             old if isinstance(old, dict) else {}, new if isinstance(new, dict) else {}, path, flip
         )
+
+    def _refs_unchanged(self, node: Any) -> bool:
+        """True when every ``$ref`` reachable from ``node`` has the same target on both sides
+        (then equal nodes accept the same values)."""
+        pending = list(_refs_in(node))
+        seen: set[str] = set()
+        while pending:
+            ref = pending.pop()
+            if ref in seen:
+                continue
+            seen.add(ref)
+            known = self.ref_same.get(ref)
+            if known is None:
+                t_o, t_n = _resolve(self.roots[0], ref), _resolve(self.roots[1], ref)
+                known = t_o is not None and same(t_o, t_n)
+                self.ref_same[ref] = known
+                self.ref_targets[ref] = list(_refs_in(t_o))
+            if not known:
+                return False
+            pending.extend(self.ref_targets[ref])
+        return True
 
     def _deref(self, schema: Any, side: int) -> Any:
         """Follow a ``$ref`` that has nothing but annotations beside it (bounded)."""
@@ -640,6 +666,19 @@ def _resolve(root: Any, ref: str) -> Any:
         return resolve_pointer(root, parse_pointer(ref[1:]))
     except (KeyError, ValueError, IndexError, TypeError):
         return None
+
+
+def _refs_in(node: Any) -> Iterator[str]:
+    """Every ``$ref`` string inside ``node``."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str):
+                yield value
+            else:
+                yield from _refs_in(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs_in(item)
 
 
 def _never(schema: Any) -> bool:
