@@ -512,7 +512,7 @@ class _Walk:
             if not _never(schema):
                 self.add(at, Effect.WIDENS, f"new property {name!r}", flip)
         elif trivial(extra_old) and not trivial(schema):
-            pass
+            self.add(at, Effect.UNDECLARED, f"new property {name!r} (was undeclared)", flip)
         else:
             self.schema(extra_old, schema, at, flip)
 
