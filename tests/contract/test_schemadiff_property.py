@@ -155,7 +155,7 @@ def _mutate(draw: st.DrawFn, node: dict[str, Any], kind: str) -> None:
             node["enum"] = list(dict.fromkeys(values))
         else:
             node.pop("enum", None)
-    elif kind == "required" and "properties" in node:
+    elif kind == "required" and node.get("properties"):
         names = list(node["properties"])
         node["required"] = draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)))
     elif kind == "add_property" and "properties" in node:
