@@ -6,8 +6,8 @@ whitespace, numbers written as ECMAScript writes them (``1.0`` is ``1``, ``1e-7`
 strings escaped minimally. Integers beyond ±2**53 are written as the double a JSON parser in
 JavaScript would read, as RFC 8785 requires.
 
-The common case (no float that Python writes with an exponent, no key outside the BMP) goes
-through :func:`json.dumps` after one normalising walk; the rest through a small exact writer.
+The common case (no float, no huge integer, nothing outside the BMP) is :func:`json.dumps`'s own
+output, checked by re-reading it; the rest goes through a small exact writer.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import decimal
 import hashlib
 import json
+import re
 from typing import Any
 
 _SAFE = 2**53
@@ -23,35 +24,34 @@ _DUMP = json.JSONEncoder(
 ).encode
 
 
-class _Hard(Exception):
-    """The value needs the exact writer (a float with an exponent, a key outside the BMP)."""
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
-def _normal(value: Any) -> Any:
-    """``value`` with numbers in their JCS type (integral floats as ints, huge ints as floats);
-    raises :class:`_Hard` when ``json.dumps`` would write something JCS writes differently."""
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            if any(ord(c) > 0xFFFF for c in key):
-                raise _Hard
-            out[key] = _normal(item)
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_normal(item) for item in value]
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        if -_SAFE <= value <= _SAFE:
-            return value
-        raise _Hard
-    if isinstance(value, float):
-        if value.is_integer() and -_SAFE <= value <= _SAFE:
-            return int(value)
-        if "e" in repr(value) or "n" in repr(value):  # exponent, nan or inf
-            raise _Hard
-        return value
-    raise TypeError(f"not JSON data: {type(value).__name__}")
+class _Special(Exception):
+    """The text holds a number JCS writes differently from ``json.dumps``."""
+
+
+def _refuse_float(_: str) -> Any:
+    raise _Special
+
+
+def _check_int(text: str) -> Any:
+    if len(text) > 15 and not -_SAFE <= int(text) <= _SAFE:
+        raise _Special
+    return 0
+
+
+def _plain(text: str) -> bool:
+    """True when ``json.dumps``'s ``text`` is already the RFC 8785 form: no float (JCS writes
+    them differently), no integer beyond ±2**53, no character outside the BMP (JCS sorts keys
+    by UTF-16 code units). Checked by re-reading it with C's parser, calling back on numbers."""
+    if not text.isascii() and _ASTRAL.search(text):
+        return False
+    try:
+        json.loads(text, parse_float=_refuse_float, parse_int=_check_int)
+    except _Special:
+        return False
+    return True
 
 
 def es_number(number: float) -> str:
@@ -105,12 +105,12 @@ def _exact(value: Any, out: list[str]) -> None:
 
 def canonical_json(value: Any) -> str:
     """The RFC 8785 canonical form of ``value`` (JSON data: dict, list, str, number, bool, None)."""
-    try:
-        return str(_DUMP(_normal(value)))
-    except _Hard:
-        out: list[str] = []
-        _exact(value, out)
-        return "".join(out)
+    text = str(_DUMP(value))
+    if _plain(text):
+        return text
+    out: list[str] = []
+    _exact(value, out)
+    return "".join(out)
 
 
 def digest(value: Any) -> str:
