@@ -70,8 +70,8 @@ _TABLE = [
     Code(
         "TD502", "declaration-changed", Kind.OTHER, "The declaration changed outside the contract."
     ),
-    Code("TD504", "version-changed", Kind.OTHER, "The declared version changed."),
     Code("TD503", "hint-tightened", Kind.COMPATIBLE, "A safety hint or policy was tightened."),
+    Code("TD504", "version-changed", Kind.OTHER, "The declared version changed."),
 ]
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}
 
