@@ -15,6 +15,7 @@ import anyio
 import pytest
 
 from tests.server.serve_helpers import copy_registry, stdio_params
+from tests.server.test_reload import _wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -32,12 +33,6 @@ def _lock(root: Path) -> None:
     subprocess.run(
         [sys.executable, "-m", "toolctl", "lock"], cwd=root, check=True, capture_output=True
     )
-
-
-async def _wait_for(predicate: Any) -> None:
-    with anyio.fail_after(20):
-        while not predicate():
-            await anyio.sleep(0.05)
 
 
 def test_reload_with_locked_keeps_unlocked_definitions_out(tmp_path: Path) -> None:  # slow
@@ -63,12 +58,12 @@ def test_reload_with_locked_keeps_unlocked_definitions_out(tmp_path: Path) -> No
 
                 before = await names()
                 new_file.write_text(NEW_TOOL)
-                await _wait_for(lambda: "refusing to use it with --locked" in log())
+                await _wait_for(lambda: "refusing to use it with --locked" in log(), "the refusal")
                 refused = await names()
                 _lock(root)  # the change is reviewed and locked ...
                 stat = new_file.stat()  # ... and the next edit of the files reloads it
                 os.utime(new_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-                await _wait_for(lambda: "(+subtract)" in log())
+                await _wait_for(lambda: "(+subtract)" in log(), "the reload")
                 tools = (await c.list_tools()).tools
                 meta = {t.name: (t.meta or {}) for t in tools}
                 return before, refused, [t.name for t in tools], meta

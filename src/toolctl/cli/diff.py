@@ -62,7 +62,7 @@ def diff_command(
     """
     from toolctl import __version__
     from toolctl.cli.render import print_json
-    from toolctl.contract import FailOn, diff, lock_path, registry_side, resolve
+    from toolctl.contract import diff, lock_path, registry_side, resolve
     from toolctl.contract.report import (
         diagnostics,
         render_markdown,
@@ -82,7 +82,7 @@ def diff_command(
         else registry_side(load_registry(project=project), "working tree")
     )
     result = diff(old, new)
-    policy = FailOn(fail_on.value)
+    policy = fail_on.value
     if fmt is DiffFormat.json:
         print_json(to_json(result, policy))
     elif fmt is DiffFormat.markdown:

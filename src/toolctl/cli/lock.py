@@ -58,8 +58,8 @@ def lock(
 
     project = project_of(registry)
     loaded = load_registry(project=project)
+    head = registry_side(loaded, "working tree")  # a registry with errors: listed, exit 1
     print_diagnostics(d for d in loaded.diagnostics if d.severity.value != "info")
-    head = registry_side(loaded, "working tree")
     path = lock_path(project)
     shown = display_path(path)
     if check:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from toolctl.contract.canonical import canonical_json, digest
 from toolctl.contract.changes import CODES, Change, Kind
-from toolctl.contract.diff import DiffResult, FailOn, diff
+from toolctl.contract.diff import FAIL_ON, DiffResult, diff
 from toolctl.contract.lockfile import LOCK_NAME, parse, read, render, write
 from toolctl.contract.model import META_KEY, LockEntry, contract_digest, contract_of
 from toolctl.contract.sides import Side, entries_of, lock_path, registry_side, resolve
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CODES",
+    "FAIL_ON",
     "LOCK_NAME",
     "META_KEY",
     "Change",
     "DiffResult",
-    "FailOn",
     "Kind",
     "LockEntry",
     "Side",

@@ -117,7 +117,7 @@ class Change:
             "message": self.message,
             "pointer": json_pointer(self.path),
         }
-        if self.kind is Kind.TEXT and isinstance(self.old, str) | isinstance(self.new, str):
+        if self.kind is Kind.TEXT and (isinstance(self.old, str) or isinstance(self.new, str)):
             data["old"], data["new"] = self.old, self.new
         return data
 

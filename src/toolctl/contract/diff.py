@@ -8,7 +8,6 @@ poisoning): a finding the base did not have is a ``safety`` change.
 
 from __future__ import annotations
 
-import enum
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -25,19 +24,14 @@ if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 
-class FailOn(str, enum.Enum):
-    """Which changes make ``toolctl diff`` exit 1 (semver errors always do)."""
-
-    breaking = "breaking"  # breaking and undecided
-    safety = "safety"  # ... and safety
-    any = "any"  # any change at all
-
-
 _FAILING = {
-    FailOn.breaking: {Kind.BREAKING, Kind.UNDECIDED, Kind.SEMVER},
-    FailOn.safety: {Kind.BREAKING, Kind.UNDECIDED, Kind.SEMVER, Kind.SAFETY},
-    FailOn.any: set(Kind),
+    "breaking": {Kind.BREAKING, Kind.UNDECIDED, Kind.SEMVER},
+    "safety": {Kind.BREAKING, Kind.UNDECIDED, Kind.SEMVER, Kind.SAFETY},
+    "any": set(Kind),
 }
+FAIL_ON = tuple(_FAILING)
+"""The ``--fail-on`` policies: breaking (and undecided), those and safety, or any change.
+A missing version bump (semver) fails all of them."""
 
 
 @dataclass
@@ -54,8 +48,10 @@ class DiffResult:
         found = Counter(c.kind for c in self.changes)
         return {k.value: found[k] for k in sorted(found, key=lambda k: k.rank)}
 
-    def failing(self, fail_on: FailOn) -> list[Change]:
-        """The changes that make the diff fail under ``fail_on``."""
+    def failing(self, fail_on: str = "breaking") -> list[Change]:
+        """The changes that make the diff fail under ``fail_on`` (one of :data:`FAIL_ON`)."""
+        if fail_on not in _FAILING:
+            raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON)}, not {fail_on!r}")
         return [c for c in self.changes if c.kind in _FAILING[fail_on]]
 
     def versions(self, tool: str) -> tuple[str | None, str | None]:

@@ -9,7 +9,7 @@ from itertools import groupby
 from typing import Any
 
 from toolctl.contract.changes import CODES, SEVERITY, Change, Kind
-from toolctl.contract.diff import DiffResult, FailOn
+from toolctl.contract.diff import DiffResult
 from toolctl.diagnostics import Diagnostic, json_pointer
 
 LABELS = {
@@ -81,7 +81,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(result: DiffResult, fail_on: FailOn = FailOn.breaking) -> str:
+def render_markdown(result: DiffResult, fail_on: str = "breaking") -> str:
     """A pull-request comment: summary, a table per tool, text diffs folded away."""
     failing = result.failing(fail_on)
     head = "### toolctl contract diff"
@@ -92,7 +92,7 @@ def render_markdown(result: DiffResult, fail_on: FailOn = FailOn.breaking) -> st
         )
         return "\n".join(lines) + "\n"
     verdict = (
-        f"**{len(failing)} change(s) fail `--fail-on {fail_on.value}`**"
+        f"**{len(failing)} change(s) fail `--fail-on {fail_on}`**"
         if failing
         else ("No change fails the check")
     )
@@ -129,7 +129,7 @@ def render_markdown(result: DiffResult, fail_on: FailOn = FailOn.breaking) -> st
     return "\n".join(lines) + "\n"
 
 
-def to_json(result: DiffResult, fail_on: FailOn = FailOn.breaking) -> dict[str, Any]:
+def to_json(result: DiffResult, fail_on: str = "breaking") -> dict[str, Any]:
     """The ``--format json`` document."""
     changes = []
     for c in result.changes:
