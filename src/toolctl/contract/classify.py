@@ -14,7 +14,7 @@ from typing import Any
 
 from toolctl.contract.changes import Change, Kind, change
 from toolctl.contract.model import LockEntry
-from toolctl.contract.schemadiff import Effect, compare
+from toolctl.contract.schemadiff import Effect, compare, where
 from toolctl.yamlsrc import JsonPath
 
 _INPUT = {
@@ -93,9 +93,7 @@ _COVERED_RAW = frozenset(
 )
 
 
-def schema_changes(
-    tool: str, key: str, old: Any, new: Any, *, output: bool, base: JsonPath = ()
-) -> Iterator[Change]:
+def schema_changes(tool: str, key: str, old: Any, new: Any, *, output: bool) -> Iterator[Change]:
     """The classified changes between two versions of the schema at declaration key ``key``."""
     table = _OUTPUT if output else _INPUT
     side = {"inputSchema": "input", "outputSchema": "output"}.get(key, key)
@@ -104,9 +102,7 @@ def schema_changes(
         text = (
             f"{side} `{found.place}`: {found.detail}" if found.place else f"{side}: {found.detail}"
         )
-        yield change(
-            tool, code, text, (*base, key, *found.path), kind=kind, old=found.old, new=found.new
-        )
+        yield change(tool, code, text, (key, *found.path), kind=kind, old=found.old, new=found.new)
 
 
 def _text(tool: str, code: str, label: str, old: Any, new: Any, path: JsonPath) -> Change:
@@ -126,7 +122,7 @@ def _hints(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Chan
             yield change(tool, code, f"{text}: the tool needs re-approval", path)
         else:
             yield change(tool, "TD503", text, path)
-    if a_o.get("title") != a_n.get("title"):
+    if a_o.get("title") != a_n.get("title") and old.get("title") == new.get("title"):
         yield _text(
             tool,
             "TD302",
@@ -158,25 +154,23 @@ def _open_objects(schema: Any, path: JsonPath = ()) -> Iterator[JsonPath]:
 
 
 def _switches(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
-    if old["requireApproval"] and not new["requireApproval"]:
+    if old.get("requireApproval", False) and not new.get("requireApproval", False):
         yield change(
             tool,
             "TD205",
             "requireApproval true → false: calls run without approval",
             ("requireApproval",),
         )
-    elif new["requireApproval"] and not old["requireApproval"]:
+    elif new.get("requireApproval", False) and not old.get("requireApproval", False):
         yield change(tool, "TD503", "requireApproval false → true", ("requireApproval",))
-    if new["strict"] and not old["strict"]:
+    if new.get("strict", False) and not old.get("strict", False):
         opened = next(_open_objects(new["inputSchema"]), None)
         if opened is not None:
-            from toolctl.contract.schemadiff import where
-
             yield change(
                 tool,
                 "TD116",
                 "strict false → true: strict mode closes objects, so "
-                f"calls with undeclared properties at {where(opened)} are refused",
+                f"calls with undeclared properties at {where(opened) or 'the root'} are refused",
                 ("strict",),
             )
         else:
@@ -187,7 +181,7 @@ def _switches(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[C
                 ("strict",),
                 kind=Kind.COMPATIBLE,
             )
-    elif old["strict"] and not new["strict"]:
+    elif old.get("strict", False) and not new.get("strict", False):
         yield change(tool, "TD116", "strict true → false", ("strict",), kind=Kind.COMPATIBLE)
 
 
