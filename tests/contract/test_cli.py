@@ -275,3 +275,16 @@ def test_serve_locked_refuses_before_serving(
     assert run(["serve", "--locked"]) == 1
     err = capsys.readouterr().err
     assert "refusing to use it with --locked" in err and "TD201" in err
+
+
+def test_lock_check_fails_on_a_change_outside_the_contract(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(["lock"])
+    with (project / "tools.d" / "shout.yaml").open("a") as f:
+        f.write("tests:\n  - name: loud\n    input: {text: hi}\n")
+    capsys.readouterr()
+    assert run(["lock", "--check"]) == 1
+    assert "TD502 declaration changed outside the contract" in capsys.readouterr().out
+    assert run(["diff"]) == 0  # not a contract change: only --fail-on any fails on it
+    assert run(["diff", "--fail-on", "any"]) == 1

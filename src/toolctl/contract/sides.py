@@ -195,7 +195,11 @@ def git_side(ref: str, project: Project) -> Side:
     with tempfile.TemporaryDirectory(prefix="toolctl-diff-") as tmp:
         base = Path(tmp).resolve()
         _extract(ref, top, prefix, base)
-        registry = load_registry(project=project_at(base))
+        at_ref = project_at(base)
+        # Handler references are checked statically (never imported); modules outside the
+        # extracted files (a pythonPath above the project) resolve against the working tree's.
+        at_ref.python_path += [p for p in project.python_path if p not in at_ref.python_path]
+        registry = load_registry(project=at_ref)
         side = registry_side(registry, f"git:{ref}")
         side.rebase = (str(base), str(root))
         if registry.project is not None:  # no handle on the deleted directory survives
