@@ -117,6 +117,9 @@ MUTATIONS = (
     "multiple",
     "pattern",
     "anyof",
+    "not",
+    "allof",
+    "const",
 )
 
 
@@ -194,10 +197,25 @@ def _mutate(draw: st.DrawFn, node: dict[str, Any], kind: str) -> None:
             del node["pattern"]
         else:
             node["pattern"] = draw(st.sampled_from(PATTERNS))
+    elif kind in ("not", "allof", "const"):
+        _wrap(draw, node, kind)
     elif kind == "anyof" and "type" in node and node["type"] != "object":
         branch = {k: v for k, v in node.items() if k not in ("description",)}
         node.clear()
         node["anyOf"] = [branch, draw(leaves())] if draw(st.booleans()) else [branch]
+
+
+def _wrap(draw: st.DrawFn, node: dict[str, Any], kind: str) -> None:
+    if kind == "not":
+        if "not" in node and draw(st.booleans()):
+            del node["not"]
+        else:
+            node["not"] = draw(st.one_of(leaves(), st.just({"const": "x"}), st.just({"const": 3})))
+    elif kind == "allof" and "type" in node and node["type"] != "object":
+        extra = draw(st.one_of(leaves(), st.just({"maxLength": 4}), st.just({"minimum": 0})))
+        node.setdefault("allOf", []).append(extra)
+    elif kind == "const" and "type" in node and node["type"] != "object":
+        node["const"] = draw(st.sampled_from(["x", "yy", 1, 2, True, None]))
 
 
 @st.composite
