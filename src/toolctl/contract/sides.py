@@ -61,7 +61,7 @@ def registry_side(registry: Registry, label: str) -> Side:
     if not registry.ok:
         errors = [d for d in registry.diagnostics if d.severity.value == "error"]
         raise DeclarationError(
-            f"{label}: the registry has {len(errors)} error(s); it cannot be compared",
+            f"{label}: the registry has {len(errors)} error(s); its contracts are not complete",
             hint="fix them first (toolctl validate)",
             diagnostics=registry.diagnostics,
         )
