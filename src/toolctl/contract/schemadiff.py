@@ -367,13 +367,15 @@ class _Walk:
 
     def _bounds(self, old: dict[str, Any], new: dict[str, Any], path: JsonPath, flip: bool) -> None:
         for low in (True, False):
-            b_o, b_n = _bound(old, low), _bound(new, low)
-            if b_o == b_n:
-                continue
             keys = ("minimum", "exclusiveMinimum") if low else ("maximum", "exclusiveMaximum")
+            if all(same(old.get(k), new.get(k)) for k in keys):
+                continue
+            b_o, b_n = _bound(old, low), _bound(new, low)
             key = keys[0] if keys[0] in new or keys[0] in old else keys[1]
             if b_o is _UNDECIDABLE or b_n is _UNDECIDABLE:
                 self.add((*path, key), Effect.UNKNOWN, f"cannot decide: {key} changed", flip)
+                continue
+            if b_o == b_n:  # the same bound written another way
                 continue
             tighter = _tighter(b_n, b_o, low)
             text = f"{'lower' if low else 'upper'} bound {_show_bound(b_o)} → {_show_bound(b_n)}"
