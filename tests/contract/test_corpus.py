@@ -377,6 +377,13 @@ CORPUS: list[tuple[str, dict[str, Any], Edit, set[str], set[str]]] = [
         {"TD303"},
     ),
     (
+        "example value 1 → true (equal in Python, not in JSON)",
+        variant(_set(["inputExamples"], [{"input": {"city": "Oslo", "days": 1}}])),
+        _set(["inputExamples"], [{"input": {"city": "Oslo", "days": True}}]),
+        {"TD303"},
+        {"TD303"},
+    ),
+    (
         "toModelOutput added",
         BASE,
         _set(["toModelOutput"], {"type": "text", "template": "{temp}"}),

@@ -14,7 +14,7 @@ from typing import Any
 
 from toolctl.contract.changes import Change, Kind, change
 from toolctl.contract.model import LockEntry
-from toolctl.contract.schemadiff import Effect, compare, where
+from toolctl.contract.schemadiff import Effect, compare, same, where
 from toolctl.yamlsrc import JsonPath
 
 _INPUT = {
@@ -133,7 +133,7 @@ def _hints(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Chan
         )
     others = sorted((set(a_o) | set(a_n)) - {h[0] for h in _HINTS} - {"title"})
     for key in others:
-        if a_o.get(key) != a_n.get(key):
+        if not same(a_o.get(key), a_n.get(key)):
             yield change(tool, "TD501", f"annotations.{key} changed", ("mcp", "annotations", key))
 
 
@@ -197,7 +197,7 @@ def _contract(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[C
     )
     yield from _hints(tool, old, new)
     yield from _switches(tool, old, new)
-    if old.get("inputExamples") != new.get("inputExamples"):
+    if not same(old.get("inputExamples"), new.get("inputExamples")):
         yield _text(
             tool,
             "TD303",
@@ -206,7 +206,7 @@ def _contract(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[C
             _dump(new.get("inputExamples")),
             ("inputExamples",),
         )
-    if old.get("toModelOutput") != new.get("toModelOutput"):
+    if not same(old.get("toModelOutput"), new.get("toModelOutput")):
         yield _text(
             tool,
             "TD304",
@@ -216,7 +216,7 @@ def _contract(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[C
             ("toModelOutput",),
         )
     for key in sorted((set(old) | set(new)) - _HANDLED_CONTRACT):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             path = ("mcp", key) if key in ("icons", "_meta") else (key,)
             yield change(tool, "TD501", f"{key} changed", path)
 
@@ -270,7 +270,7 @@ def _runtime(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Ch
     ):
         yield from schema_changes(tool, key, old.get(key), new.get(key), output=output)
     for key in sorted((set(old) | set(new)) - _HANDLED_RUNTIME):
-        if old.get(key) != new.get(key):
+        if not same(old.get(key), new.get(key)):
             yield change(tool, "TD501", f"{key} changed", (key,))
 
 
@@ -288,7 +288,7 @@ def compare_tool(old: LockEntry, new: LockEntry) -> list[Change]:
         old.contract_digest == new.contract_digest
         and old.declaration_digest == new.declaration_digest
         and old.handler == new.handler
-        and old.runtime == new.runtime
+        and same(old.runtime, new.runtime)
     ):
         return []
     tool = new.name
@@ -317,7 +317,7 @@ def _declaration(tool: str, old: LockEntry, new: LockEntry, explained: bool) -> 
         keys = sorted(
             k
             for k in (set(old.raw) | set(new.raw)) - _COVERED_RAW
-            if old.raw.get(k) != new.raw.get(k)
+            if not same(old.raw.get(k), new.raw.get(k))
         )
         if keys:
             yield change(
