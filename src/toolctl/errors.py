@@ -82,3 +82,7 @@ class ExportError(ToolctlError):
 
 class PluginError(ToolctlError):
     """An entry-point plugin (registry pack, exporter, lint rule) failed to load."""
+
+
+class LockError(ToolctlError):
+    """``toolctl.lock`` is missing, unreadable, or the registry no longer matches it."""

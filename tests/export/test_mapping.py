@@ -114,7 +114,13 @@ def test_mcp_fields(fixtures: Registry) -> None:
         "execution",
     ]
     assert tool["annotations"]["readOnlyHint"] is True
-    assert tool["_meta"] == {"com.example/owner": "team-weather"}
+    from toolctl.contract import contract_digest
+
+    digest = contract_digest(fixtures.get("get_weather"))
+    assert tool["_meta"] == {
+        "com.example/owner": "team-weather",
+        "dev.toolctl/contractDigest": digest,
+    }
     newer = export(fixtures, "mcp", mcp_protocol="2026-07-28", names=["get_weather"])
     assert newer["resultType"] == "complete" and "execution" not in newer["tools"][0]
 

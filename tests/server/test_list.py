@@ -9,6 +9,7 @@ import anyio
 import pytest
 
 import toolctl
+import toolctl.contract
 
 from .serve_helpers import http_server, stdio_params
 
@@ -36,7 +37,9 @@ def test_stdio_lists_enabled_tools_in_name_order_as_declared(registry_dir: Path)
     add = next(t for t in tools if t["name"] == "add")
     assert add["title"] == "Add numbers"
     assert add["annotations"] == {"readOnlyHint": True, "idempotentHint": True}
-    assert add["_meta"] == {"com.example/owner": "team-a"}
+    # _meta keeps the declared keys and carries the contract digest a client can pin
+    digest = toolctl.contract.contract_digest(toolctl.load_project(registry_dir).get("add"))
+    assert add["_meta"] == {"com.example/owner": "team-a", "dev.toolctl/contractDigest": digest}
     assert add["outputSchema"]["required"] == ["sum"]
 
 

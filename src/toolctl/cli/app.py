@@ -27,6 +27,8 @@ COMMAND_MODULES = [
     "toolctl.cli.init",
     "toolctl.cli.new",
     "toolctl.cli.worker",
+    "toolctl.cli.lock",
+    "toolctl.cli.diff",
 ]
 
 app = typer.Typer(

@@ -89,6 +89,12 @@ def export_command(
     path: Annotated[
         Path | None, typer.Option("--path", "-p", help="Tool file or directory.")
     ] = None,
+    locked: Annotated[
+        bool,
+        typer.Option(
+            "--locked", help="Refuse (exit 1) when the registry differs from toolctl.lock."
+        ),
+    ] = False,
 ) -> None:
     """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
     if list_formats:
@@ -112,6 +118,10 @@ def export_command(
             hint="fix them (toolctl validate) so the export has every tool",
             diagnostics=registry.diagnostics,
         )
+    if locked:
+        from toolctl.contract import verify_locked
+
+        verify_locked(registry)
     result = export_result(
         registry,
         fmt,

@@ -67,6 +67,14 @@ def serve(
     log_level: Annotated[
         str, typer.Option("--log-level", help="Server log on stderr: debug, info, warning, error.")
     ] = "warning",
+    locked: Annotated[
+        bool,
+        typer.Option(
+            "--locked",
+            help="Refuse to serve a registry that differs from toolctl.lock; "
+            "--reload then swaps in only locked definitions.",
+        ),
+    ] = False,
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocol 2025-11-25).
 
@@ -101,6 +109,12 @@ def serve(
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
+    verify = None
+    if locked:
+        from toolctl.contract import verify_locked
+
+        verify_locked(registry)  # a LockError exits 1 with every change listed
+        verify = verify_locked
 
     def ready(where: str) -> None:
         count = len(registry.select(tool, tag))
@@ -120,6 +134,7 @@ def serve(
         max_request_bytes=max_request_bytes,
         shutdown_timeout=shutdown_timeout,
         on_ready=ready,
+        verify=verify,
     )
     try:
         serve(registry, options)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolctl.contract.model import META_KEY, contract_digest
 from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
@@ -65,8 +66,8 @@ class McpExporter(ToolListExporter):
             tool["annotations"] = spec.annotations
         if spec.icons:
             tool["icons"] = list(spec.icons)
-        if spec.meta:
-            tool["_meta"] = spec.meta
+        # The contract digest lets a client pin what it reviewed (see toolctl.contract).
+        tool["_meta"] = {**(spec.meta or {}), META_KEY: contract_digest(spec)}
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
         if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
             out.warning(

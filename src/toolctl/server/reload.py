@@ -19,7 +19,10 @@ from toolctl.errors import ToolctlError
 from toolctl.server.toolset import Selection, build_toolset, describe_change
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from toolctl.config import Project
+    from toolctl.registry import Registry
     from toolctl.server.app import ToolServer
 
 log = logging.getLogger("toolctl.server")
@@ -54,9 +57,15 @@ class RegistryWatcher:
     """Reloads ``project`` into ``server`` whenever its files change."""
 
     def __init__(
-        self, server: ToolServer, project: Project, selection: Selection, interval: float = 0.5
+        self,
+        server: ToolServer,
+        project: Project,
+        selection: Selection,
+        interval: float = 0.5,
+        verify: Callable[[Registry], None] | None = None,
     ) -> None:
         self.server = server
+        self.verify = verify  # --locked: raises for a registry that differs from the lock
         self.project = project
         self.selection = selection
         self.interval = interval
@@ -95,8 +104,12 @@ class RegistryWatcher:
                     len(self.server.toolset.specs),
                 )
                 return False
+            if self.verify is not None:
+                self.verify(registry)
             toolset = build_toolset(registry, self.selection)
         except ToolctlError as exc:
+            for d in exc.diagnostics:
+                log.error("%s", d.format())
             log.error("reload: %s; still serving the previous tools", exc)
             return False
         except Exception:  # no change to the files, however broken, may end the server

@@ -39,6 +39,8 @@ class ServeOptions:
     shutdown_timeout: float = 30.0
     name: str = "toolctl"
     on_ready: Callable[[str], None] | None = field(default=None, compare=False)
+    # --locked: raises ToolctlError for a registry that must not be served (checked on reload)
+    verify: Callable[[Registry], None] | None = field(default=None, compare=False)
 
 
 def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, HttpSecurity | None]:
@@ -60,7 +62,7 @@ def serve(registry: Registry, options: ServeOptions) -> None:
         from toolctl.server.reload import RegistryWatcher
 
         watcher = RegistryWatcher(
-            server, registry.project, options.selection, options.reload_interval
+            server, registry.project, options.selection, options.reload_interval, options.verify
         )
     if security is None:
         anyio.run(serve_stdio, server, watcher, options)

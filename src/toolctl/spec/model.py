@@ -60,6 +60,7 @@ class ToolSpec:
     pointer: JsonPath = ()
     title: str | None = None
     handler: str | None = None
+    version: str | None = None
     input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_INPUT_SCHEMA))
     output_schema: dict[str, Any] | bool | None = None
     output_validation: str = "strict"
@@ -115,6 +116,7 @@ class ToolSpec:
             pointer=pointer,
             title=raw.get("title") or mcp.get("annotations", {}).get("title"),
             handler=raw.get("handler"),
+            version=raw.get("version"),
             input_schema=get("inputSchema", raw.get("inputSchema", dict(EMPTY_INPUT_SCHEMA))),
             output_schema=get("outputSchema", raw.get("outputSchema")),
             output_validation=raw.get("outputValidation", "strict"),

@@ -1,0 +1,102 @@
+"""``toolctl diff``: classify every contract change between two registries."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated
+
+import typer
+
+from toolctl.cli import exitcodes
+from toolctl.cli.lock import RegistryOption, project_of
+
+
+class DiffFormat(str, enum.Enum):
+    """Output formats of ``toolctl diff``."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+
+
+class DiffFailOn(str, enum.Enum):
+    """Which changes make ``toolctl diff`` exit 1 (a missing version bump always does)."""
+
+    breaking = "breaking"
+    safety = "safety"
+    any = "any"
+
+
+def diff_command(
+    base: Annotated[
+        str | None,
+        typer.Argument(help="Lock file, directory or git ref (default: toolctl.lock)."),
+    ] = None,
+    head: Annotated[
+        str | None,
+        typer.Argument(help="Lock file, directory or git ref (default: the working tree)."),
+    ] = None,
+    registry: RegistryOption = None,
+    fmt: Annotated[
+        DiffFormat,
+        typer.Option("--format", "-f", help="text, json, markdown, sarif or github."),
+    ] = DiffFormat.text,
+    fail_on: Annotated[
+        DiffFailOn,
+        typer.Option(
+            "--fail-on",
+            help="Exit 1 on breaking (and cannot-decide) changes, on those and safety "
+            "changes, or on any change.",
+        ),
+    ] = DiffFailOn.breaking,
+) -> None:
+    """Classify every change between two versions of the registry's tool contracts.
+
+    Each side is a lock file, a directory or a git ref (read with git, never checked out; no
+    user code runs). Changes are breaking, safety (needs re-approval), cannot decide,
+    model-visible text (with a text diff and the tool-poisoning rules run on the new text),
+    compatible or other. With `version:` on tools, a breaking change without a major bump or a
+    compatible one without a minor bump is an error.
+    """
+    from toolctl import __version__
+    from toolctl.cli.render import print_json
+    from toolctl.contract import diff, lock_path, registry_side, resolve
+    from toolctl.contract.report import (
+        diagnostics,
+        render_markdown,
+        render_text,
+        rules,
+        to_json,
+    )
+    from toolctl.contract.sides import lock_side
+    from toolctl.lint.report import github, sarif
+    from toolctl.loader import load_registry
+
+    project = project_of(registry)
+    old = resolve(base, project) if base else lock_side(lock_path(project))
+    new = (
+        resolve(head, project)
+        if head
+        else registry_side(load_registry(project=project), "working tree")
+    )
+    result = diff(old, new)
+    policy = fail_on.value
+    if fmt is DiffFormat.json:
+        print_json(to_json(result, policy))
+    elif fmt is DiffFormat.markdown:
+        typer.echo(render_markdown(result, policy), nl=False)
+    elif fmt is DiffFormat.sarif:
+        print_json(sarif(diagnostics(result), rules(), __version__))
+    elif fmt is DiffFormat.github:
+        for line in github(diagnostics(result)):
+            typer.echo(line)
+    else:
+        typer.echo(render_text(result), nl=False)
+    raise typer.Exit(exitcodes.FINDINGS if result.failing(policy) else exitcodes.OK)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``toolctl diff`` to ``app``."""
+    app.command("diff")(diff_command)

@@ -1,0 +1,90 @@
+"""``toolctl lock``: write ``toolctl.lock``, or check that the registry still matches it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from toolctl.cli import exitcodes
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
+
+RegistryOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry",
+        "-r",
+        help="Tool file, tools directory or project root (default: found from here).",
+    ),
+]
+
+
+def project_of(registry: Path | None) -> Project:
+    """The project ``--registry`` names: a project root, a tools directory or a tool file."""
+    from toolctl.config import project_for
+    from toolctl.contract.sides import directory_project
+
+    if registry is not None and registry.is_dir():
+        return directory_project(registry)
+    return project_for(registry)
+
+
+def lock(
+    registry: RegistryOption = None,
+    check: Annotated[
+        bool,
+        typer.Option("--check", help="Exit 1 when the registry no longer matches the lock file."),
+    ] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write even when a version bump is missing.")
+    ] = False,
+) -> None:
+    """Record each enabled tool's contract, version, handler and digests in toolctl.lock.
+
+    The lock file sits at the project root; commit it. `--check` (for CI) lists every change
+    since it was written and fails on any, and on a breaking or compatible change whose tool
+    version was not bumped. `toolctl serve --locked` and `toolctl export --locked` refuse a
+    registry that differs from it.
+    """
+    from toolctl.cli.render import print_diagnostics
+    from toolctl.contract import diff, lock_path, read, registry_side, write
+    from toolctl.contract.changes import Kind
+    from toolctl.contract.report import render_text
+    from toolctl.contract.sides import Side
+    from toolctl.loader import display_path, load_registry
+
+    project = project_of(registry)
+    loaded = load_registry(project=project)
+    head = registry_side(loaded, "working tree")  # a registry with errors: listed, exit 1
+    print_diagnostics(d for d in loaded.diagnostics if d.severity.value != "info")
+    path = lock_path(project)
+    shown = display_path(path)
+    if check:
+        result = diff(Side(shown, read(path)), head)
+        if result.changes:
+            typer.echo(render_text(result), nl=False)
+            typer.echo(
+                f"{shown} does not match the registry: run `toolctl lock`, review and commit it",
+                err=True,
+            )
+            raise typer.Exit(exitcodes.FINDINGS)
+        typer.echo(f"ok: {shown} matches {len(head.entries)} tool(s)", err=True)
+        return
+    if path.is_file() and not force:
+        semver = [c for c in diff(Side(shown, read(path)), head).changes if c.kind is Kind.SEMVER]
+        if semver:
+            for c in semver:
+                typer.echo(f"{c.tool}: {c.code} {c.message}", err=True)
+            typer.echo(f"{shown} not written: bump the versions (or pass --force)", err=True)
+            raise typer.Exit(exitcodes.FINDINGS)
+    changed = write(path, head.entries)
+    state = "wrote" if changed else "up to date:"
+    typer.echo(f"{state} {shown} ({len(head.entries)} tool(s))", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``toolctl lock`` to ``app``."""
+    app.command("lock")(lock)

@@ -1,0 +1,108 @@
+"""``toolctl.lock``: reading and writing the lock file.
+
+The file is JSON, not YAML: one strict syntax with no implicit types, read the same way by every
+language a client or CI script may use, and written byte-for-byte the same on every machine
+(sorted keys, two-space indent, ``\\n`` line ends, non-ASCII kept as UTF-8, a final newline).
+Each tool is one block under ``tools`` (sorted by name), so a pull request diff shows exactly the
+tools and keys that changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from toolctl.contract.model import LockEntry
+from toolctl.errors import LockError
+
+LOCK_NAME = "toolctl.lock"
+LOCK_FORMAT = 1
+_ENTRY_KEYS = frozenset(
+    {"version", "handler", "contractDigest", "declarationDigest", "contract", "runtime"}
+)
+
+
+def render(entries: Iterable[LockEntry]) -> str:
+    """The lock file's text for ``entries``."""
+    data = {
+        "toolctlLock": LOCK_FORMAT,
+        "tools": {e.name: e.to_json() for e in sorted(entries, key=lambda e: e.name)},
+    }
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _fail(where: str, message: str) -> LockError:
+    return LockError(
+        f"{where}: {message}",
+        hint="regenerate it with `toolctl lock` (and review the diff before committing)",
+    )
+
+
+def _entry(name: str, data: Any, where: str) -> LockEntry:
+    if not isinstance(data, dict):
+        raise _fail(where, f"tools.{name} must be an object")
+    missing = sorted({"contract", "runtime", "contractDigest"} - data.keys())
+    unknown = sorted(data.keys() - _ENTRY_KEYS)
+    if missing or unknown:
+        what = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
+        raise _fail(where, f"tools.{name}: {what}")
+    contract, runtime = data["contract"], data["runtime"]
+    if not isinstance(contract, dict) or not isinstance(runtime, dict):
+        raise _fail(where, f"tools.{name}: contract and runtime must be objects")
+    if contract.get("name") != name or not isinstance(contract.get("inputSchema"), dict):
+        raise _fail(where, f"tools.{name}: the contract's name or inputSchema is wrong")
+    texts = [data.get(k) for k in ("version", "handler", "declarationDigest")]
+    if not all(v is None or isinstance(v, str) for v in texts):
+        raise _fail(where, f"tools.{name}: version, handler and digests must be strings")
+    return LockEntry(
+        name=name,
+        contract=contract,
+        runtime=runtime,
+        version=data.get("version"),
+        handler=data.get("handler"),
+        contract_digest=str(data["contractDigest"]),
+        declaration_digest=str(data.get("declarationDigest") or ""),
+    )
+
+
+def parse(text: str, where: str = LOCK_NAME) -> dict[str, LockEntry]:
+    """The entries of a lock file's text; :class:`LockError` naming what is wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(f"{where}:{exc.lineno}:{exc.colno}", f"not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict) or "tools" not in data:
+        raise _fail(where, "not a toolctl lock file (no `tools`)")
+    if data.get("toolctlLock") != LOCK_FORMAT:
+        raise _fail(where, f"lock format {data.get('toolctlLock')!r} is not {LOCK_FORMAT}")
+    tools = data["tools"]
+    if not isinstance(tools, dict):
+        raise _fail(where, "`tools` must be an object")
+    return {name: _entry(name, value, where) for name, value in sorted(tools.items())}
+
+
+def read(path: Path) -> dict[str, LockEntry]:
+    """The entries of the lock file at ``path``."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        raise LockError(
+            f"{path}: no lock file", hint="create it with `toolctl lock` and commit it"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"{path}: cannot read: {exc}") from None
+    return parse(text, str(path))
+
+
+def write(path: Path, entries: Mapping[str, LockEntry]) -> bool:
+    """Write the lock file; returns False when it already had exactly this content."""
+    text = render(entries.values())
+    try:
+        if path.is_file() and path.read_text("utf-8") == text:
+            return False
+        path.write_text(text, encoding="utf-8", newline="\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"cannot write {path}: {exc}") from None
+    return True
