@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl import references, refs
+from toolctl.compactdoc import CompactDocument
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
@@ -324,7 +325,7 @@ def _load_file(
     """Load one tool file; diagnostics go to ``ctx``; tools with errors are marked invalid."""
     display = _short(path)
     try:
-        doc = load_file(path, display)
+        doc = CompactDocument.adopt(load_file(path, display))
     except YamlError as exc:
         ctx.diagnostics.append(
             error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
@@ -347,6 +348,7 @@ def _load_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
+    doc.compact()  # checked: positions are rarely needed again, and are most of the memory
     return specs
 
 

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,10 @@ MAX_DEPTH = 64
 MAX_INT_DIGITS = 4000
 
 JsonPath = tuple[str | int, ...]
+
+# Keys and strings repeat across tools ("type", "string", shared descriptions): one object each
+# keeps a large registry's data a fraction of its size.
+_intern = sys.intern
 
 _Parser: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -110,9 +115,9 @@ def _scalar(event: Any) -> Any:
             hint="remove the tag; toolctl files are plain JSON-like YAML",
         )
     if not event.implicit[0]:
-        return value  # quoted, literal or folded: always a string
+        return _intern(value)  # quoted, literal or folded: always a string
     if value and value[0] not in _SPECIAL_START:
-        return value  # fast path: cannot be a null, boolean or number
+        return _intern(value)  # fast path: cannot be a null, boolean or number
     if value in _NULLS:
         return None
     if value in _TRUES:
@@ -216,7 +221,7 @@ class _Builder:
             frame = self.stack[-1]
             if frame[2]:
                 if frame[3] is None:
-                    key = event.value
+                    key = _intern(event.value)  # one string per distinct key, not per use
                     if (
                         event.tag is None
                         and key

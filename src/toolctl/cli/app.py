@@ -111,8 +111,10 @@ def main() -> None:
 
 def run(argv: list[str]) -> int:
     """Run the CLI on ``argv`` and return the exit code (the one error boundary)."""
+    from toolctl.cli import fastparams
     from toolctl.errors import ToolctlError, UsageError
 
+    fastparams.install()
     try:
         result = app(args=argv, prog_name="toolctl", standalone_mode=False)
     except ToolctlError as exc:
