@@ -361,6 +361,11 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
 
     FIFOs, devices and directories are refused before opening; a BOM is accepted.
     """
+    return decode_text(read_bytes(path, max_bytes=max_bytes))
+
+
+def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of a regular file of at most ``max_bytes`` (see :func:`read_text`)."""
     try:
         st = path.stat()
     except OSError as exc:
@@ -388,6 +393,11 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         raise YamlError(
             f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"
         )
+    return raw
+
+
+def decode_text(raw: bytes) -> str:
+    """UTF-8 text (a BOM accepted); :class:`YamlError` with line and column otherwise."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

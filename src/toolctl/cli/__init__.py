@@ -1,7 +1,11 @@
-"""The ``toolctl`` command line: a thin layer over the Python API. The only code that prints."""
+"""The ``toolctl`` command line: a thin layer over the Python API. The only code that prints.
+
+The Typer application is ``toolctl.cli.app.app`` (every command registered on first access);
+the console script registers only the command it runs.
+"""
 
 from __future__ import annotations
 
-from toolctl.cli.app import app, main
+from toolctl.cli.app import main
 
-__all__ = ["app", "main"]
+__all__ = ["main"]
