@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -536,10 +537,25 @@ def load_registry(
     return registry
 
 
+_loads = 0
+
+
+def _forget_modules() -> None:
+    """Handler modules are looked up and read afresh per load: they may have changed since
+    the last load in this process (a server reloading, a test), or appeared."""
+    global _loads
+    if _loads:
+        references._find_module_cached.cache_clear()
+        references._module_names.cache_clear()
+        importlib.invalidate_caches()  # directories that did not exist at the last lookup
+    _loads += 1
+
+
 def _load_registry(
     path: str | Path | None, packs: bool, project: Project | None, use_cache: bool
 ) -> Registry:
     project = project or project_for(Path(path) if path is not None else None)
+    _forget_modules()
     store = None
     if use_cache:
         directory = cache.cache_dir(project.state_path, project.config_file is not None)

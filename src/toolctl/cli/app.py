@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import os
@@ -79,8 +80,22 @@ def _root(
     """A declarative registry of LLM tools: validate, lint, test, run, export and serve."""
     from toolctl.cache import DEFAULTS
 
+    _saved.append((DEFAULTS.cache, DEFAULTS.freeze))  # run() restores them
     DEFAULTS.cache = not no_cache and not os.environ.get("TOOLCTL_NO_CACHE")
     DEFAULTS.freeze = True  # a command's registry lives until the process ends
+
+
+_saved: list[tuple[bool, bool]] = []
+
+
+def _restore() -> None:
+    """Undo what the root callback set (for in-process callers of :func:`run`)."""
+    if _saved:
+        from toolctl.cache import DEFAULTS
+
+        DEFAULTS.cache, DEFAULTS.freeze = _saved[0]
+        _saved.clear()
+        gc.unfreeze()
 
 
 _registered: list[str] = []
@@ -168,9 +183,15 @@ def main() -> None:
 
 
 def run(argv: list[str]) -> int:
-    """Run the CLI on ``argv`` and return the exit code (the one error boundary)."""
+    """Run the CLI on ``argv`` and return the exit code (the one error boundary).
+
+    For in-process callers (tests, tools): process-wide load settings are restored after.
+    """
     _register_all()
-    return _run(argv)
+    try:
+        return _run(argv)
+    finally:
+        _restore()
 
 
 def _run(argv: list[str]) -> int:

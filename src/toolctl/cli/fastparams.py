@@ -43,11 +43,13 @@ def _convert_bool(value: Any, param: Any, ctx: Any) -> Any:
     raise _Slow
 
 
-def _number(kind: type[Any], pattern: re.Pattern[str]) -> Convert:
+def _number(kind: type[Any], pattern: re.Pattern[str], low: Any, high: Any) -> Convert:
     def convert(value: Any, param: Any, ctx: Any) -> Any:
         if isinstance(value, str) and pattern.match(value):
-            return kind(value)
-        raise _Slow
+            number = kind(value)
+            if (low is None or number >= low) and (high is None or number <= high):
+                return number
+        raise _Slow  # out of range (Typer's message) or not a plain number
 
     return convert
 
@@ -74,8 +76,8 @@ def _leaf(annotation: Any, info: Any) -> Convert | None:
         return _convert_str
     if annotation is bool:
         return _convert_bool
-    if annotation in (int, float) and info.min is None and info.max is None:
-        return _number(annotation, _INT if annotation is int else _FLOAT)
+    if annotation in (int, float) and not info.clamp:
+        return _number(annotation, _INT if annotation is int else _FLOAT, info.min, info.max)
     if isinstance(annotation, type) and issubclass(annotation, Path):
         kind = info.path_type or annotation
         if not (isinstance(kind, type) and issubclass(kind, Path)):
