@@ -13,11 +13,13 @@ bundled schemas, every diagnostic) and is valid only for the same
 
 Entries live in ``<state dir>/cache`` of a project with a config file (next to the run
 history), else in the user cache (``$XDG_CACHE_HOME/toolctl``); ``TOOLCTL_CACHE_DIR``
-overrides both. One file per tool file, written to a temporary name and renamed into place,
-so concurrent runs never see half an entry. Each file starts with a digest of its payload and
-is plain JSON (no pickle: a planted cache file cannot run code); anything that does not check
-out (truncated, garbage, another version, a shape that does not rebuild) is a miss, and the
-entry is rebuilt. Caching never fails a command: an unwritable directory just means no cache.
+overrides both. Entries are grouped in 16 files by a hash of the tool file's path; each is
+written to a temporary name and renamed into place, so concurrent runs never see half a file
+(the last writer wins; an entry it lacks is rebuilt next time). Each file starts with a digest
+of its payload and is plain JSON (no pickle: a planted cache file cannot run code); anything
+that does not check out (truncated, garbage, another version, a shape that does not rebuild)
+is a miss, and the entry is rebuilt. Caching never fails a command: an unwritable directory
+just means no cache.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
 
 FORMAT = 1
 _MAGIC = b"toolctl-cache"
+SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
 _CHECKERS = ("yaml", "jsonschema", "jsonschema_rs", "jsonschema_specifications", "referencing")
 
@@ -129,72 +132,101 @@ def decode_positions(encoded: list[str]) -> tuple[array[int], array[int]]:
 
 
 class LoadCache:
-    """The entries of one load: read, check and write them (see the module docs)."""
+    """The entries of one load: read, check and write them (see the module docs).
+
+    Entries are grouped in :data:`SHARDS` files by a hash of their path: a load of thousands of
+    files then opens a few cache files, not one per tool file. Writes are collected and made
+    by :meth:`flush`, which merges them into the shard as it is on disk at that moment.
+    """
 
     def __init__(self, directory: Path, python_path: Iterable[Path]) -> None:
         self.directory = directory
         self.python_path = [str(p) for p in python_path]
         self.context = sha256(json.dumps([code_fingerprint(), self.python_path]).encode())
         self._hashes: dict[str, str | None] = {}
-        self._ready = False
+        self._shards: dict[int, dict[str, Any]] = {}
+        self._dirty: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ files
 
-    def _entry(self, path: Path) -> Path:
-        return self.directory / "files" / f"{sha256(str(path).encode())[:32]}.json"
+    def _shard_of(self, path: Path) -> int:
+        return int(sha256(str(path).encode())[:8], 16) % SHARDS
 
-    def read(self, path: Path) -> dict[str, Any] | None:
-        """The entry stored for ``path`` when intact and of this context; None otherwise."""
+    def _shard_file(self, shard: int) -> Path:
+        return self.directory / "files" / f"{shard:02x}.json"
+
+    def _load_shard(self, shard: int) -> dict[str, Any]:
+        """The entries of one shard file when intact and of this context; {} otherwise."""
         try:
-            blob = self._entry(path).read_bytes()
+            blob = self._shard_file(shard).read_bytes()
         except OSError:
-            return None
+            return {}
         header, _, payload = blob.partition(b"\n")
         if header != _MAGIC + b" " + sha256(payload).encode():
-            return None  # truncated, garbage or hand-edited
+            return {}  # truncated, garbage or hand-edited
         try:
-            entry = json.loads(payload)
+            data = json.loads(payload)
         except ValueError:
-            return None
-        if (
-            not isinstance(entry, dict)
-            or entry.get("context") != self.context
-            or entry.get("path") != str(path)
-        ):
-            return None
-        return entry
+            return {}
+        if not isinstance(data, dict) or data.get("context") != self.context:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def read(self, path: Path) -> dict[str, Any] | None:
+        """The entry stored for ``path``; None when there is none usable."""
+        shard = self._shard_of(path)
+        if shard not in self._shards:
+            self._shards[shard] = self._load_shard(shard)
+        entry = self._shards[shard].get(str(path))
+        return entry if isinstance(entry, dict) else None
 
     def write(self, path: Path, entry: dict[str, Any]) -> None:
-        """Store ``entry`` for ``path`` atomically; any OS error just leaves it uncached."""
-        entry = {"context": self.context, "path": str(path), **entry}
-        payload = json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode()
-        target = self._entry(path)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        """Queue ``entry`` for ``path`` (written by :meth:`flush`)."""
+        self._dirty.setdefault(self._shard_of(path), {})[str(path)] = entry
+
+    def flush(self) -> None:
+        """Write the queued entries, each shard atomically; an OS error leaves it uncached."""
+        dirty, self._dirty = self._dirty, {}
+        self._shards.clear()  # the registry holds what it needs; free the rest
+        if not dirty:
+            return
         try:
             self._prepare()
-            with open(tmp, "wb") as fh:
-                fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
-            os.replace(tmp, target)
-        except (OSError, ValueError):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        except OSError:
+            return
+        for shard, entries in dirty.items():
+            merged = {**self._load_shard(shard), **entries}  # keep other runs' entries
+            payload = json.dumps(
+                {"context": self.context, "entries": merged},
+                ensure_ascii=False,
+                separators=(",", ":"),
+            ).encode()
+            target = self._shard_file(shard)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
+                os.replace(tmp, target)
+            except (OSError, ValueError):
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
 
     def _prepare(self) -> None:
-        if self._ready:
-            return
         (self.directory / "files").mkdir(parents=True, exist_ok=True)
         ignore = self.directory / ".gitignore"
         if not ignore.exists():  # never committed by accident (as ruff and pytest do)
             ignore.write_text("# created by toolctl\n*\n", encoding="utf-8")
-        self._ready = True
 
     def remember(self, name: str, key: Any, build: Callable[[], Any]) -> Any:
-        """``build()``'s JSON value, stored under ``name`` and reused while ``key`` is equal."""
-        entry = self.read(Path(name))
+        """``build()``'s JSON value, stored under ``name`` and ``key`` (one entry per key, so
+        that runs with different keys do not overwrite each other's)."""
+        where = Path(f"{name} {sha256(json.dumps(key).encode())}")
+        entry = self.read(where)
         if entry is not None and entry.get("key") == key and "value" in entry:
             return entry["value"]
         value = build()
-        self.write(Path(name), {"key": key, "value": value})
+        self.write(where, {"key": key, "value": value})
         return value
 
     # ------------------------------------------------------------------ dependencies

@@ -568,6 +568,8 @@ def _load_registry(
                 ctx.diagnostics.append(problem)
                 continue
             specs.extend(_load_file(file, root, kind, name, ctx))
+    if store is not None:
+        store.flush()
     tools = _dedupe(specs, ctx)
     return Registry(tools, sorted_unique(ctx.diagnostics), project)
 

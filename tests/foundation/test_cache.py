@@ -181,25 +181,38 @@ def test_other_toolctl_version_is_a_miss(
         cache.code_fingerprint.cache_clear()
 
 
-def _rewrite(entry: Path, change: Callable[[dict[str, Any]], None]) -> None:
-    """Edit an entry's JSON and give it a correct digest (a well-formed but wrong entry)."""
-    payload = entry.read_bytes().partition(b"\n")[2]
-    data = json.loads(payload)
-    change(data)
+def _rewrite(shard: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit each entry of a cache file and give the file a correct digest (a well-formed but
+    wrong cache file)."""
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    for entry in data["entries"].values():
+        change(entry)
+    _write_shard(shard, data)
+
+
+def _write_shard(shard: Path, data: dict[str, Any]) -> None:
     body = json.dumps(data).encode()
-    entry.write_bytes(b"toolctl-cache " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    shard.write_bytes(b"toolctl-cache " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
 
 
-def _wrong_context(data: dict[str, Any]) -> None:
+def _wrong_context(shard: Path) -> None:
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
     data["context"] = "0" * 64
+    _write_shard(shard, data)
 
 
-def _bad_tools(data: dict[str, Any]) -> None:
-    data["tools"] = [[["nope"], {}, False, 1, 1]]
+def _bad_tools(entry: dict[str, Any]) -> None:
+    entry["tools"] = [[["nope"], {}, False, 1, 1]]
 
 
-def _bad_positions(data: dict[str, Any]) -> None:
-    data["pos"] = ["not base64!", ""]
+def _bad_positions(entry: dict[str, Any]) -> None:
+    entry["pos"] = ["not base64!", ""]
+
+
+def _not_a_dict(shard: Path) -> None:
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    data["entries"] = {path: [1, 2] for path in data["entries"]}
+    _write_shard(shard, data)
 
 
 DAMAGE: dict[str, Callable[[Path], None]] = {
@@ -207,9 +220,10 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "garbage": lambda p: p.write_bytes(os.urandom(300)),
     "empty": lambda p: p.write_bytes(b""),
     "flipped byte": lambda p: p.write_bytes(p.read_bytes().replace(b"Look up", b"Look at", 1)),
-    "wrong version": lambda p: _rewrite(p, _wrong_context),
+    "wrong version": _wrong_context,
     "bad tools": lambda p: _rewrite(p, _bad_tools),
     "bad positions": lambda p: _rewrite(p, _bad_positions),
+    "entry not an object": _not_a_dict,
 }
 
 
