@@ -21,35 +21,14 @@ ratios; it asserts nothing (timings are too noisy for tests).
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from bench_validate import _ENV, FLOOR, generate
+from procs import Command, measure
 
-Command = Callable[[int], tuple[list[str], dict[str, str]]]  # run number -> argv, env
-
-
-def _run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    """(seconds, peak MiB) of one fresh process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        sys.exit(f"command failed ({proc.returncode}): {' '.join(argv)}\n{stderr}")
-    return elapsed, usage.ru_maxrss / 1024  # KiB on Linux
+FLOOR_LABEL = "floor (CSafeLoader parse)"
 
 
 def main() -> None:
@@ -64,39 +43,33 @@ def main() -> None:
         tools_dir = generate(work / "reg", args.tools, args.layout)
         floor = work / "floor.py"
         floor.write_text(FLOOR, encoding="utf-8")
-        warm_dir = work / "warm-cache"
         validate = [py, "-m", "toolctl", "validate", str(tools_dir)]
 
         def env(cache: Path) -> dict[str, str]:
             return {**_ENV, "TOOLCTL_CACHE_DIR": str(cache)}
 
         commands: dict[str, Command] = {
-            "floor (CSafeLoader parse)": lambda i: ([py, str(floor), str(tools_dir)], _ENV),
-            "toolctl validate, warm": lambda i: (validate, env(warm_dir)),
+            FLOOR_LABEL: lambda i: ([py, str(floor), str(tools_dir)], _ENV),
+            "toolctl validate, warm": lambda i: (validate, env(work / "warm-cache")),
             "toolctl validate, cold": lambda i: (validate, env(work / f"cold-{i}")),
             "toolctl --no-cache validate": lambda i: (
                 [py, "-m", "toolctl", "--no-cache", "validate", str(tools_dir)],
                 _ENV,
             ),
         }
-        for make in commands.values():  # warm-up: bytecode, page cache, the warm entries
-            _run(*make(-1), cwd=work / "reg")
-        times: dict[str, list[float]] = {k: [] for k in commands}
-        peaks: dict[str, list[float]] = {k: [] for k in commands}
-        for i in range(args.runs):
-            for label, make in commands.items():
-                seconds, peak = _run(*make(i), cwd=work / "reg")
-                times[label].append(seconds)
-                peaks[label].append(peak)
+        result = measure(commands, work / "reg", args.runs)
         per = "one tool per file" if args.layout == "per-tool" else "100 tools per file"
         print(f"python {sys.version.split()[0]}; {args.tools} tools, {per}; median of")
-        print(f"{args.runs} fresh-process runs, round-robin")
-        base = statistics.median(times["floor (CSafeLoader parse)"])
-        print(f"{'command':<30} {'ms':>8} {'x floor':>8} {'peak MiB':>9}")
-        for label in commands:
-            med = statistics.median(times[label])
+        print(f"{args.runs} fresh-process runs, round-robin (cpu = user + system time)")
+        wall0, cpu0 = result[FLOOR_LABEL].wall, result[FLOOR_LABEL].cpu
+        print(
+            f"{'command':<28} {'wall ms':>8} {'x floor':>8} {'cpu ms':>8} {'x floor':>8}"
+            f" {'peak MiB':>9}"
+        )
+        for label, r in result.items():
             print(
-                f"{label:<30} {med * 1e3:>8.0f} {med / base:>8.2f} {max(peaks[label]):>9.1f}"
+                f"{label:<28} {r.wall * 1e3:>8.0f} {r.wall / wall0:>8.2f} {r.cpu * 1e3:>8.0f}"
+                f" {r.cpu / cpu0:>8.2f} {r.peak:>9.1f}"
             )
         print("budgets: warm < 1.00x floor, cold <= 1.50x floor; 10,000 tools < 150 MiB peak")
 

@@ -15,6 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from toolctl.cache import DEFAULTS
 from toolctl.config import project_for
 from toolctl.export import export_result
 from toolctl.lint import config_for, lint
@@ -96,6 +97,7 @@ class _GcClock:
 
 
 def main(count: int = 1000, rounds: int = 5) -> None:
+    DEFAULTS.freeze = True  # as the CLI does: a loaded registry is not scanned by the collector
     clock = _GcClock()
     gc.callbacks.append(clock)
     steps = (("validate", _validate), ("lint", _lint), ("export", _export))

@@ -23,7 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench_validate import measure
+from bench_validate import _ENV
+from procs import Command, measure
 
 REPO = Path(__file__).resolve().parents[1]
 BUDGETS = {"toolctl validate": 3.0, "toolctl run reverse": 4.0}
@@ -51,32 +52,47 @@ def commands() -> dict[str, list[str]]:
     }
 
 
+def _copy_example(work: Path) -> None:
+    for name in ("toolctl.yaml", "tools.d", "examples"):
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, work / name, ignore=shutil.ignore_patterns(".toolctl"))
+        else:
+            shutil.copy(source, work / name)
+
+
+def _verdict(label: str, wall: float, cpu: float) -> str:
+    budget = BUDGETS.get(label)
+    if budget is None:
+        return ""
+    return (
+        f"<= {budget:.1f}x: wall {'ok' if wall <= budget else 'OVER'},"
+        f" cpu {'ok' if cpu <= budget else 'OVER'}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15, help="timed runs per command")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="toolctl-startup-") as tmp:
         work = Path(tmp)
-        for name in ("toolctl.yaml", "tools.d", "examples"):
-            source = REPO / name
-            if source.is_dir():
-                shutil.copytree(source, work / name, ignore=shutil.ignore_patterns(".toolctl"))
-            else:
-                shutil.copy(source, work / name)
+        _copy_example(work)
         cmds = commands()
-        result = measure(cmds, work, args.runs)  # one warm-up each (fills the cache) first
+        todo: dict[str, Command] = {k: (lambda i, argv=v: (argv, _ENV)) for k, v in cmds.items()}
+        result = measure(todo, work, args.runs)  # one warm-up each (fills the cache) first
         reference = next(iter(cmds))
-        base = result[reference]
+        wall0, cpu0 = result[reference].wall, result[reference].cpu
         print(f"python {sys.version.split()[0]}; example registry (9 tools); median of")
         print(f"{args.runs} fresh-process runs, round-robin; ratio = time / {reference}")
-        print(f"{'command':<28} {'ms':>7} {'ratio':>6}  budget")
-        for label, seconds in result.items():
-            budget = BUDGETS.get(label)
-            ratio = seconds / base
-            verdict = ""
-            if budget is not None:
-                verdict = f"<= {budget:.1f}x {'ok' if ratio <= budget else 'OVER'}"
-            print(f"{label:<28} {seconds * 1e3:>7.1f} {ratio:>6.2f}  {verdict}".rstrip())
+        print("(cpu = user + system time: what waiting for a busy core does not inflate)")
+        print(f"{'command':<28} {'wall ms':>8} {'ratio':>6} {'cpu ms':>7} {'ratio':>6}  budget")
+        for label, r in result.items():
+            wall, cpu = r.wall / wall0, r.cpu / cpu0
+            print(
+                f"{label:<28} {r.wall * 1e3:>8.1f} {wall:>6.2f} {r.cpu * 1e3:>7.1f}"
+                f" {cpu:>6.2f}  {_verdict(label, wall, cpu)}".rstrip()
+            )
 
 
 if __name__ == "__main__":

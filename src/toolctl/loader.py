@@ -16,15 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolctl import cache, references, refs
+from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
 from toolctl.compactdoc import CompactDocument
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
-from toolctl.formatcheck import check_format
 from toolctl.registry import Registry
-from toolctl.schema import cached_validator, check_schema
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
     Document,
@@ -163,6 +161,8 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
 
 
 def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
+    from toolctl.schema import cached_validator
+
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
     for i, example in enumerate(spec.input_examples):
         checks.append(
@@ -229,6 +229,9 @@ def _check_schemas(
     ctx: _Context,
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
+    from toolctl import refs
+    from toolctl.schema import check_schema
+
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
     name = raw.get("name")
@@ -408,6 +411,8 @@ def _check_file(
 ) -> tuple[list[ToolSpec], CompactDocument | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
+    from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
+
     display = origin.file
     try:
         doc = CompactDocument.adopt(loads(decode_text(content), display))
