@@ -197,18 +197,18 @@ class LoadCache:
             return
         for shard, entries in dirty.items():
             merged = {**self._load_shard(shard), **entries}  # keep other runs' entries
-            payload = json.dumps(
-                {"context": self.context, "entries": merged},
-                ensure_ascii=False,
-                separators=(",", ":"),
-            ).encode()
             target = self._shard_file(shard)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             try:
+                payload = json.dumps(
+                    {"context": self.context, "entries": merged},
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                ).encode()
                 with open(tmp, "wb") as fh:
                     fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
                 os.replace(tmp, target)
-            except (OSError, ValueError):
+            except (OSError, ValueError, TypeError):  # nothing cached is better than failing
                 with contextlib.suppress(OSError):
                     tmp.unlink()
 
@@ -245,7 +245,10 @@ class LoadCache:
         from toolctl.references import _find_module
 
         module = ref.partition(":")[0].strip()
-        origin, problem = _find_module(module, search) if module else (None, "")
+        try:
+            origin, problem = _find_module(module, search) if module else (None, "")
+        except Exception:  # a reference no finder takes: its diagnostic does not depend on files
+            origin, problem = None, "unresolvable"
         return [ref, origin, problem, _stat_sig(origin) if origin else None]
 
     def deps_current(self, entry: dict[str, Any], search: list[str]) -> bool:

@@ -81,7 +81,8 @@ def _root(
     from toolctl.cache import DEFAULTS
 
     _saved.append((DEFAULTS.cache, DEFAULTS.freeze))  # run() restores them
-    DEFAULTS.cache = not no_cache and not os.environ.get("TOOLCTL_NO_CACHE")
+    off = os.environ.get("TOOLCTL_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+    DEFAULTS.cache = not (no_cache or off)
     DEFAULTS.freeze = True  # a command's registry lives until the process ends
 
 
