@@ -116,13 +116,15 @@ def import_path_key() -> list[Any]:
     return [[p, _stat_sig(p)] for p in sys.path if p]
 
 
-def encode_positions(values: array[int], keys: array[int]) -> list[str]:
-    """Compact positions as text for JSON."""
-    return [base64.b64encode(values.tobytes()).decode(), base64.b64encode(keys.tobytes()).decode()]
+def _encode_array(value: Any) -> str:
+    """``json.dumps`` hook: position arrays as base64 text (encoded only when written)."""
+    if isinstance(value, array):
+        return base64.b64encode(value.tobytes()).decode()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def decode_positions(encoded: list[str]) -> tuple[array[int], array[int]]:
-    """The arrays :func:`encode_positions` stored; ValueError when they do not decode."""
+    """The position arrays as stored (base64); ValueError when they do not decode."""
     out = []
     for text in encoded:
         arr = array("Q")
@@ -204,6 +206,7 @@ class LoadCache:
                     {"context": self.context, "entries": merged},
                     ensure_ascii=False,
                     separators=(",", ":"),
+                    default=_encode_array,
                 ).encode()
                 with open(tmp, "wb") as fh:
                     fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
@@ -291,7 +294,7 @@ def to_entry(
         "origin": [origin.kind, origin.name],
         "display": origin.file,
         "data": doc.data if doc is not None else None,
-        "pos": encode_positions(*doc.arrays()) if doc is not None else None,
+        "pos": list(doc.arrays()) if doc is not None else None,  # base64 when written
         "diagnostics": [d.to_dict() for d in diagnostics],
         "tools": tools,
         "files": files,

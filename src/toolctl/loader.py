@@ -537,8 +537,8 @@ def load_registry(
     use = DEFAULTS.cache if cache is None else cache
     with gc_paused():  # the load builds big acyclic trees; collecting them frees nothing
         registry = _load_registry(path, packs, project, use)
-    if DEFAULTS.freeze:
-        gc.freeze()
+        if DEFAULTS.freeze:
+            gc.freeze()  # before collecting resumes: nothing of it is scanned again
     return registry
 
 

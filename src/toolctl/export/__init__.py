@@ -19,6 +19,7 @@ from toolctl.errors import ExportError, PluginError
 from toolctl.export.base import Exporter, ExportOptions, ExportResult
 from toolctl.export.formats import FormatEntry, installed, load
 from toolctl.spec import ToolSpec
+from toolctl.yamlsrc import gc_paused
 
 __all__ = [
     "ExportOptions",
@@ -97,7 +98,8 @@ def export_result(
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
     if entry.package == "toolctl":
-        return exporter.export(specs, opts)
+        with gc_paused():  # pure data work: nothing cyclic to collect (costly at 10,000 tools)
+            return exporter.export(specs, opts)
     try:
         return exporter.export(specs, opts)
     except Exception as exc:  # a third-party exporter's bug must not look like toolctl's
