@@ -322,15 +322,18 @@ def gc_paused() -> Iterator[None]:
 
 
 def _age_young_objects() -> None:
-    """Move every object into the oldest generation without scanning it.
+    """Move every object out of the young generation without scanning it.
 
     Otherwise the first allocation after a pause starts a young collection that walks every
-    object the pause let pile up (about a second at 10,000 tools) to free nothing. Skipped when
-    the program froze objects itself (``gc.freeze``): unfreezing would undo that.
+    object the pause let pile up (about a second at 10,000 tools) to free nothing. They go to
+    the oldest generation (collected rarely); when the program already keeps objects frozen
+    (``gc.freeze``, as the CLI does with a loaded registry), they are frozen with them, since
+    unfreezing would undo that.
     """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()  # into the oldest generation, which is collected rarely
+    program_freezes = gc.get_freeze_count() > 0
+    gc.freeze()
+    if not program_freezes:
+        gc.unfreeze()
 
 
 def loads(text: str, file: str = "<string>") -> Document:
