@@ -26,6 +26,7 @@ class CompactDocument(Document):
     _values: array[int] | None = None
     _keys: array[int] | None = None
     _sizes: dict[int, tuple[int, int]]
+    _located: dict[tuple[JsonPath, bool], tuple[int, int]]
 
     @classmethod
     def adopt(cls, doc: Document) -> CompactDocument:
@@ -38,7 +39,7 @@ class CompactDocument(Document):
     ) -> CompactDocument:
         """A compact document from stored arrays (see :meth:`arrays`)."""
         doc = cls(data, file)
-        doc._values, doc._keys, doc._sizes = values, keys, {}
+        doc._values, doc._keys, doc._sizes, doc._located = values, keys, {}, {}
         return doc
 
     def arrays(self) -> tuple[array[int], array[int]]:
@@ -52,16 +53,20 @@ class CompactDocument(Document):
         if self._values is None:
             self._values, self._keys = self.arrays()
             self.positions, self.key_positions = {}, {}
-            self._sizes = {}
+            self._sizes, self._located = {}, {}
 
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         if self._values is None or self._keys is None:
             return super().locate(path, key=key)
         if not self._values:
             return (1, 1)
-        value, key_at = self._find(path)
-        packed = self._keys[key_at] if key and key_at is not None else self._values[value]
-        return _unpack(packed)
+        memo = (tuple(path), key)
+        found = self._located.get(memo)
+        if found is None:  # exporters locate the same few paths once per provider: remember
+            value, key_at = self._find(path)
+            packed = self._keys[key_at] if key and key_at is not None else self._values[value]
+            found = self._located[memo] = _unpack(packed)
+        return found
 
     def _find(self, path: JsonPath) -> tuple[int, int | None]:
         """(index in the value array of the deepest node of ``path`` that exists, index in
