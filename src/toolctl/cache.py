@@ -146,6 +146,7 @@ class LoadCache:
         self.python_path = [str(p) for p in python_path]
         self.context = sha256(json.dumps([code_fingerprint(), self.python_path]).encode())
         self._hashes: dict[str, str | None] = {}
+        self._stats: dict[str, list[int] | None] = {}  # handler modules, once per load
         self._shards: dict[int, dict[str, Any]] = {}
         self._dirty: dict[int, dict[str, Any]] = {}
 
@@ -252,7 +253,9 @@ class LoadCache:
             origin, problem = _find_module(module, search) if module else (None, "")
         except Exception:  # a reference no finder takes: its diagnostic does not depend on files
             origin, problem = None, "unresolvable"
-        return [ref, origin, problem, _stat_sig(origin) if origin else None]
+        if origin and origin not in self._stats:
+            self._stats[origin] = _stat_sig(origin)
+        return [ref, origin, problem, self._stats[origin] if origin else None]
 
     def deps_current(self, entry: dict[str, Any], search: list[str]) -> bool:
         """True when every file and module ``entry`` depends on is as it was."""
