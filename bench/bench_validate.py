@@ -10,7 +10,8 @@ For each registry size it generates realistic tools (3-5 typed, described, const
 properties, an output schema, MCP annotations; see ``docs`` in performance.md §2) and times, as
 fresh processes, round-robin, the median of ``--runs`` runs of:
 
-* ``toolctl``: ``python -m toolctl validate DIR``;
+* ``toolctl``: ``python -m toolctl --no-cache validate DIR`` (every file loaded and checked;
+  ``bench_cache.py`` measures the load cache);
 * ``floor``: a script that only reads the same files and parses them with PyYAML's CSafeLoader;
 * ``naive``: the floor plus ``jsonschema``'s ``check_schema`` on every schema of every tool.
 
@@ -203,7 +204,7 @@ def bench_validate(sizes: list[int], runs: int, layout: str, work: Path) -> None
         tools_dir = generate(root, n, layout)
         r = measure(
             {
-                "toolctl": [py, "-m", "toolctl", "validate", str(tools_dir)],
+                "toolctl": [py, "-m", "toolctl", "--no-cache", "validate", str(tools_dir)],
                 "floor": [py, str(floor), str(tools_dir)],
                 "naive": [py, str(naive), str(tools_dir)],
             },

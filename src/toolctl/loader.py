@@ -8,21 +8,32 @@ references located *without importing them*.
 from __future__ import annotations
 
 import functools
+import gc
+import importlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from toolctl import references, refs
+from toolctl import cache, references
+from toolctl.cache import DEFAULTS, LoadCache, sha256
+from toolctl.compactdoc import CompactDocument
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
-from toolctl.formatcheck import check_format
 from toolctl.registry import Registry
-from toolctl.schema import cached_validator, check_schema
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
-from toolctl.yamlsrc import Document, JsonPath, gc_paused, load_file, real_path
+from toolctl.yamlsrc import (
+    Document,
+    JsonPath,
+    decode_text,
+    gc_paused,
+    load_file,
+    loads,
+    read_bytes,
+    real_path,
+)
 
 TOOL_SUFFIXES = (".yaml", ".yml")
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
@@ -60,12 +71,15 @@ class _Context:
     """State shared while loading one registry."""
 
     python_path: list[Path]
+    cache: LoadCache | None = None
     docs: dict[Path, Document] = field(default_factory=dict)
     invalid: set[int] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    touched: dict[Path, None] = field(default_factory=dict)  # $ref files of the current file
 
     def load_doc(self, path: Path) -> Document:
         path = real_path(path)
+        self.touched[path] = None
         if path not in self.docs:
             self.docs[path] = load_file(path, _short(path))
         return self.docs[path]
@@ -148,6 +162,8 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
 
 
 def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
+    from toolctl.schema import cached_validator
+
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
     for i, example in enumerate(spec.input_examples):
         checks.append(
@@ -214,6 +230,9 @@ def _check_schemas(
     ctx: _Context,
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
+    from toolctl import refs
+    from toolctl.schema import check_schema
+
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
     name = raw.get("name")
@@ -340,23 +359,94 @@ def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
 def _load_file(
     path: Path, root: Path, origin_kind: str, origin_name: str, ctx: _Context
 ) -> list[ToolSpec]:
-    """Load one tool file; diagnostics go to ``ctx``; tools with errors are marked invalid."""
-    display = _short(path)
+    """Load one tool file (from the cache when it is current); diagnostics go to ``ctx``."""
+    origin = Origin(origin_kind, origin_name, _short(path))
     try:
-        doc = load_file(path, display)
+        content = read_bytes(path)
     except YamlError as exc:
-        ctx.diagnostics.append(
-            error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
-        )
+        ctx.diagnostics.append(_yaml_error(origin.file, exc))
         return []
+    if ctx.cache is None:
+        return _check_file(content, path, root, origin, ctx)[0]
+    digest = sha256(content)
+    search = references.search_path(ctx.python_path if origin_kind == "file" else [])
+    specs = _cached(ctx.cache, path, digest, root, origin, search, ctx)
+    if specs is not None:
+        return specs
+    start = len(ctx.diagnostics)
+    ctx.touched = {}
+    specs, doc = _check_file(content, path, root, origin, ctx)
+    modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
+    files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
+    entry = cache.to_entry(
+        sha=digest,
+        root=root,
+        origin=origin,
+        doc=doc,
+        diagnostics=ctx.diagnostics[start:],
+        specs=specs,
+        invalid=ctx.invalid,
+        files=files,
+        modules=modules,
+    )
+    ctx.cache.write(path, entry)
+    return specs
+
+
+def _cached(
+    store: LoadCache,
+    path: Path,
+    digest: str,
+    root: Path,
+    origin: Origin,
+    search: list[str],
+    ctx: _Context,
+) -> list[ToolSpec] | None:
+    """The file's tools from its cache entry when that is current and intact; else None."""
+    entry = store.read(path)
+    if entry is None:
+        return None
+    try:
+        if (
+            entry["sha"] != digest
+            or entry["root"] != str(root)
+            or entry["origin"] != [origin.kind, origin.name]
+            or not store.deps_current(entry, search)
+        ):
+            return None
+        specs, diags, invalid = cache.from_entry(entry, origin, _short)
+    except Exception:  # a damaged entry is a miss, never trusted: the file is loaded again
+        return None
+    ctx.diagnostics.extend(diags)
+    ctx.invalid.update(id(spec) for spec in invalid)
+    return specs
+
+
+def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
+    return error(Location(display, exc.line, exc.col), exc.code, exc.message, hint=exc.hint)
+
+
+def _check_file(
+    content: bytes, path: Path, root: Path, origin: Origin, ctx: _Context
+) -> tuple[list[ToolSpec], CompactDocument | None]:
+    """Parse and check one file's ``content``: its tools (and document); tools with errors
+    are marked invalid in ``ctx``."""
+    from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
+
+    display = origin.file
+    try:
+        doc = CompactDocument.adopt(loads(decode_text(content), display))
+    except YamlError as exc:
+        ctx.diagnostics.append(_yaml_error(display, exc))
+        return [], None
     format_diags = check_format(doc)
     ctx.diagnostics.extend(format_diags)
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
-        return []
+        doc.compact()
+        return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
-    origin = Origin(origin_kind, origin_name, display)
     specs = []
     for pointer, raw in _tools_of(doc.data):
         if pointer and str(pointer[1]) in broken:
@@ -366,31 +456,51 @@ def _load_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
-    return specs
+    doc.compact()  # checked: positions are rarely needed again, and are most of the memory
+    return specs, doc
 
 
 # ---------------------------------------------------------------- packs
 
 
 @functools.cache
-def _pack_entry_points() -> tuple[Any, ...]:
+def _installed_packs() -> tuple[tuple[str, str, str], ...]:
+    """(entry point name, value, distribution name) of each installed registry pack."""
     from importlib_metadata import entry_points
 
-    return tuple(entry_points(group=REGISTRY_GROUP))
+    return tuple(
+        (ep.name, ep.value, getattr(ep.dist, "name", None) or ep.name)
+        for ep in entry_points(group=REGISTRY_GROUP)
+    )
+
+
+def _pack_entry_points(store: LoadCache | None) -> list[tuple[str, str, str]]:
+    """The installed registry packs; from the cache while ``sys.path`` is unchanged (scanning
+    every distribution's metadata is most of a small `validate`)."""
+    if store is None:
+        return list(_installed_packs())
+    found = store.remember(
+        f"<entry points {REGISTRY_GROUP}>",
+        cache.import_path_key(),
+        lambda: [list(ep) for ep in _installed_packs()],
+    )
+    try:
+        return [(str(n), str(v), str(d)) for n, v, d in found]
+    except (TypeError, ValueError):  # a damaged entry: scan again
+        return list(_installed_packs())
 
 
 def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
     """(pack name, directory) for each installed registry pack, located without importing."""
-    for ep in _pack_entry_points():
-        dist = getattr(ep.dist, "name", None) or ep.name
-        target = ep.value.replace(":", ".")
+    for ep_name, value, dist in _pack_entry_points(ctx.cache):
+        target = value.replace(":", ".")
         directory = references.package_dir(target)
         if directory is None or not directory.is_dir():
             ctx.diagnostics.append(
                 error(
                     Location(f"<pack {dist}>"),
                     "TC205",
-                    f"registry pack {ep.name!r}: {target!r} is not a "
+                    f"registry pack {ep_name!r}: {target!r} is not a "
                     "package directory that can be found",
                     hint="point the entry point at a package with YAML",
                 )
@@ -434,16 +544,48 @@ def _dedupe(specs: list[ToolSpec], ctx: _Context) -> dict[str, ToolSpec]:
 
 
 def load_registry(
-    path: str | Path | None = None, *, packs: bool = True, project: Project | None = None
+    path: str | Path | None = None,
+    *,
+    packs: bool = True,
+    project: Project | None = None,
+    cache: bool | None = None,
 ) -> Registry:
-    """Load a registry and return it with every diagnostic. Raises only for a bad config."""
+    """Load a registry and return it with every diagnostic. Raises only for a bad config.
+
+    ``cache`` (default :data:`DEFAULTS`.cache): reuse and update the load cache.
+    """
+    use = DEFAULTS.cache if cache is None else cache
     with gc_paused():  # the load builds big acyclic trees; collecting them frees nothing
-        return _load_registry(path, packs, project)
+        registry = _load_registry(path, packs, project, use)
+        if DEFAULTS.freeze:
+            gc.freeze()  # before collecting resumes: nothing of it is scanned again
+    return registry
 
 
-def _load_registry(path: str | Path | None, packs: bool, project: Project | None) -> Registry:
+_loads = 0
+
+
+def _forget_modules() -> None:
+    """Handler modules are looked up and read afresh per load: they may have changed since
+    the last load in this process (a server reloading, a test), or appeared."""
+    global _loads
+    if _loads:
+        references._find_module_cached.cache_clear()
+        references._module_names.cache_clear()
+        importlib.invalidate_caches()  # directories that did not exist at the last lookup
+    _loads += 1
+
+
+def _load_registry(
+    path: str | Path | None, packs: bool, project: Project | None, use_cache: bool
+) -> Registry:
     project = project or project_for(Path(path) if path is not None else None)
-    ctx = _Context(project.python_path)
+    _forget_modules()
+    store = None
+    if use_cache:
+        directory = cache.cache_dir(project.state_path, project.config_file is not None)
+        store = LoadCache(directory, project.python_path)
+    ctx = _Context(project.python_path, store)
     specs: list[ToolSpec] = []
     for tool_path, root, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
@@ -451,6 +593,8 @@ def _load_registry(path: str | Path | None, packs: bool, project: Project | None
                 ctx.diagnostics.append(problem)
                 continue
             specs.extend(_load_file(file, root, kind, name, ctx))
+    if store is not None:
+        store.flush()
     tools = _dedupe(specs, ctx)
     return Registry(tools, sorted_unique(ctx.diagnostics), project)
 
@@ -470,6 +614,7 @@ def load(
     strict: bool = True,
     packs: bool = True,
     project: Project | str | Path | None = None,
+    cache: bool = False,
 ) -> Registry:
     """Load the registry at ``path`` (default: found from the working directory).
 
@@ -477,13 +622,15 @@ def load(
     directory (its toolctl.yaml and the ``tools:`` paths it lists; see :func:`load_project`),
     or a :class:`~toolctl.config.Project` as given. With ``strict`` (the default) any error
     raises :class:`DeclarationError` listing every diagnostic; with ``strict=False`` the valid
-    tools load and ``registry.diagnostics`` tells what was left out.
+    tools load and ``registry.diagnostics`` tells what was left out. ``cache=True`` reuses
+    the load cache (what the CLI does; see :mod:`toolctl.cache`): unchanged files load
+    without being parsed or checked again.
     """
     if project is not None and path is not None:
         raise TypeError("give either path (a tools path) or project (a project root), not both")
     if isinstance(project, (str, Path)):
         project = project_at(project)
-    registry = load_registry(path, packs=packs, project=project)
+    registry = load_registry(path, packs=packs, project=project, cache=cache)
     if strict and not registry.ok:
         errors = [d for d in registry.diagnostics if d.severity.value == "error"]
         raise DeclarationError(
@@ -493,7 +640,9 @@ def load(
     return registry
 
 
-def load_project(root: str | Path, *, strict: bool = True, packs: bool = True) -> Registry:
+def load_project(
+    root: str | Path, *, strict: bool = True, packs: bool = True, cache: bool = False
+) -> Registry:
     """Load the registry of the project rooted at directory ``root``.
 
     Reads the config found at ``root`` (``toolctl.yaml`` or ``[tool.toolctl]``, at or above it,
@@ -501,4 +650,4 @@ def load_project(root: str | Path, *, strict: bool = True, packs: bool = True) -
     with its ``pythonPath`` and ``state``. ``toolctl.load(root)`` differs: it takes ``root`` as
     the tools directory itself.
     """
-    return load(project=project_at(root), strict=strict, packs=packs)
+    return load(project=project_at(root), strict=strict, packs=packs, cache=cache)

@@ -7,7 +7,6 @@ without executing anything; only :func:`load_object` imports, and only the runti
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import sys
@@ -15,11 +14,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import Any
-
-from importlib_metadata import EntryPoint
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import HandlerReferenceError
+
+if TYPE_CHECKING:
+    import ast
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class Reference:
 
 def parse(ref: str) -> Reference:
     """Parse ``pkg.module:attr``; :class:`HandlerReferenceError` when it is not of that form."""
+    from importlib_metadata import EntryPoint  # imported here: a warm cached load never parses
+
     ep = EntryPoint(name="ref", value=ref, group="toolctl")
     match = ep.pattern.match(ref)
     if match is None or not match.group("attr"):
@@ -86,6 +88,8 @@ def _module_names(origin: str) -> frozenset[str] | None:
     """
     if not origin.endswith(".py"):
         return None
+    import ast
+
     try:
         tree = ast.parse(Path(origin).read_bytes(), filename=origin)
     except (OSError, ValueError):
@@ -109,6 +113,8 @@ def _module_names(origin: str) -> frozenset[str] | None:
 
 
 def _top_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
+    import ast
+
     """Module-level statements, looking inside if/try blocks (conditional definitions)."""
     for node in body:
         if isinstance(node, ast.If):

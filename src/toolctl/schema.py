@@ -339,15 +339,21 @@ class Validator:
     """
 
     def __init__(self, schema: Any) -> None:
-        from toolctl.schemaformats import format_checker
-
-        dialect = dialect_of(schema) or DEFAULT_DIALECT
-        cls = _validator_class(dialect)
         self.schema = schema
-        # formats are assertions: jsonschema's checkers plus toolctl's lazily loaded ones
-        checker = format_checker(_DIALECTS[dialect])
-        self._impl = cls(schema, registry=_registry(), format_checker=checker)
         self._fast: Callable[[Any], bool] | None = _UNSET  # built on first use
+        self._impl_: Any = None  # python-jsonschema: built when a value is not fast-accepted
+
+    @property
+    def _impl(self) -> Any:
+        if self._impl_ is None:
+            from toolctl.schemaformats import format_checker
+
+            dialect = dialect_of(self.schema) or DEFAULT_DIALECT
+            cls = _validator_class(dialect)
+            # formats are assertions: jsonschema's checkers plus toolctl's lazily loaded ones
+            checker = format_checker(_DIALECTS[dialect])
+            self._impl_ = cls(self.schema, registry=_registry(), format_checker=checker)
+        return self._impl_
 
     def is_valid(self, instance: Any) -> bool:
         """True when ``instance`` is valid (unresolvable ``$ref`` or runaway recursion: False)."""
@@ -363,8 +369,6 @@ class Validator:
 
     def errors(self, instance: Any, limit: int = MAX_ERRORS) -> list[SchemaProblem]:
         """At most ``limit`` problems, best first; an empty list when valid."""
-        from referencing.exceptions import Unresolvable
-
         if self._fast is _UNSET:
             self._fast = _fast_accept(self.schema)
         if self._fast is not None:
@@ -373,6 +377,8 @@ class Validator:
                     return []
             except Exception:  # a value jsonschema-rs cannot take: the full check decides
                 pass
+        from referencing.exceptions import Unresolvable
+
         out: list[SchemaProblem] = []
         try:
             for err in self._impl.iter_errors(instance):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import inspect
 import os
@@ -30,8 +31,31 @@ COMMAND_MODULES = [
     "toolctl.cli.lock",
     "toolctl.cli.diff",
 ]
+# The module of each command, so that `toolctl validate` registers (and Typer builds) only the
+# command it runs. A command missing here still works: everything is registered for it.
+COMMAND_OF = {
+    "validate": "toolctl.cli.validate",
+    "schema": "toolctl.cli.validate",
+    "list": "toolctl.cli.inspect",
+    "show": "toolctl.cli.inspect",
+    "run": "toolctl.cli.run",
+    "approve": "toolctl.cli.run",
+    "decline": "toolctl.cli.run",
+    "resume": "toolctl.cli.run",
+    "runs": "toolctl.cli.runs",
+    "export": "toolctl.cli.export",
+    "lint": "toolctl.cli.lint",
+    "test": "toolctl.cli.test",
+    "serve": "toolctl.cli.serve",
+    "init": "toolctl.cli.init",
+    "new": "toolctl.cli.new",
+    "worker": "toolctl.cli.worker",
+    "lock": "toolctl.cli.lock",
+    "diff": "toolctl.cli.diff",
+}
+ROOT_FLAGS = ("--no-cache",)  # root options that take no value (skipped to find the command)
 
-app = typer.Typer(
+_app = typer.Typer(
     name="toolctl",
     help="A declarative registry of LLM tools: validate, lint, test, run, export and serve.",
     no_args_is_help=True,
@@ -47,7 +71,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
+@_app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -55,11 +79,37 @@ def _root(
             "--version", callback=_version, is_eager=True, help="Show the version and exit."
         ),
     ] = False,
+    no_cache: Annotated[
+        bool,
+        typer.Option(
+            "--no-cache",
+            help="Load every tool file afresh: neither read nor write the load cache.",
+        ),
+    ] = False,
 ) -> None:
     """A declarative registry of LLM tools: validate, lint, test, run, export and serve."""
+    from toolctl.cache import DEFAULTS
+
+    _saved.append((DEFAULTS.cache, DEFAULTS.freeze))  # run() restores them
+    off = os.environ.get("TOOLCTL_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
+    DEFAULTS.cache = not (no_cache or off)
+    DEFAULTS.freeze = True  # a command's registry lives until the process ends
 
 
-_registered = False
+_saved: list[tuple[bool, bool]] = []
+
+
+def _restore() -> None:
+    """Undo what the root callback set (for in-process callers of :func:`run`)."""
+    if _saved:
+        from toolctl.cache import DEFAULTS
+
+        DEFAULTS.cache, DEFAULTS.freeze = _saved[0]
+        _saved.clear()
+        gc.unfreeze()
+
+
+_registered: list[str] = []
 
 
 def reflow(doc: str) -> str:
@@ -96,30 +146,78 @@ def _reflow_help(typer_app: typer.Typer) -> None:
             _reflow_help(group.typer_instance)
 
 
-def _register_all() -> None:
-    global _registered
-    if _registered:
+def _register(modules: list[str]) -> None:
+    """Register ``modules`` (and those registered before), always in COMMAND_MODULES order."""
+    wanted = [m for m in COMMAND_MODULES if m in modules or m in _registered]
+    if wanted == _registered:
         return
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).register(app)
-    _reflow_help(app)
-    _registered = True
+    _app.registered_commands.clear()
+    _app.registered_groups.clear()
+    for name in wanted:
+        importlib.import_module(name).register(_app)
+    _reflow_help(_app)
+    _registered[:] = wanted
 
 
-_register_all()
+def _register_all() -> None:
+    _register(COMMAND_MODULES)
+
+
+def _modules_for(argv: list[str]) -> list[str]:
+    """The command modules ``argv`` needs: its command's, none for ``--version``, else all."""
+    for arg in argv:
+        if arg in ROOT_FLAGS:
+            continue
+        if arg == "--version":
+            return []
+        module = None if arg.startswith("-") else COMMAND_OF.get(arg)
+        return [module] if module else COMMAND_MODULES
+    return COMMAND_MODULES
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":  # the whole application, for whoever imports it (tests, docs tools)
+        _register_all()
+        return _app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Console-script entry point: run the app behind one error boundary."""
-    sys.exit(run(sys.argv[1:]))
+    """Console-script entry point: run the app behind one error boundary.
+
+    Only the invoked command's module is registered (and built by Typer): a start-up cost that
+    every `toolctl validate` in a hook or loop would pay for the other commands.
+    """
+    argv = sys.argv[1:]
+    gc.disable()  # registering builds long-lived objects only (see toolctl/cli/__init__.py)
+    _register(_modules_for(argv))
+    gc.enable()
+    code = _run(argv)
+    # The process ends here: the final collection would walk every object still alive (all
+    # of Typer, a loaded registry) only for the OS to free them anyway.
+    gc.freeze()
+    sys.exit(code)
 
 
 def run(argv: list[str]) -> int:
-    """Run the CLI on ``argv`` and return the exit code (the one error boundary)."""
+    """Run the CLI on ``argv`` and return the exit code (the one error boundary).
+
+    For in-process callers (tests, tools): process-wide load settings are restored after.
+    """
+    _register_all()
+    try:
+        return _run(argv)
+    finally:
+        _restore()
+
+
+def _run(argv: list[str]) -> int:
+    from toolctl.cli import fastparams
     from toolctl.errors import ToolctlError, UsageError
 
+    fastparams.install()
     try:
-        result = app(args=argv, prog_name="toolctl", standalone_mode=False)
+        result = _app(args=argv, prog_name="toolctl", standalone_mode=False)
     except ToolctlError as exc:
         from toolctl.cli.render import print_error
 

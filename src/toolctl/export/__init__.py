@@ -21,6 +21,7 @@ from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
 from toolctl.export.formats import FormatEntry, installed, load
 from toolctl.spec import SCHEMA_KEYS, ToolSpec
 from toolctl.spec.providers import provider_key_problems
+from toolctl.yamlsrc import gc_paused
 
 __all__ = [
     "ExportOptions",
@@ -99,7 +100,9 @@ def export_result(
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
     if entry.package == "toolctl":
-        return _with_declaration_checks(exporter.export(specs, opts), exporter, specs, opts)
+        with gc_paused():  # pure data work: nothing cyclic to collect (costly at 10,000 tools)
+            result = exporter.export(specs, opts)
+        return _with_declaration_checks(result, exporter, specs, opts)
     try:
         result = exporter.export(specs, opts)
     except Exception as exc:  # a third-party exporter's bug must not look like toolctl's

@@ -10,12 +10,20 @@ so a new provider format is a package, not a fork. An entry point names an objec
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from toolctl.errors import PluginError
 from toolctl.export.base import Exporter
 from toolctl.spec.providers import BUILTIN_FORMATS, GROUP
+
+
+def entry_points(group: str) -> Any:
+    """``importlib.metadata.entry_points`` (imported on first use: a run that only needs the
+    strict-mode helpers of this package does not pay for it)."""
+    from importlib import metadata
+
+    return metadata.entry_points(group=group)
+
 
 BUILTIN = BUILTIN_FORMATS
 
@@ -43,6 +51,8 @@ def load(entry: FormatEntry) -> Exporter:
     """Import an exporter; a broken plugin raises :class:`PluginError` saying which and why."""
     try:
         # the standard reader of ``module:attr`` values (module-only and [extras] included)
+        from importlib.metadata import EntryPoint
+
         obj: Any = EntryPoint(entry.name, entry.value, GROUP).load()
         if isinstance(obj, type):
             obj = obj()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
 from toolctl.lint.suppress import apply, unknown_selectors, unused
 from toolctl.spec import ToolSpec
+from toolctl.yamlsrc import gc_paused
 
 
 def check_selectors(config: LintConfig, cat: Catalogue) -> None:
@@ -180,13 +180,8 @@ def run(
     """
     check_selectors(config, cat)
     rules = active_rules(config, cat)
-    was_enabled = gc.isenabled()
-    gc.disable()  # rules allocate many short-lived objects and free nothing cyclic
-    try:
+    with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
         found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
-    finally:
-        if was_enabled:
-            gc.enable()
     found = [*cat.problems, *found]
     base = (root or Path.cwd()).resolve()
     _read_lines.cache_clear()  # files may have changed since the last run

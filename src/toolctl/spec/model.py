@@ -11,7 +11,6 @@ import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
 
 from toolctl.diagnostics import Location
@@ -26,6 +25,8 @@ EMPTY_INPUT_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 @functools.cache
 def format_schema() -> dict[str, Any]:
     """The JSON Schema of the tool file format v1 (the one the loader enforces)."""
+    from importlib import resources  # here: a cached load never reads the format schema
+
     text = resources.files("toolctl.spec").joinpath("tool.v1.schema.json").read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data

@@ -248,13 +248,17 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     poisoned tool shadows trusted ones. Names with ``_``, ``-`` or ``.`` and names in backticks
     count; plain words do not. Let the model choose tools from their own descriptions.
     """
-    others = ctx.names - {tool.name}
-    if not others or not others.intersection(_NAME_TOKEN.findall(_joined(tool, ctx))):
+    names = ctx.names  # not `names - {tool.name}`: a copy per tool is quadratic in the registry
+
+    def others(text: str) -> set[str]:
+        return {w for w in _NAME_TOKEN.findall(text) if w in names and w != tool.name}
+
+    if not others(_joined(tool, ctx)):
         return
     for path, key, text in ctx.texts(tool):
         if key or path == ("name",):
             continue
-        for word in sorted(others.intersection(_NAME_TOKEN.findall(text))):
+        for word in sorted(others(text)):
             # A plain word ("search") is a tool name only when written as code: `search`.
             if not word.isalpha() or f"`{word}`" in text:
                 yield Hit(

@@ -1,0 +1,360 @@
+"""The load cache: each tool file's load results, reused while nothing they depend on changed.
+
+An entry holds what loading one tool file produced (the data, the compact positions, the
+bundled schemas, every diagnostic) and is valid only for the same
+
+* file content (SHA-256 of its bytes) at the same path, ``$ref`` root and origin;
+* toolctl (version and its own source files) and the libraries that check (PyYAML,
+  jsonschema, jsonschema-rs, referencing, regex), and the Python version;
+* configuration that loading reads (``pythonPath``);
+* ``$ref``-d schema files (their content hashes) and handler modules (handler references
+  are checked statically, TC4xx: the module file each one resolves to, and its size and
+  modification time).
+
+Entries live in ``<state dir>/cache`` of a project with a config file (next to the run
+history), else in the user cache (``$XDG_CACHE_HOME/toolctl``); ``TOOLCTL_CACHE_DIR``
+overrides both. Entries are grouped in 16 files by a hash of the tool file's path; each is
+written to a temporary name and renamed into place, so concurrent runs never see half a file
+(the last writer wins; an entry it lacks is rebuilt next time). Each file starts with a digest
+of its payload and is plain JSON (no pickle: a planted cache file cannot run code); anything
+that does not check out (truncated, garbage, another version, a shape that does not rebuild)
+is a miss, and the entry is rebuilt. Caching never fails a command: an unwritable directory
+just means no cache.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import sys
+from array import array
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib.machinery import PathFinder
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl import __version__
+
+if TYPE_CHECKING:
+    from toolctl.compactdoc import CompactDocument
+    from toolctl.diagnostics import Diagnostic
+    from toolctl.spec.model import Origin, ToolSpec
+
+FORMAT = 1
+_MAGIC = b"toolctl-cache"
+SHARDS = 16
+# Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
+_CHECKERS = ("yaml", "jsonschema", "jsonschema_rs", "jsonschema_specifications", "referencing")
+
+
+@dataclass
+class LoadDefaults:
+    """Process-wide defaults of :func:`toolctl.loader.load_registry` (the CLI turns both on).
+
+    ``cache``: reuse the load cache. ``freeze``: after a load, move every live object into the
+    collector's permanent generation (``gc.freeze``): a registry lives as long as a command,
+    and at 10,000 tools each later collection would walk its millions of objects for nothing.
+    Library callers pass ``cache=`` per call instead.
+    """
+
+    cache: bool = False
+    freeze: bool = False
+
+
+DEFAULTS = LoadDefaults()
+
+
+def sha256(data: bytes) -> str:
+    """Hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def cache_dir(state_path: Path | None, has_config: bool) -> Path:
+    """Where entries go: ``TOOLCTL_CACHE_DIR``, the project's state directory, or the user cache."""
+    env = os.environ.get("TOOLCTL_CACHE_DIR")
+    if env:
+        return Path(env)
+    if has_config and state_path is not None:
+        return state_path.parent / "cache"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "toolctl"
+
+
+def _stat_sig(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """toolctl's version and source files, the checking libraries' files, the Python version."""
+    parts: list[Any] = [FORMAT, __version__, sys.version]
+    package = Path(__file__).parent
+    for directory, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json")):
+                full = os.path.join(directory, name)
+                parts.append([os.path.relpath(full, package), _stat_sig(full)])
+    for module in _CHECKERS:
+        spec = PathFinder.find_spec(module)
+        origin = spec.origin if spec is not None else None
+        parts.append([module, origin, _stat_sig(origin) if origin else None])
+    return sha256(json.dumps(parts).encode())
+
+
+def import_path_key() -> list[Any]:
+    """``sys.path`` with each entry's stat: installing or removing a distribution changes it."""
+    return [[p, _stat_sig(p)] for p in sys.path if p]
+
+
+def _encode_array(value: Any) -> str:
+    """``json.dumps`` hook: position arrays as base64 text (encoded only when written)."""
+    if isinstance(value, array):
+        return base64.b64encode(value.tobytes()).decode()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def decode_positions(encoded: list[str]) -> tuple[array[int], array[int]]:
+    """The position arrays as stored (base64); ValueError when they do not decode."""
+    out = []
+    for text in encoded:
+        arr = array("Q")
+        arr.frombytes(base64.b64decode(text.encode(), validate=True))
+        out.append(arr)
+    return out[0], out[1]
+
+
+class LoadCache:
+    """The entries of one load: read, check and write them (see the module docs).
+
+    Entries are grouped in :data:`SHARDS` files by a hash of their path: a load of thousands of
+    files then opens a few cache files, not one per tool file. Writes are collected and made
+    by :meth:`flush`, which merges them into the shard as it is on disk at that moment.
+    """
+
+    def __init__(self, directory: Path, python_path: Iterable[Path]) -> None:
+        self.directory = directory
+        self.python_path = [str(p) for p in python_path]
+        self.context = sha256(json.dumps([code_fingerprint(), self.python_path]).encode())
+        self._hashes: dict[str, str | None] = {}
+        self._stats: dict[str, list[int] | None] = {}  # handler modules, once per load
+        self._shards: dict[int, dict[str, Any]] = {}
+        self._dirty: dict[int, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ files
+
+    def _shard_of(self, path: Path) -> int:
+        return int(sha256(str(path).encode())[:8], 16) % SHARDS
+
+    def _shard_file(self, shard: int) -> Path:
+        return self.directory / "files" / f"{shard:02x}.json"
+
+    def _load_shard(self, shard: int) -> dict[str, Any]:
+        """The entries of one shard file when intact and of this context; {} otherwise."""
+        try:
+            blob = self._shard_file(shard).read_bytes()
+        except OSError:
+            return {}
+        header, _, payload = blob.partition(b"\n")
+        if header != _MAGIC + b" " + sha256(payload).encode():
+            return {}  # truncated, garbage or hand-edited
+        try:
+            data = json.loads(payload)
+        except ValueError:
+            return {}
+        if not isinstance(data, dict) or data.get("context") != self.context:
+            return {}
+        entries = data.get("entries")
+        return entries if isinstance(entries, dict) else {}
+
+    def read(self, path: Path) -> dict[str, Any] | None:
+        """The entry stored for ``path``; None when there is none usable."""
+        shard = self._shard_of(path)
+        if shard not in self._shards:
+            self._shards[shard] = self._load_shard(shard)
+        entry = self._shards[shard].get(str(path))
+        return entry if isinstance(entry, dict) else None
+
+    def write(self, path: Path, entry: dict[str, Any]) -> None:
+        """Queue ``entry`` for ``path`` (written by :meth:`flush`)."""
+        self._dirty.setdefault(self._shard_of(path), {})[str(path)] = entry
+
+    def flush(self) -> None:
+        """Write the queued entries, each shard atomically; an OS error leaves it uncached."""
+        dirty, self._dirty = self._dirty, {}
+        self._shards.clear()  # the registry holds what it needs; free the rest
+        if not dirty:
+            return
+        try:
+            self._prepare()
+        except OSError:
+            return
+        for shard, entries in dirty.items():
+            merged = {**self._load_shard(shard), **entries}  # keep other runs' entries
+            target = self._shard_file(shard)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            try:
+                payload = json.dumps(
+                    {"context": self.context, "entries": merged},
+                    ensure_ascii=False,
+                    separators=(",", ":"),
+                    default=_encode_array,
+                ).encode()
+                with open(tmp, "wb") as fh:
+                    fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
+                os.replace(tmp, target)
+            except (OSError, ValueError, TypeError):  # nothing cached is better than failing
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+
+    def _prepare(self) -> None:
+        (self.directory / "files").mkdir(parents=True, exist_ok=True)
+        ignore = self.directory / ".gitignore"
+        if not ignore.exists():  # never committed by accident (as ruff and pytest do)
+            ignore.write_text("# created by toolctl\n*\n", encoding="utf-8")
+
+    def remember(self, name: str, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()``'s JSON value, stored under ``name`` and ``key`` (one entry per key, so
+        that runs with different keys do not overwrite each other's)."""
+        where = Path(f"{name} {sha256(json.dumps(key).encode())}")
+        entry = self.read(where)
+        if entry is not None and entry.get("key") == key and "value" in entry:
+            return entry["value"]
+        value = build()
+        self.write(where, {"key": key, "value": value})
+        return value
+
+    # ------------------------------------------------------------------ dependencies
+
+    def file_hash(self, path: str) -> str | None:
+        """Content hash of a dependency (None when unreadable), once per load."""
+        if path not in self._hashes:
+            try:
+                self._hashes[path] = sha256(Path(path).read_bytes())
+            except OSError:
+                self._hashes[path] = None
+        return self._hashes[path]
+
+    def module_dep(self, ref: str, search: list[str]) -> list[Any]:
+        """What a handler reference's static check depended on: its module file and stat."""
+        from toolctl.references import _find_module
+
+        module = ref.partition(":")[0].strip()
+        try:
+            origin, problem = _find_module(module, search) if module else (None, "")
+        except Exception:  # a reference no finder takes: its diagnostic does not depend on files
+            origin, problem = None, "unresolvable"
+        if origin and origin not in self._stats:
+            self._stats[origin] = _stat_sig(origin)
+        return [ref, origin, problem, self._stats[origin] if origin else None]
+
+    def deps_current(self, entry: dict[str, Any], search: list[str]) -> bool:
+        """True when every file and module ``entry`` depends on is as it was."""
+        for path, digest, _ in entry["files"]:
+            if self.file_hash(path) != digest:
+                return False
+        return all(self.module_dep(dep[0], search) == dep for dep in entry["modules"])
+
+
+# ---------------------------------------------------------------------- entries
+
+
+def to_entry(
+    *,
+    sha: str,
+    root: Path,
+    origin: Origin,
+    doc: CompactDocument | None,
+    diagnostics: list[Diagnostic],
+    specs: list[ToolSpec],
+    invalid: set[int],
+    files: list[list[Any]],
+    modules: list[list[Any]],
+) -> dict[str, Any]:
+    """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
+    from toolctl.spec.model import SCHEMA_KEYS
+
+    tools = []
+    for spec in specs:
+        bundled = {}
+        for key in SCHEMA_KEYS:
+            if key in spec.raw and spec.schema(key) is not spec.raw[key]:
+                bundled[key] = spec.schema(key)  # $refs bundled in: differs from the file
+        loc = spec.location
+        tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
+    return {
+        "sha": sha,
+        "root": str(root),
+        "origin": [origin.kind, origin.name],
+        "display": origin.file,
+        "data": doc.data if doc is not None else None,
+        "pos": list(doc.arrays()) if doc is not None else None,  # base64 when written
+        "diagnostics": [d.to_dict() for d in diagnostics],
+        "tools": tools,
+        "files": files,
+        "modules": modules,
+    }
+
+
+def from_entry(
+    entry: dict[str, Any], origin: Origin, short: Callable[[Path], str]
+) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]]:
+    """(tools, diagnostics, tools with errors) as loading the file gave them.
+
+    Raises (anything) when the entry does not rebuild: the caller treats that as a miss.
+    ``origin.file`` is the file's name now; names in the entry that the working directory
+    changed (the file's own, its ``$ref`` files') are renamed.
+    """
+    from toolctl.compactdoc import CompactDocument
+    from toolctl.diagnostics import Diagnostic, Location, Severity
+    from toolctl.spec.model import ToolSpec
+
+    display = origin.file
+    rename = {entry["display"]: display}
+    for path, _, was in entry["files"]:
+        rename[was] = short(Path(path))
+    diags = [
+        Diagnostic(
+            Severity(d["severity"]),
+            d["code"],
+            d["message"],
+            rename.get(d["file"], d["file"]),
+            d["line"],
+            d["col"],
+            d["pointer"],
+            d["hint"],
+            d["tool"],
+            d.get("extra") or {},
+        )
+        for d in entry["diagnostics"]
+    ]
+    if entry["data"] is None:
+        return [], diags, []
+    values, keys = decode_positions(entry["pos"])
+    doc = CompactDocument.from_arrays(entry["data"], display, values, keys)
+    specs, invalid = [], []
+    for pointer, bundled, bad, line, col in entry["tools"]:
+        raw = doc.data
+        for part in pointer:
+            raw = raw[part]
+        spec = ToolSpec.from_validated(
+            raw,
+            origin=origin,
+            location=Location(display, line, col),
+            document=doc,
+            pointer=tuple(pointer),
+            schemas=bundled,
+        )
+        specs.append(spec)
+        if bad:
+            invalid.append(spec)
+    return specs, diags, invalid

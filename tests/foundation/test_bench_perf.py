@@ -1,0 +1,49 @@
+"""The start-up, cache and lint benchmarks run and print what the README shows (no timing
+asserted: the numbers are for people, the shape of the output is for this test)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.bench_helpers import run_bench
+
+# slow: each test starts many processes
+
+
+@pytest.mark.timeout(240)
+def test_bench_startup_prints_every_command_beside_the_reference() -> None:
+    out = run_bench("bench_startup.py", "--runs", "1", timeout=230)
+    row = r"{}\s+\d+\.\d\s+\d+\.\d\d\s+\d+\.\d\s+\d+\.\d\d"
+    assert re.search(row.format(r"python -c 'import yaml'") + r"\s*$", out, re.M)
+    for label in ("toolctl --version", "toolctl --no-cache validate", "toolctl lint"):
+        assert re.search(row.format(re.escape(label)), out), label
+    verdict = r"\s+<= {}x: wall (ok|OVER), cpu (ok|OVER)"
+    assert re.search(row.format("toolctl validate") + verdict.format(r"3\.0"), out)
+    assert re.search(row.format("toolctl run reverse") + verdict.format(r"4\.0"), out)
+
+
+@pytest.mark.timeout(240)
+def test_bench_cache_prints_warm_and_cold_beside_the_floor() -> None:
+    out = run_bench("bench_cache.py", "--tools", "30", "--runs", "1", timeout=230)
+    assert "30 tools, one tool per file" in out
+    row = r"{}\s+\d+\s+\d+\.\d\d\s+\d+\s+\d+\.\d\d\s+\d+\.\d"
+    for label in (
+        "floor \\(CSafeLoader parse\\)",
+        "toolctl validate, warm",
+        "toolctl validate, cold",
+    ):
+        assert re.search(row.format(label), out), label
+    assert re.search(r"floor \(CSafeLoader parse\)\s+\d+\s+1\.00\s+\d+\s+1\.00\s", out)
+    assert "budgets: warm < 1.00x floor" in out
+
+
+@pytest.mark.timeout(240)
+def test_bench_lint_prints_lint_and_export_beside_validate() -> None:
+    out = run_bench("bench_lint.py", "--tools", "30", "--rounds", "1", timeout=230)
+    assert "tools: 30, rounds: 1" in out
+    for name in ("validate", "lint", "export"):
+        assert re.search(rf"{name}:\s+\d+\.\d ms, cpu\s+\d+\.\d ms \(gc \d+\.\d ms\)", out)
+    for name in ("lint", "export"):
+        assert re.search(rf"ratio {name}/validate: \d+\.\d\d, cpu \d+\.\d\d \(budget 1\.50\)", out)

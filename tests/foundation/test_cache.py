@@ -1,0 +1,374 @@
+"""The load cache: reused while nothing it depends on changed, rebuilt otherwise, never trusted
+when damaged, safe with concurrent runs, and bypassed by ``--no-cache``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolctl import cache, loader, yamlsrc
+from toolctl.cli.app import run
+from toolctl.loader import load_registry
+from toolctl.registry import Registry
+
+from .conftest import write
+
+TOOL = """\
+toolctl: 1
+name: {name}
+description: Look up a city's weather.
+handler: handlers:lookup
+inputSchema:
+  type: object
+  properties:
+    city: {{$ref: "schemas/common.schema.yaml#/$defs/City"}}
+  required: [city]
+inputExamples:
+  - input: {{city: Paris}}
+"""
+SCHEMA = """\
+$defs:
+  City: {type: string, minLength: 1}
+"""
+HANDLERS = "def lookup(payload):\n    return payload\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write(
+        tmp_path / "proj",
+        {
+            "toolctl.yaml": "tools: tools.d\npythonPath: [src]\n",
+            "tools.d/weather.yaml": TOOL.format(name="weather"),
+            "tools.d/other.yaml": TOOL.format(name="other"),
+            "tools.d/schemas/common.schema.yaml": SCHEMA,
+            "src/handlers.py": HANDLERS,
+        },
+    )
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the loader parses (a cache hit parses nothing)."""
+    seen: list[str] = []
+    real = loader.loads
+
+    def counting(text: str, file: str = "<string>") -> Any:
+        if Path(file).name != "toolctl.yaml":  # the configuration is read every time
+            seen.append(Path(file).name)
+        return real(text, file)
+
+    monkeypatch.setattr(loader, "loads", counting)  # tool files
+    monkeypatch.setattr(yamlsrc, "loads", counting)  # $ref-d schema files (load_file)
+    return seen
+
+
+def _load(project: Path, monkeypatch: pytest.MonkeyPatch, **kw: Any) -> Registry:
+    monkeypatch.chdir(project)
+    return load_registry(packs=False, cache=True, **kw)
+
+
+def _summary(registry: Registry) -> tuple[Any, ...]:
+    return (
+        {
+            n: (t.digest, str(t.location), t.locate("inputSchema", "required"))
+            for n, t in registry.tools.items()
+        },
+        [d.format() for d in registry.diagnostics],
+    )
+
+
+def _entries(project: Path) -> list[Path]:
+    return sorted((project / ".toolctl" / "cache" / "files").glob("*.json"))
+
+
+def test_second_load_parses_nothing_and_gives_the_same_registry(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    cold = _load(project, monkeypatch)
+    assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    assert _summary(warm) == _summary(cold)
+    # bundled schemas come back bundled
+    assert warm.tools["weather"].input_schema["properties"]["city"]["$ref"].startswith("#/$defs/")
+    assert (project / ".toolctl" / "cache" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_library_default_does_not_cache(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    load_registry(packs=False)
+    assert not (project / ".toolctl").exists()
+
+
+def test_changed_file_is_reloaded_alone(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    _load(project, monkeypatch)
+    parses.clear()
+    path = project / "tools.d" / "weather.yaml"
+    path.write_text(TOOL.format(name="weather").replace("a city's", "the"), encoding="utf-8")
+    registry = _load(project, monkeypatch)
+    assert sorted(parses) == ["common.schema.yaml", "weather.yaml"]  # not other.yaml
+    assert registry.tools["weather"].description == "Look up the weather."
+
+
+def test_changed_schema_file_reloads_the_files_that_refer_to_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    _load(project, monkeypatch)
+    parses.clear()
+    (project / "tools.d/schemas/common.schema.yaml").write_text(
+        SCHEMA.replace("minLength: 1", "minLength: 10"), encoding="utf-8"
+    )
+    registry = _load(project, monkeypatch)
+    assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
+    # the example "Paris" is now too short: the new schema was used
+    assert {d.code for d in registry.diagnostics} == {"TC304"}
+
+
+def test_changed_handler_file_is_checked_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    assert _load(project, monkeypatch).ok
+    parses.clear()
+    (project / "src/handlers.py").write_text("def renamed(payload):\n    return 1\n")
+    registry = _load(project, monkeypatch)
+    assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
+    assert {d.code for d in registry.diagnostics} == {"TC402"}
+
+
+def test_new_handler_module_shadowing_the_old_one_is_noticed(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(project, {"toolctl.yaml": "tools: tools.d\npythonPath: [first, src]\n"})
+    assert _load(project, monkeypatch).ok
+    write(project, {"first/handlers.py": "x = 1\n"})  # found first now, and has no `lookup`
+    assert {d.code for d in _load(project, monkeypatch).diagnostics} == {"TC402"}
+
+
+def test_changed_configuration_is_a_miss(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    assert _load(project, monkeypatch).ok
+    write(project, {"toolctl.yaml": "tools: tools.d\npythonPath: [elsewhere]\n"})
+    parses.clear()
+    registry = _load(project, monkeypatch)
+    assert "weather.yaml" in parses
+    assert {d.code for d in registry.diagnostics} == {"TC402"}
+
+
+def test_other_toolctl_version_is_a_miss(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    _load(project, monkeypatch)
+    monkeypatch.setattr(cache, "__version__", "99.0")
+    cache.code_fingerprint.cache_clear()
+    try:
+        parses.clear()
+        _load(project, monkeypatch)
+        assert "weather.yaml" in parses
+    finally:
+        cache.code_fingerprint.cache_clear()
+
+
+def _rewrite(shard: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Edit each entry of a cache file and give the file a correct digest (a well-formed but
+    wrong cache file)."""
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    for entry in data["entries"].values():
+        change(entry)
+    _write_shard(shard, data)
+
+
+def _write_shard(shard: Path, data: dict[str, Any]) -> None:
+    body = json.dumps(data).encode()
+    shard.write_bytes(b"toolctl-cache " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+
+
+def _wrong_context(shard: Path) -> None:
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    data["context"] = "0" * 64
+    _write_shard(shard, data)
+
+
+def _bad_tools(entry: dict[str, Any]) -> None:
+    entry["tools"] = [[["nope"], {}, False, 1, 1]]
+
+
+def _bad_positions(entry: dict[str, Any]) -> None:
+    entry["pos"] = ["not base64!", ""]
+
+
+def _not_a_dict(shard: Path) -> None:
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    data["entries"] = {path: [1, 2] for path in data["entries"]}
+    _write_shard(shard, data)
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "truncated": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
+    "garbage": lambda p: p.write_bytes(os.urandom(300)),
+    "empty": lambda p: p.write_bytes(b""),
+    "flipped byte": lambda p: p.write_bytes(p.read_bytes().replace(b"Look up", b"Look at", 1)),
+    "wrong version": _wrong_context,
+    "bad tools": lambda p: _rewrite(p, _bad_tools),
+    "bad positions": lambda p: _rewrite(p, _bad_positions),
+    "entry not an object": _not_a_dict,
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_entry_is_ignored_and_rebuilt(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str], damage: str
+) -> None:
+    cold = _load(project, monkeypatch)
+    for entry in _entries(project):
+        DAMAGE[damage](entry)
+    parses.clear()
+    again = _load(project, monkeypatch)
+    assert _summary(again) == _summary(cold)
+    assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
+    parses.clear()
+    assert _summary(_load(project, monkeypatch)) == _summary(cold)  # rebuilt: a hit again
+    assert parses == []
+
+
+def test_entry_is_renamed_for_another_working_directory(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    (project / "tools.d/schemas/common.schema.yaml").write_text(
+        SCHEMA.replace("{type: string, minLength: 1}", "{$ref: '#/$defs/Missing'}")
+    )
+    first = _load(project, monkeypatch)
+    assert {d.file for d in first.diagnostics} == {"tools.d/schemas/common.schema.yaml"}
+    monkeypatch.chdir(project / "tools.d")
+    parses.clear()
+    second = load_registry(project.joinpath("tools.d"), packs=False, cache=True)
+    assert parses == []
+    assert {d.file for d in second.diagnostics} == {"schemas/common.schema.yaml"}
+
+
+def _cli(project: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    monkeypatch.chdir(project)
+    return run([*args])
+
+
+def _plant_lie(project: Path) -> None:
+    """Make every entry claim an error the files do not have (a cache used = the error shows)."""
+
+    def lie(data: dict[str, Any]) -> None:
+        if "diagnostics" in data:
+            data["diagnostics"].append(
+                {
+                    "severity": "error",
+                    "code": "TC999",
+                    "message": "planted",
+                    "file": data["display"],
+                    "line": 1,
+                    "col": 1,
+                    "pointer": "",
+                    "hint": None,
+                    "tool": None,
+                }
+            )
+
+    for entry in _entries(project):
+        _rewrite(entry, lie)
+
+
+def test_cli_uses_the_cache_and_no_cache_bypasses_it(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _cli(project, monkeypatch, "validate") == 0
+    assert _entries(project)
+    _plant_lie(project)
+    assert _cli(project, monkeypatch, "validate") == 1  # the (planted) entry was used
+    assert "TC999" in capsys.readouterr().err
+    assert _cli(project, monkeypatch, "--no-cache", "validate") == 0
+    assert "TC999" not in capsys.readouterr().err
+    monkeypatch.setenv("TOOLCTL_NO_CACHE", "1")
+    _cli(project, monkeypatch, "lint")
+    assert "TC999" not in capsys.readouterr().err
+
+
+def test_no_cache_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for command in (["validate"], ["lint"], ["export", "-f", "openai"], ["list"]):
+        assert _cli(project, monkeypatch, "--no-cache", *command) == 0
+    assert not (project / ".toolctl").exists()
+
+
+def test_cli_settings_do_not_leak_into_the_library(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _cli(project, monkeypatch, "validate") == 0
+    assert cache.LoadDefaults() == cache.DEFAULTS
+
+
+def test_unwritable_cache_directory_only_means_no_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(blocker / "cache"))
+    assert _load(project, monkeypatch).ok
+    assert _load(project, monkeypatch).ok
+
+
+def test_project_without_config_uses_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    tools = write(tmp_path / "bare", {"t.yaml": "toolctl: 1\nname: t\ndescription: A tool.\n"})
+    monkeypatch.chdir(tmp_path)
+    load_registry(tools, packs=False, cache=True)
+    assert list((tmp_path / "xdg" / "toolctl" / "files").glob("*.json"))
+    assert not (tools / ".toolctl").exists()
+
+
+CONCURRENT = """
+import sys
+from toolctl.cli.app import run
+codes = {run(["validate"]) for _ in range(int(sys.argv[1]))}
+sys.exit(max(codes))
+"""
+
+
+def test_concurrent_runs_never_see_half_an_entry(project: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("TOOLCTL_NO_CACHE", None)
+    # many files, so the writers overlap
+    for i in range(40):
+        write(project, {f"tools.d/t{i}.yaml": TOOL.format(name=f"tool_{i}")})
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT, "3"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in procs]
+    for proc in procs:
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+    assert all(code == 0 for code, _ in results), results
+    lines = {line for _, err in results for line in err.splitlines()}
+    assert lines == {"ok: 42 tool(s) in tools.d"}
+    assert not list((project / ".toolctl" / "cache" / "files").glob(".*.tmp"))
+    store = cache.LoadCache(project / ".toolctl" / "cache", [project / "src"])
+    for path in (project / "tools.d").glob("*.yaml"):
+        assert store.read(path.resolve()) is not None
