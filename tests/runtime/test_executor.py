@@ -83,7 +83,7 @@ def test_workers_are_reused_across_calls(ereg: Registry) -> None:
 def test_stuck_calls_saturate_the_pool_and_new_calls_fail_fast(
     ereg: Registry, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(invoke, "MAX_THREADS", 2)
+    monkeypatch.setattr(invoke, "_pool", invoke.HandlerPool(2))
 
     async def scenario() -> list[object]:
         stuck = await asyncio.gather(

@@ -38,7 +38,7 @@ from toolctl.runtime.ownership import owner_fields as owner_fields
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 5.0
 
 _JSON_COLUMNS = frozenset(
@@ -88,7 +88,9 @@ CREATE TABLE IF NOT EXISTS runs (
     resume_count  INTEGER NOT NULL DEFAULT 0,
     registry      TEXT,
     model_output  TEXT,
-    display       TEXT
+    display       TEXT,
+    binding       TEXT,
+    traceback     TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
@@ -99,6 +101,8 @@ CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 _MIGRATIONS = (
     # 2: the model output and display views of a run, for collecting a background result
     ("ALTER TABLE runs ADD COLUMN model_output TEXT", "ALTER TABLE runs ADD COLUMN display TEXT"),
+    # 3: the MAC binding a pending run's data, and a failed handler's traceback
+    ("ALTER TABLE runs ADD COLUMN binding TEXT", "ALTER TABLE runs ADD COLUMN traceback TEXT"),
 )
 
 
@@ -156,6 +160,7 @@ class SqliteStore:
 
     def __init__(self, path: str | Path, *, sweep: bool = True) -> None:
         self.path = Path(path)
+        self._key: bytes | None = None
         _prepare_file(self.path)
         self._lock = threading.RLock()
         try:
@@ -226,6 +231,15 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def binding_key(self) -> bytes:
+        """The history's secret: ``<db>.key`` beside it, mode 0600 (see
+        :mod:`toolctl.runtime.binding`)."""
+        if self._key is None:
+            from toolctl.runtime.binding import key_path, load_key
+
+            self._key = load_key(key_path(self.path))
+        return self._key
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""

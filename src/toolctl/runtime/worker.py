@@ -11,12 +11,15 @@ import json
 import signal
 import sys
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
+from toolctl.runtime.pipeline import Call, RunCancelled
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import ApprovalInfo
 from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.sync import run_sync
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
 
 
 def _on_term(signum: int, frame: Any) -> NoReturn:
@@ -37,7 +40,7 @@ def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
     )
 
 
-def load_registry_at(locator: dict[str, Any]) -> Any:
+def load_registry_at(locator: dict[str, Any]) -> Registry:
     """The registry a run was started from (its project root and tool paths)."""
     from toolctl.config import project_at
     from toolctl.loader import load_registry
@@ -48,8 +51,9 @@ def load_registry_at(locator: dict[str, Any]) -> Any:
 
 def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     """Finish the run; the exit code is for logs only (the row is the result)."""
-    from toolctl.runtime.limits import limits_of
-    from toolctl.runtime.loading import python_path_of
+    from toolctl.runtime import binding
+    from toolctl.runtime.calls import site_of
+    from toolctl.runtime.options import CallOptions
 
     store = SqliteStore(state, sweep=False)
     rec = store.get(run_id)
@@ -58,27 +62,16 @@ def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     try:
         registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
-        limits = limits_of(registry)
+        site = site_of(registry)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
         return 1
-    options = Options(run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout)
-    call = Call(
-        spec,
-        store,
-        python_path=python_path_of(registry),
-        options=options,
-        sync=True,
-        registry=locator,
-        limits=limits,
-    )
-    call.input, call.context = rec.raw_input, rec.raw_context
-    call.recorded, call.owner = True, token
-    if rec.approval:
-        call.approval = ApprovalInfo.from_dict(rec.approval)
-    call.phase("input", rec.raw_input, spec.input_schema)
+    if not binding.verify(store, rec):
+        _fail(store, run_id, token, "the stored data of the run was modified; it will not run")
+        return 1
+    call = Call.continue_pending(rec, spec, store, site, CallOptions(store=store), owner=token)
     try:
-        drive(call.execute())
+        run_sync(call.execute(), call.cancelled_error)
     except RunCancelled:
         return 130
     return 0

@@ -1,0 +1,71 @@
+"""The per-tool plan: what every call of one tool needs, worked out once per tool definition.
+
+Specs are frozen, so the plan is cached by spec object: the transforms of each view, the
+redactors and whether a schema marks secrets at all, the timeouts. A tool without transforms
+does its views with one redaction per phase, a tool without ``x-sensitive``/``writeOnly``
+fields redacts by key names and value shapes only (see :mod:`toolctl.runtime.redact`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolctl.runtime.redact import Redactor, redactor_for
+
+if TYPE_CHECKING:
+    from toolctl.spec import ToolSpec
+
+
+class ToolPlan:
+    """What the pipeline looks up for every call of one tool."""
+
+    __slots__ = (
+        "background",
+        "background_timeout",
+        "display",
+        "input_redactor",
+        "output_redactor",
+        "output_schema",
+        "spec",
+        "timeout",
+        "transcript",
+        "transforms",
+    )
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        declared = spec.transform or {}
+        self.display: dict[str, Any] = dict(declared.get("display") or {})
+        self.transcript: dict[str, Any] = dict(declared.get("transcript") or {})
+        self.transforms = bool(self.display or self.transcript)
+        self.input_redactor: Redactor = redactor_for(spec.input_schema)
+        self.output_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
+        self.output_redactor: Redactor = redactor_for(self.output_schema)
+        self.timeout = spec.timeout
+        self.background_timeout = spec.background_timeout or spec.timeout
+        self.background = bool(spec.background)
+
+    def transform(self, target: str, phase: str) -> Any:
+        """The declared ``target`` (display/transcript) transform of ``phase``, or None."""
+        return (self.display if target == "display" else self.transcript).get(phase)
+
+    def declares(self, target: str, phase: str) -> bool:
+        declared = self.display if target == "display" else self.transcript
+        if phase == "approval" and "approval" not in declared:
+            phase = "input"  # the approval view defaults to the input view
+        return phase in declared
+
+
+_PLANS: dict[int, tuple[ToolSpec, ToolPlan]] = {}
+
+
+def plan_for(spec: ToolSpec) -> ToolPlan:
+    """The plan of ``spec``, made once per spec object."""
+    found = _PLANS.get(id(spec))
+    if found is not None and found[0] is spec:
+        return found[1]
+    if len(_PLANS) > 4096:
+        _PLANS.clear()
+    made = ToolPlan(spec)
+    _PLANS[id(spec)] = (spec, made)  # holding the spec keeps its id unique
+    return made
