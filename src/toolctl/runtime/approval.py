@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from toolctl.runtime import jsondata
+from toolctl.runtime.invoke import in_task
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -65,7 +66,7 @@ class ApprovalGate:
             try:
                 answer = opts.approver(self.request())
                 if inspect.isawaitable(answer):
-                    answer = await answer
+                    answer = await in_task(answer)
             except Exception as exc:  # no answer: the run waits for toolctl approve/decline
                 state.note(
                     f"the approver failed ({type(exc).__name__}: {exc}); "

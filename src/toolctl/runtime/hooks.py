@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.invoke import in_task
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.redact import install_log_filter
 
@@ -37,7 +38,7 @@ async def fire(
         fn = load_callable(ref, python_path)
         result = fn(payload)
         if inspect.isawaitable(result):
-            await result
+            await in_task(result)
     except ToolctlError as exc:
         _failed(name, ref, exc.message, note)
     except Exception as exc:

@@ -26,9 +26,11 @@ import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from toolctl.runtime.context import AbortSignal
+
+T = TypeVar("T")
 
 MAX_THREADS = 32
 IDLE_EXIT_S = 30.0  # an idle worker ends after this long, so a burst leaves no threads behind
@@ -123,6 +125,9 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})  # never awaitable
+
+
 def busy_workers() -> int:
     """How many handler workers are running a handler right now (stuck ones included)."""
     return _pool.busy
@@ -214,7 +219,9 @@ async def invoke(
         return await _await_task(asyncio.ensure_future(fn(*args)), timeout, abort)
     if in_place and timeout is None:
         result = fn(*args)
-        return await result if inspect.isawaitable(result) else result
+        if type(result) in _PLAIN or not inspect.isawaitable(result):
+            return result
+        return await result
     afut = _on_worker(lambda: fn(*args), name)
     try:
         done, _ = await asyncio.wait({afut}, timeout=timeout)
@@ -227,6 +234,12 @@ async def invoke(
         afut.cancel()
         raise HandlerTimeout(timeout or 0.0, IN_PROCESS_NOTE)
     return afut.result()
+
+
+async def in_task(awaitable: Awaitable[T]) -> T:
+    """Await user code (an async hook, approver, ``on_suspend``) as a task of its own: it then
+    has a current task (``asyncio.timeout`` needs one) however the pipeline was started."""
+    return await asyncio.ensure_future(awaitable)
 
 
 def invoke_sync(

@@ -27,9 +27,10 @@ Progress = Callable[[float, "float | None", "str | None"], None]
 StoreChoice: TypeAlias = "RunStore | str | Path | bool | None"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CallOptions:
-    """How to run one call (every field optional).
+    """How to run one call (every field optional). The runtime never modifies it, so one
+    object may serve many calls (not frozen: that would cost a microsecond on every call).
 
     * ``context``: the request context (a dict or a JSON string), checked against
       ``requestContextSchema``.
@@ -88,7 +89,8 @@ _DEFAULT = CallOptions()
 
 def build(options: CallOptions | None, keywords: Mapping[str, Any]) -> CallOptions:
     """``options`` with the keyword form applied on top (either may be empty)."""
-    base = options if options is not None else _DEFAULT
     if not keywords:
-        return base
-    return dataclasses.replace(base, **keywords)
+        return options if options is not None else _DEFAULT
+    if options is None:
+        return CallOptions(**keywords)
+    return dataclasses.replace(options, **keywords)

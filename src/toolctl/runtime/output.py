@@ -23,7 +23,8 @@ def check_output(state: RunState, output: Any) -> None:
         # The walk rejects what ``json.dumps`` would quietly change (non-string keys such as
         # ``{1: 2}``, lone surrogates); dumping gives the size.
         jsondata.check(output, what="tool output")
-        size = len(jsondata.dumps(output).encode("utf-8"))
+        text = jsondata.dumps(output)
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
     except InvalidJSONError as exc:
         detail = exc.message.removeprefix("invalid JSON in tool output: ")
         raise StepFailed(

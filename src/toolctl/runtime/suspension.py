@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
 from toolctl.runtime import jsondata
+from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.state import schema_problems
@@ -78,7 +79,7 @@ class Suspension:
         try:
             data = on_suspend(payload, state.spec.resume_schema)
             if inspect.isawaitable(data):
-                data = await data
+                data = await in_task(data)
         except Exception as exc:  # no answer: the run stays suspended for toolctl resume
             state.note(f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended")
             return False

@@ -1,11 +1,19 @@
 """The one bridge from synchronous code into the async call pipeline: :func:`run_sync`.
 
 The pipeline is a coroutine. The synchronous API (``registry.call``, ``approve``, ``resume``,
-``InputStream.feed``, the background worker) runs it on a private event loop kept per thread and
-reused from call to call: ``loop.run_until_complete`` on a reused loop costs a few microseconds,
-where ``asyncio.run`` (a new loop, a new default executor and signal set-up per call) costs
-tens (``bench/bench_call.py``). Nobody else runs on a private loop, so the pipeline may run a
-sync handler and its history writes in place there (:func:`owns_running_loop`).
+``InputStream.feed``, the background worker) runs it on a private event loop kept per thread
+and reused from call to call (``asyncio.run`` makes a new loop, executor and signal set-up per
+call: tens of microseconds, more than a whole call's budget in ``bench/bench_call.py``).
+
+It starts eagerly, the way Python 3.12's eager tasks do: its first step runs at once, in place,
+with the private loop set as the running loop, and most calls (a sync handler without a
+timeout) finish in that step without a task or a turn of the loop (creating a task alone costs
+more than the rest of such a call). A coroutine that really waits continues as a task of the
+loop, with ``loop.run_until_complete``. User coroutines the pipeline awaits run in tasks of
+their own (:func:`toolctl.runtime.invoke.in_task`), so they always have a current task.
+
+Nobody else runs on a private loop, so the pipeline may run a sync handler and its history
+writes in place there (:func:`owns_running_loop`).
 
 Called from code that already runs an event loop (a handler calling ``registry.call``), the
 coroutine runs on a short-lived helper thread with its own private loop: a running loop cannot
@@ -19,7 +27,8 @@ import concurrent.futures
 import contextlib
 import os
 import threading
-from collections.abc import Callable, Coroutine
+import types
+from collections.abc import Callable, Coroutine, Generator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -74,12 +83,41 @@ def run_sync(
     return _run_here(coro, on_interrupt)
 
 
+@types.coroutine
+def _continue(coro: Coroutine[Any, Any, T], pending: Any) -> Generator[Any, Any, T]:
+    """The rest of ``coro``, whose first step already ran and is waiting on ``pending`` (what it
+    yielded): hand ``pending`` to the task running this, then resume ``coro`` (``yield from``)."""
+    while True:
+        try:
+            yield pending
+        except BaseException as exc:  # cancellation (Ctrl-C) goes into the coroutine
+            try:
+                pending = coro.throw(exc)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            continue
+        return (yield from coro.__await__())
+
+
+async def _finish(coro: Coroutine[Any, Any, T], pending: Any) -> T:
+    return await _continue(coro, pending)
+
+
 def _run_here(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], BaseException] | None) -> T:
     holder = _local.holder
     if holder is None or holder.loop.is_closed():
         holder = _local.holder = _Loop()
     loop = holder.loop
-    task = loop.create_task(coro)
+    # The eager first step: with the loop set as running (get_running_loop() works), but no
+    # task: user coroutines run in tasks of their own (see invoke.in_task).
+    asyncio.events._set_running_loop(loop)
+    try:
+        pending = coro.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+    finally:
+        asyncio.events._set_running_loop(None)
+    task = loop.create_task(_finish(coro, pending))
     try:
         return loop.run_until_complete(task)
     except KeyboardInterrupt:
