@@ -130,7 +130,7 @@ def _simple(item: Any) -> bool:
     """A leaf that is certainly fine (the fast path of :func:`_problem`)."""
     kind = type(item)
     if kind is str:
-        return item.isascii()
+        return bool(item.isascii())
     if kind is int:
         return bool(item.bit_length() < MAX_INT_DIGITS * 3)
     return item is None or kind is bool
