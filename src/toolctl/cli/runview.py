@@ -17,6 +17,7 @@ import typer
 from toolctl.cli import exitcodes
 
 if TYPE_CHECKING:
+    from toolctl.config import Project
     from toolctl.registry import Registry
     from toolctl.runtime.result import RunResult
     from toolctl.runtime.store import SqliteStore
@@ -191,7 +192,7 @@ def state_store(
 class _Holder:
     """Something with a ``project`` (what the store helpers look at)."""
 
-    def __init__(self, project: Any) -> None:
+    def __init__(self, project: Project | None) -> None:
         self.project = project
 
 

@@ -16,7 +16,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import RunStore
 
 from toolctl.runtime import jsondata
 from toolctl.runtime.ownership import start_time
@@ -26,18 +29,21 @@ SPAWN_LEASE_S = 24 * 3600.0
 _children: list[subprocess.Popen[bytes]] = []
 
 
-def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) -> int:
+def spawn(store: RunStore, run_id: str, token: str, registry: dict[str, Any] | None) -> int:
     """Start ``python -m toolctl.runtime.worker`` for ``run_id``; return its pid."""
     from toolctl.runtime.errors import StateError
 
     if registry is None:
         raise StateError("a background run needs a registry loaded from a project directory")
+    if store.path is None:
+        raise StateError("a background run needs a run history file (not an in-memory store)")
+    state = store.path
     cmd = [
         sys.executable,
         "-m",
         "toolctl.runtime.worker",
         "--state",
-        str(store.path),
+        str(state),
         "--registry",
         jsondata.dumps(registry),
         run_id,
@@ -47,7 +53,7 @@ def spawn(store: Any, run_id: str, token: str, registry: dict[str, Any] | None) 
     here = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-    log = log_path(store.path, run_id)
+    log = log_path(state, run_id)
     log.parent.mkdir(mode=0o700, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

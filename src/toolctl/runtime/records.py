@@ -5,7 +5,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
 
 
 @dataclass
@@ -50,6 +53,13 @@ class RunRecord:
         for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires", "binding"):
             data.pop(key)
         return data
+
+
+class HasProject(Protocol):
+    """Anything with a ``project`` (a :class:`~toolctl.registry.Registry`): where its history is."""
+
+    @property
+    def project(self) -> Project | None: ...
 
 
 class RunStore(Protocol):

@@ -35,6 +35,7 @@ from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
+from toolctl.runtime.records import HasProject
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 
@@ -357,7 +358,7 @@ _OPEN: dict[str, SqliteStore] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def default_state_path(registry: Any = None) -> Path:
+def default_state_path(registry: HasProject | None = None) -> Path:
     """``state`` from the project config, else ``<project root>/.toolctl/state.db``."""
     project = getattr(registry, "project", None)
     configured = getattr(project, "state_path", None)
@@ -367,7 +368,7 @@ def default_state_path(registry: Any = None) -> Path:
     return Path(root or ".") / ".toolctl" / "state.db"
 
 
-def open_store(path: str | Path | None = None, registry: Any = None) -> SqliteStore:
+def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> SqliteStore:
     """The (per-process shared) SQLite store at ``path`` or at the registry's default place.
 
     The default ``.toolctl`` folder is created (mode 0700) when missing; an explicit path's
