@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from toolctl.errors import ToolctlError
 from toolctl.runtime.limits import limits_of
 from toolctl.runtime.loading import python_path_of
+from toolctl.runtime.memo import PerObject
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.pipeline import Call
 from toolctl.runtime.state import CallSite
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 _MEMORY = MemoryStore()
-_DEFAULT_STORES: dict[int, tuple[Registry, RunStore]] = {}
 
 
 def resolve_store(registry: Registry, store: StoreChoice = None) -> RunStore:
@@ -33,30 +33,28 @@ def resolve_store(registry: Registry, store: StoreChoice = None) -> RunStore:
     if store is None or store is True:
         if registry.project is None:
             return _MEMORY
-        found = _DEFAULT_STORES.get(id(registry))
-        if found is None or found[0] is not registry:
-            if len(_DEFAULT_STORES) > 256:
-                _DEFAULT_STORES.clear()
-            found = _DEFAULT_STORES[id(registry)] = (registry, open_store(None, registry))
-        return found[1]
+        return _default_store(registry)
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
 
 
-_SITES: dict[int, tuple[Registry, CallSite]] = {}
+def _make_site(registry: Registry) -> CallSite:
+    return CallSite(python_path_of(registry), locator(registry), limits_of(registry))
+
+
+def _open_default(registry: Registry) -> RunStore:
+    return open_store(None, registry)
+
+
+# Once per registry: path resolution costs more than the rest of a call.
+_default_store: PerObject[Registry, RunStore] = PerObject(_open_default, limit=256)
+_SITES: PerObject[Registry, CallSite] = PerObject(_make_site, limit=256)
 
 
 def site_of(registry: Registry) -> CallSite:
-    """The registry's python path, locator and resource limits, worked out once per registry
-    (path resolution costs more than the rest of a call)."""
-    found = _SITES.get(id(registry))
-    if found is None or found[0] is not registry:
-        if len(_SITES) > 256:
-            _SITES.clear()
-        site = CallSite(python_path_of(registry), locator(registry), limits_of(registry))
-        found = _SITES[id(registry)] = (registry, site)
-    return found[1]
+    """The registry's python path, locator and resource limits, worked out once per registry."""
+    return _SITES(registry)
 
 
 def locator(registry: Registry) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import Redactor, redactor_for
 
 if TYPE_CHECKING:
@@ -56,16 +57,9 @@ class ToolPlan:
         return phase in declared
 
 
-_PLANS: dict[int, tuple[ToolSpec, ToolPlan]] = {}
+_PLANS: PerObject[ToolSpec, ToolPlan] = PerObject(ToolPlan)
 
 
 def plan_for(spec: ToolSpec) -> ToolPlan:
     """The plan of ``spec``, made once per spec object."""
-    found = _PLANS.get(id(spec))
-    if found is not None and found[0] is spec:
-        return found[1]
-    if len(_PLANS) > 4096:
-        _PLANS.clear()
-    made = ToolPlan(spec)
-    _PLANS[id(spec)] = (spec, made)  # holding the spec keeps its id unique
-    return made
+    return _PLANS(spec)

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from toolctl.runtime.memo import PerObject
+
 REDACTED = "[REDACTED]"
 
 _KEY_PARTS = (
@@ -254,19 +256,12 @@ class Redactor:
         return value
 
 
-_REDACTORS: dict[int, tuple[Any, Redactor]] = {}
+_REDACTORS: PerObject[Any, Redactor] = PerObject(Redactor)
 
 
 def redactor_for(schema: Any) -> Redactor:
     """The :class:`Redactor` of ``schema``, built once per schema object (specs are frozen)."""
-    found = _REDACTORS.get(id(schema))
-    if found is not None and found[0] is schema:
-        return found[1]
-    if len(_REDACTORS) > 4096:
-        _REDACTORS.clear()
-    made = Redactor(schema)
-    _REDACTORS[id(schema)] = (schema, made)  # holding the schema keeps its id unique
-    return made
+    return _REDACTORS(schema)
 
 
 def _secret(key: str, item: Any, schemas: list[Any], root: Any) -> bool:

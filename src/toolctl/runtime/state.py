@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.limits import ResourceLimits
+from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import redact_text, redactor_for, scrub_text
 from toolctl.runtime.result import (
     ApprovalInfo,
@@ -18,7 +19,7 @@ from toolctl.runtime.result import (
     RunStatus,
     ToolErrorInfo,
 )
-from toolctl.schema import SchemaProblem, cached_validator
+from toolctl.schema import SchemaProblem, Validator, cached_validator
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -190,18 +191,13 @@ class RunState:
 
 # ---------------------------------------------------------------- schema checks
 
-_VALIDATORS: dict[int, tuple[Any, Any]] = {}
+_VALIDATORS: PerObject[Any, Validator] = PerObject(cached_validator)
 
 
 def schema_problems(schema: Any, value: Any) -> list[dict[str, Any]]:
     """Validation problems of ``value``; validators memoised per schema object (specs are frozen,
     so identity is a cheap key in front of ``cached_validator``'s content key)."""
-    found = _VALIDATORS.get(id(schema))
-    if found is None or found[0] is not schema:
-        if len(_VALIDATORS) > 4096:
-            _VALIDATORS.clear()
-        found = _VALIDATORS[id(schema)] = (schema, cached_validator(schema))
-    problems = found[1].errors(value)
+    problems = _VALIDATORS(schema).errors(value)
     if not problems:
         return []
     # jsonschema's messages quote the offending value; these details reach the model, the
