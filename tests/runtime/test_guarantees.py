@@ -40,6 +40,10 @@ tools:
     description: Raises SystemExit(0).
     handler: guard_handlers:exit0
     inputSchema: {type: object}
+  - name: aexit0
+    description: Raises SystemExit(0), async.
+    handler: guard_handlers:aexit0
+    inputSchema: {type: object}
   - name: int_keys
     description: Returns a dict with an integer key.
     handler: guard_handlers:int_keys
@@ -149,6 +153,19 @@ def test_system_exit_0_in_a_handler_is_a_failed_run_with_exit_1(
     result = json.loads(out)
     assert code == 1 and result["status"] == "failed"
     assert result["error"]["message"] == "SystemExit: 0"
+
+
+@pytest.mark.parametrize("tool", ["exit0", "aexit0"])
+@pytest.mark.parametrize("via", ["call", "call with timeout", "acall"])
+def test_system_exit_never_leaves_the_pipeline(greg: Registry, tool: str, via: str) -> None:
+    import asyncio
+
+    if via == "acall":
+        result = asyncio.run(greg.acall(tool, {}))
+    else:
+        result = greg.call(tool, {}, timeout=5 if via == "call with timeout" else None)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.message == "SystemExit: 0"
 
 
 @pytest.mark.parametrize("via", ["call", "acall"])

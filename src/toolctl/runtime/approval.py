@@ -53,14 +53,14 @@ class ApprovalGate:
             annotations=dict(spec.annotations),
         )
 
-    async def decide(self, approved_by: str) -> RunResult | None:
+    async def decide(self) -> RunResult | None:
         """None to go on; a result when the run is declined or left awaiting approval."""
         state = self.state
         opts = state.options
         if opts.decline:
             return self.declined(opts.decline if isinstance(opts.decline, str) else None)
         if opts.approve:
-            self.approve(approved_by)
+            self.approve("caller")
             return None
         if opts.approver is not None:
             try:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import HandlerReferenceError
 from toolctl.runtime.context import AbortSignal, SuspendRequested
-from toolctl.runtime.invoke import HandlerTimeout, invoke, wants_context
+from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, invoke, wants_context
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.state import StepFailed
@@ -32,15 +32,6 @@ _MACHINERY = (
     str(_STDLIB / "concurrent"),
     str(_STDLIB / "threading.py"),
 )
-
-
-class HandlerExit(Exception):
-    """A handler raised a ``BaseException`` that must not end the process (``SystemExit``,
-    ``GeneratorExit``): carried as an ordinary failure of the handler."""
-
-    def __init__(self, original: BaseException) -> None:
-        super().__init__(str(original))
-        self.original = original
 
 
 class Executor:
@@ -85,19 +76,14 @@ class Executor:
             args: tuple[Any, ...] = (state.input, state.context_for_handler())
         else:
             args = (state.input,)
-        try:
-            return await invoke(
-                handler,
-                args,
-                state.timeout,
-                state.abort,
-                in_place=owns_running_loop(),
-                name=f"toolctl:{state.run_id}",
-            )
-        except (Exception, asyncio.CancelledError, KeyboardInterrupt, SuspendRequested):
-            raise
-        except BaseException as exc:  # SystemExit and the like: a failed handler, not an exit
-            raise HandlerExit(exc) from exc
+        return await invoke(
+            handler,
+            args,
+            state.timeout,
+            state.abort,
+            in_place=owns_running_loop(),
+            name=f"toolctl:{state.run_id}",
+        )
 
     async def _isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated

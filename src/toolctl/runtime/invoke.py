@@ -28,7 +28,7 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from toolctl.runtime.context import AbortSignal
+from toolctl.runtime.context import AbortSignal, SuspendRequested
 
 T = TypeVar("T")
 
@@ -49,6 +49,44 @@ class HandlerTimeout(Exception):
         super().__init__(f"did not finish within {timeout:g} s")
         self.timeout = timeout
         self.note = note
+
+
+class HandlerExit(Exception):
+    """A handler raised a ``BaseException`` that must not end the process (``SystemExit``,
+    ``GeneratorExit``): carried as an ordinary failure of the handler (``original``)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+_TRAVEL = (Exception, asyncio.CancelledError, KeyboardInterrupt)
+
+
+def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """``fn(*args)`` with a ``SystemExit`` (and the like) turned into :class:`HandlerExit`;
+    ``SuspendRequested`` (a ``BaseException`` on purpose) and Ctrl-C travel as they are."""
+    try:
+        return fn(*args)
+    except _TRAVEL:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, SuspendRequested):
+            raise
+        raise HandlerExit(exc) from exc
+
+
+async def _contained_async(awaitable: Awaitable[Any]) -> Any:
+    # An async handler runs as a task: a SystemExit escaping a task's step leaves the event loop
+    # (ending asyncio.run or the server), so it is turned into HandlerExit inside the task.
+    try:
+        return await awaitable
+    except _TRAVEL:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, SuspendRequested):
+            raise
+        raise HandlerExit(exc) from exc
 
 
 class Saturated(Exception):
@@ -216,13 +254,14 @@ async def invoke(
     ``in_place``: a sync handler without a timeout may run right here (on a private loop).
     """
     if is_async(fn):
-        return await _await_task(asyncio.ensure_future(fn(*args)), timeout, abort)
+        task = asyncio.ensure_future(_contained_async(fn(*args)))
+        return await _await_task(task, timeout, abort)
     if in_place and timeout is None:
-        result = fn(*args)
+        result = _contained(fn, args)
         if type(result) in _PLAIN or not inspect.isawaitable(result):
             return result
         return await result
-    afut = _on_worker(lambda: fn(*args), name)
+    afut = _on_worker(lambda: _contained(fn, args), name)
     try:
         done, _ = await asyncio.wait({afut}, timeout=timeout)
     except asyncio.CancelledError:

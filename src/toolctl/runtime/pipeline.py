@@ -35,7 +35,7 @@ from toolctl.runtime import history, hooks, jsondata, output
 from toolctl.runtime.approval import ApprovalGate
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
-from toolctl.runtime.invoke import HandlerTimeout, Saturated
+from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
 from toolctl.runtime.plan import plan_for
 from toolctl.runtime.recording import Recorder
 from toolctl.runtime.redact import redactor_for
@@ -76,7 +76,7 @@ class Call:
     """One run of one tool. Build it, then ``await`` :meth:`run` (a new call) or
     :meth:`execute` (a pending run continued, see :meth:`continue_pending`)."""
 
-    __slots__ = ("approved_by", "executor", "interrupted", "recorder", "site", "state", "views")
+    __slots__ = ("executor", "interrupted", "recorder", "site", "state", "views")
 
     def __init__(
         self,
@@ -85,7 +85,6 @@ class Call:
         site: CallSite,
         options: CallOptions,
         *,
-        approved_by: str = "caller",
         recorded: bool = False,
         owner: str | None = None,
         status: str = RunStatus.RUNNING.value,
@@ -103,7 +102,6 @@ class Call:
             expect_status=status,
         )
         self.executor = Executor(self.state, site)
-        self.approved_by = approved_by
         self.interrupted: RunResult | None = None  # the cancelled result, after Ctrl-C
 
     @classmethod
@@ -168,7 +166,7 @@ class Call:
         except StepFailed as exc:
             return self.recorder.error_result(exc.info, exc.status)
         if state.spec.require_approval:  # 5
-            pending = await self.approval.decide(self.approved_by)
+            pending = await self.approval.decide()
             if pending is not None:
                 return pending
         if state.background:  # 6, in a worker process
@@ -343,7 +341,7 @@ class Call:
         """The handler raised: a failed run, with the handler's traceback kept for the
         developer (history, ``--traceback``, the server log) and never shown to the model."""
         state = self.state
-        original = getattr(exc, "original", exc)
+        original = exc.original if isinstance(exc, HandlerExit) else exc
         found = user_traceback(exc)
         state.traceback = state.scrub(found) if found else None
         return self.recorder.error_result(state.handler_error(original))
