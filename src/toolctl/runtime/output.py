@@ -43,7 +43,7 @@ def check_output(state: RunState, output: Any) -> None:
     schema = spec.output_schema
     if schema is None or spec.output_validation == "off":
         return
-    problems = schema_problems(schema, output)
+    problems = schema_problems(schema, output, state.plan.output_validator)
     if problems and spec.output_validation == "strict":
         raise StepFailed(
             ErrorCode.INVALID_OUTPUT.value,

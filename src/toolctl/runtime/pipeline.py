@@ -196,7 +196,7 @@ class Call:
     def _validate_input(self) -> None:
         state = self.state
         spec = state.spec
-        problems = schema_problems(spec.input_schema, state.input)
+        problems = schema_problems(spec.input_schema, state.input, state.plan.input_validator)
         if problems:
             shown = jsondata.shorten(state.plan.input_redactor.redact(state.input))
             raise StepFailed(

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import Redactor, redactor_for
+from toolctl.runtime.state import validator_for
 
 if TYPE_CHECKING:
+    from toolctl.schema import Validator
     from toolctl.spec import ToolSpec
 
 
@@ -25,8 +27,10 @@ class ToolPlan:
         "background_timeout",
         "display",
         "input_redactor",
+        "input_validator",
         "output_redactor",
         "output_schema",
+        "output_validator",
         "spec",
         "timeout",
         "transcript",
@@ -40,8 +44,12 @@ class ToolPlan:
         self.transcript: dict[str, Any] = dict(declared.get("transcript") or {})
         self.transforms = bool(self.display or self.transcript)
         self.input_redactor: Redactor = redactor_for(spec.input_schema)
+        self.input_validator: Validator = validator_for(spec.input_schema)
         self.output_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
         self.output_redactor: Redactor = redactor_for(self.output_schema)
+        self.output_validator: Validator | None = (
+            None if spec.output_schema is None else validator_for(spec.output_schema)
+        )
         self.timeout = spec.timeout
         self.background_timeout = spec.background_timeout or spec.timeout
         self.background = bool(spec.background)
@@ -49,6 +57,14 @@ class ToolPlan:
     def transform(self, target: str, phase: str) -> Any:
         """The declared ``target`` (display/transcript) transform of ``phase``, or None."""
         return (self.display if target == "display" else self.transcript).get(phase)
+
+    def redactor(self, schema: Any) -> Redactor:
+        """The redactor of ``schema`` (the tool's own schemas without a lookup)."""
+        if schema is self.spec.input_schema:
+            return self.input_redactor
+        if schema is self.output_schema:
+            return self.output_redactor
+        return redactor_for(schema)
 
     def declares(self, target: str, phase: str) -> bool:
         declared = self.display if target == "display" else self.transcript

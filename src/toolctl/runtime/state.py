@@ -194,10 +194,18 @@ class RunState:
 _VALIDATORS: PerObject[Any, Validator] = PerObject(cached_validator)
 
 
-def schema_problems(schema: Any, value: Any) -> list[dict[str, Any]]:
-    """Validation problems of ``value``; validators memoised per schema object (specs are frozen,
-    so identity is a cheap key in front of ``cached_validator``'s content key)."""
-    problems = _VALIDATORS(schema).errors(value)
+def validator_for(schema: Any) -> Validator:
+    """The validator of ``schema``, memoised per schema object (specs are frozen, so identity
+    is a cheap key in front of ``cached_validator``'s content key)."""
+    return _VALIDATORS(schema)
+
+
+def schema_problems(
+    schema: Any, value: Any, validator: Validator | None = None
+) -> list[dict[str, Any]]:
+    """Validation problems of ``value`` against ``schema`` (whose ``validator`` the caller may
+    already have), redacted."""
+    problems = (validator or _VALIDATORS(schema)).errors(value)
     if not problems:
         return []
     # jsonschema's messages quote the offending value; these details reach the model, the

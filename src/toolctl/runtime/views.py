@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
-from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import RunResult, RunStatus
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ class Views:
     def phase(self, phase: str, payload: Any, schema: Any = None) -> None:
         """Record the display and transcript forms of ``payload`` (transformed, redacted)."""
         state, plan = self.state, self.plan
-        redactor = redactor_for(schema)
+        redactor = plan.redactor(schema)
         display = plan.transform("display", phase) if plan.transforms else None
         transcript = plan.transform("transcript", phase) if plan.transforms else None
         if display is None and transcript is None:
