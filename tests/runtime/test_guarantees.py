@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.stdio_probe import INIT, INITIALIZED, wire
+from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
 
 from toolctl.cli.app import run as cli
 from toolctl.registry import Registry
@@ -333,14 +333,13 @@ def test_serve_logs_the_traceback_and_never_sends_it(greg: Registry, project: Pa
         "method": "tools/call",
         "params": {"name": "login", "arguments": {"user": "ann", "pin": PIN}},
     }
-    requests = project / "requests.jsonl"
-    requests.write_bytes(wire(INIT, INITIALIZED, call))
-    with requests.open("rb") as stdin:
-        done = _toolctl(project, "serve", stdin=stdin)
-    replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines()) if "id" in m}
+    server = RawServe(project)
+    server.send(wire(INIT, INITIALIZED, call))
+    replies = {m["id"]: m for m in (server.reply(), server.reply())}
+    _, log = server.close(timeout=45)
     sent = json.dumps(replies[2])
     assert replies[2]["result"]["isError"] is True
     assert "login failed for pin [REDACTED]" in sent
     assert "guard_handlers.py" not in sent and PIN not in sent
-    assert 'guard_handlers.py", line' in done.stderr and "in _check" in done.stderr
-    assert PIN not in done.stderr
+    assert 'guard_handlers.py", line' in log and "in _check" in log
+    assert PIN not in log
