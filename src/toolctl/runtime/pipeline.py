@@ -257,7 +257,10 @@ class Call:
             return recorder.error_result(exc.info, exc.status)
         late = await self._start_running()
         try:
-            out = await self._invoke(handler, late)
+            if late:
+                out = await self._invoke_late(handler)
+            else:
+                out = await self.executor.invoke(handler)
         except SuspendRequested as sus:  # 7
             result = await self.suspension.suspended(sus.payload)
             return result if result is not None else await self.execute()
@@ -278,9 +281,8 @@ class Call:
             return self._handler_failed(exc)
         return await self._succeeded(out)
 
-    async def _invoke(self, handler: Callable[..., Any], late: bool) -> Any:
-        if not late:
-            return await self.executor.invoke(handler)
+    async def _invoke_late(self, handler: Callable[..., Any]) -> Any:
+        """Invoke the handler; its running row is written if it runs past the grace period."""
         timer = asyncio.get_running_loop().call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
         try:
             return await self.executor.invoke(handler)
@@ -290,6 +292,9 @@ class Call:
     async def _start_running(self) -> bool:
         """Write the running row, or defer it (see below); True when deferred."""
         recorder = self.recorder
+        if not recorder.history:
+            recorder.mark_running()  # nothing to write: the run is not recorded
+            return False
         if self._defers_running_row():
             recorder.handler_started_at = time.time()  # stored with the final row
             return True
