@@ -46,7 +46,8 @@ def _check_binding(store: RunStore, rec: RunRecord, spec: ToolSpec, *, for_resum
         raise RunStateError(
             f"the stored data of run {rec.run_id} (input, request context, approval or tool "
             "definition) does not match the key-signed binding recorded when it was requested: "
-            "it was modified (or the history's key changed), so it will not run",
+            "it was modified (or the history's key changed, or an older toolctl stored it), so "
+            "it will not run",
             hint=retry,
         )
     approval = rec.approval
