@@ -270,6 +270,29 @@ def test_input_rewritten_with_its_hash_is_refused_on_approve(greg: Registry) -> 
         greg.approve(pending.run_id)
 
 
+def test_a_suspended_run_with_a_forged_approval_is_refused_on_resume(greg: Registry) -> None:
+    # "deploy" needs approval, then suspends; forging the stored approval (or the input, with
+    # its hash) of the suspended run is caught before the handler runs again.
+    from toolctl.runtime import jsondata
+
+    pending = greg.call("deploy", {"target": "staging"})
+    suspended = greg.approve(pending.run_id)
+    assert suspended.status is RunStatus.SUSPENDED
+    forged = {"target": "prod"}
+    rec = api.resolve_store(greg).get(pending.run_id)
+    approval = {**(rec.approval or {}), "input_hash": jsondata.digest(forged)}
+    _tamper(
+        greg,
+        pending.run_id,
+        raw_input=json.dumps(forged),
+        input_hash=jsondata.digest(forged),
+        approval=json.dumps(approval),
+    )
+    with pytest.raises(RunStateError, match="key-signed binding"):
+        greg.resume(pending.run_id, {"answer": "yes"})
+    assert api.resolve_store(greg).get(pending.run_id).status == "suspended"
+
+
 def test_an_untampered_run_is_approved_and_the_key_is_private(greg: Registry) -> None:
     pending = greg.call("where", {"path": "notes.txt"}, context={"sandbox": "/tmp/box"})
     done = greg.approve(pending.run_id)
