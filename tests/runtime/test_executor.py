@@ -137,6 +137,26 @@ def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None
     assert rec.started_at is not None and rec.owner is None
 
 
+def test_a_quick_read_only_sync_call_with_a_timeout_is_written_once(
+    ereg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its handler runs on a worker thread, so the private loop's grace timer can still fire:
+    # the same one-write rule as from async code.
+    store = api.resolve_store(ereg)
+    writes: list[str] = []
+    insert, update = store.insert, store.update
+    monkeypatch.setattr(
+        store, "insert", lambda *a, **k: (writes.append("insert"), insert(*a, **k))[1]
+    )
+    monkeypatch.setattr(
+        store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
+    )
+    result = ereg.call("add_ro", {"a": 1, "b": 2}, timeout=5)
+    assert result.status is RunStatus.SUCCEEDED and writes == ["insert"]
+    writes.clear()
+    assert ereg.call("add", {"a": 1, "b": 2}, timeout=5).ok and writes == ["insert", "update"]
+
+
 def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:
     async def burst() -> list[object]:
         calls = [ereg.acall("add_ro" if i % 2 else "add", {"a": i, "b": 1}) for i in range(40)]
