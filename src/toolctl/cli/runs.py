@@ -128,10 +128,7 @@ def show_cmd(
     for note in rec.notes:
         out(f"note: {note}")
     if rec.traceback:
-        out(
-            "handler traceback (most recent call last):\n  "
-            + rec.traceback.rstrip().replace("\n", "\n  ")
-        )
+        out("handler traceback:\n  " + rec.traceback.rstrip().replace("\n", "\n  "))
     if rec.background:
         from toolctl.runtime.background import log_path
 

@@ -128,9 +128,9 @@ def stdout_to_stderr() -> Iterator[None]:
 
 
 def show_traceback(text: str | None) -> None:
-    """A failed handler's traceback on stderr (controls escaped), or why there is none."""
+    """A failed handler's traceback on stderr (controls escaped); nothing when there is none."""
     if text:
-        err("handler traceback (most recent call last):\n" + text.rstrip())
+        err("handler traceback:\n" + text.rstrip())
 
 
 def registry_for(registry_path: Path | None, tool: str | None = None) -> Registry:
