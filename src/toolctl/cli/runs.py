@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 if TYPE_CHECKING:
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.records import RunStore
 
 import typer
 
@@ -74,7 +74,7 @@ def list_cmd(
         out("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _open(registry_path: Path | None, state: Path | None) -> SqliteStore:
+def _open(registry_path: Path | None, state: Path | None) -> RunStore:
     from toolctl.cli.runview import state_store
     from toolctl.runtime.errors import RunNotFoundError
 
@@ -129,7 +129,7 @@ def show_cmd(
         out(f"note: {note}")
     if rec.traceback:
         out("handler traceback:\n  " + rec.traceback.rstrip().replace("\n", "\n  "))
-    if rec.background:
+    if rec.background and store.path is not None:
         from toolctl.runtime.background import log_path
 
         log = log_path(store.path, rec.run_id)

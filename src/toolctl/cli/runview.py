@@ -19,8 +19,8 @@ from toolctl.cli import exitcodes
 if TYPE_CHECKING:
     from toolctl.config import Project
     from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import RunResult
-    from toolctl.runtime.store import SqliteStore
 
 
 class Show(str, enum.Enum):
@@ -163,18 +163,18 @@ def registry_for(registry_path: Path | None, tool: str | None = None) -> Registr
 @overload
 def state_store(
     registry_path: Path | None, state: Path | None, *, create: Literal[True] = True
-) -> SqliteStore: ...
+) -> RunStore: ...
 
 
 @overload
 def state_store(
     registry_path: Path | None, state: Path | None, *, create: bool
-) -> SqliteStore | None: ...
+) -> RunStore | None: ...
 
 
 def state_store(
     registry_path: Path | None, state: Path | None, *, create: bool = True
-) -> SqliteStore | None:
+) -> RunStore | None:
     """The run history: ``--state`` or the project's (None when it does not exist yet)."""
     from toolctl.config import project_for
     from toolctl.runtime.store import default_state_path, open_store

@@ -116,7 +116,8 @@ class Call:
         owner: str | None = None,
     ) -> Call:
         """The call that continues the stored run ``rec`` (approve, resume, a background
-        worker): its id, input, request context, timeout and approval come from the row."""
+        worker): its id, input, request context, timeout, approval and notes come from the
+        row."""
         options = dataclasses.replace(
             options,
             run_id=rec.run_id,
@@ -128,6 +129,7 @@ class Call:
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)
         state = call.state
         state.input, state.context = rec.raw_input, rec.raw_context
+        state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
         if rec.approval:
             state.approval = ApprovalInfo.from_dict(rec.approval)
         if rec.raw_input is not None:
