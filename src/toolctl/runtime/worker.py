@@ -20,13 +20,14 @@ from toolctl.runtime.sync import run_sync
 
 if TYPE_CHECKING:
     from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
 
 
 def _on_term(signum: int, frame: Any) -> NoReturn:
     raise KeyboardInterrupt
 
 
-def _fail(store: SqliteStore, run_id: str, token: str, message: str) -> None:
+def _fail(store: RunStore, run_id: str, token: str, message: str) -> None:
     store.update(
         run_id,
         expect_status="running",
@@ -51,25 +52,45 @@ def load_registry_at(locator: dict[str, Any]) -> Registry:
 
 def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     """Finish the run; the exit code is for logs only (the row is the result)."""
+    store = SqliteStore(state, sweep=False)
+    rec = store.get(run_id)
+    if rec.registry is None:
+        store.update(run_id, expect_owner=token, registry=locator)
+    call = prepare(store, run_id, token, locator)
+    if call is None:
+        return 0 if store.get(run_id).status != "failed" else 1
+    return finish(call)
+
+
+def prepare(
+    store: RunStore, run_id: str, token: str, locator: dict[str, Any] | None = None
+) -> Call | None:
+    """The :class:`Call` that continues run ``run_id`` owned by ``token`` (None: it is not
+    ``running`` under that owner any more, or it cannot run — its registry failed to load or
+    its stored data no longer matches its binding — and then ended ``failed``)."""
     from toolctl.runtime import binding
     from toolctl.runtime.calls import site_of
     from toolctl.runtime.options import CallOptions
 
-    store = SqliteStore(state, sweep=False)
     rec = store.get(run_id)
     if rec.status != "running" or rec.owner != token:
-        return 0  # cancelled before we started, or another worker has it
+        return None  # cancelled before we started, or another worker has it
+    locator = locator or rec.registry or {}
     try:
         registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
         site = site_of(registry)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
-        return 1
+        return None
     if not binding.verify(store, rec):
         _fail(store, run_id, token, "the stored data of the run was modified; it will not run")
-        return 1
-    call = Call.continue_pending(rec, spec, store, site, CallOptions(store=store), owner=token)
+        return None
+    return Call.continue_pending(rec, spec, store, site, CallOptions(store=store), owner=token)
+
+
+def finish(call: Call) -> int:
+    """Execute a prepared call to its end; 130 when it was cancelled."""
     try:
         run_sync(call.execute(), call.cancelled_error)
     except RunCancelled:
