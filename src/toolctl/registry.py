@@ -11,7 +11,12 @@ from toolctl.diagnostics import Diagnostic, has_errors
 from toolctl.errors import UnknownToolError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from toolctl.config import Project
+    from toolctl.runtime.options import CallKeywords, CallOptions, ContinueKeywords, StoreChoice
+    from toolctl.runtime.result import RunResult
+    from toolctl.runtime.streaming import InputStream
     from toolctl.spec import ToolSpec
 
 
@@ -74,53 +79,88 @@ class Registry:
 
     # -- forwarding to the layers above (imported lazily) ---------------------------------
 
-    def call(self, name: str, input: Any = None, **options: Any) -> Any:
-        """Run a tool through the call pipeline (see :mod:`toolctl.runtime`)."""
+    def call(
+        self,
+        name: str,
+        input: Any = None,
+        options: CallOptions | None = None,
+        **keywords: Unpack[CallKeywords],
+    ) -> RunResult:
+        """Run a tool through the call pipeline (see :func:`toolctl.runtime.api.call`).
+
+        ``input`` is arbitrary JSON (a dict or its text); ``options`` a
+        :class:`~toolctl.runtime.options.CallOptions`, or its fields as keywords.
+        """
         from toolctl.runtime import api
 
-        return api.call(self, name, input, **options)
+        return api.call(self, name, input, options, **keywords)
 
-    async def acall(self, name: str, input: Any = None, **options: Any) -> Any:
+    async def acall(
+        self,
+        name: str,
+        input: Any = None,
+        options: CallOptions | None = None,
+        **keywords: Unpack[CallKeywords],
+    ) -> RunResult:
         """Async form of :meth:`call`."""
         from toolctl.runtime import api
 
-        return await api.acall(self, name, input, **options)
+        return await api.acall(self, name, input, options, **keywords)
 
-    def resume(self, run_id: str, data: Any = None, **options: Any) -> Any:
+    def resume(
+        self,
+        run_id: str,
+        data: Any = None,
+        options: CallOptions | None = None,
+        **keywords: Unpack[ContinueKeywords],
+    ) -> RunResult:
         """Continue a suspended run with resume data (see :func:`toolctl.runtime.api.resume`)."""
         from toolctl.runtime import api
 
-        return api.resume(self, run_id, data, **options)
+        return api.resume(self, run_id, data, options, **keywords)
 
-    def approve(self, run_id: str, **options: Any) -> Any:
+    def approve(
+        self,
+        run_id: str,
+        options: CallOptions | None = None,
+        *,
+        by: str = "user",
+        **keywords: Unpack[ContinueKeywords],
+    ) -> RunResult:
         """Approve a run awaiting approval and run it (see :func:`toolctl.runtime.api.approve`)."""
         from toolctl.runtime import api
 
-        return api.approve(self, run_id, **options)
+        return api.approve(self, run_id, options, by=by, **keywords)
 
-    def decline(self, run_id: str, reason: str | None = None, **options: Any) -> Any:
+    def decline(
+        self, run_id: str, reason: str | None = None, *, store: StoreChoice = None
+    ) -> RunResult:
         """Decline a run awaiting approval (see :func:`toolctl.runtime.api.decline`)."""
         from toolctl.runtime import api
 
-        return api.decline(self, run_id, reason, **options)
+        return api.decline(self, run_id, reason, store=store)
 
-    def get_run(self, run_id: str, **options: Any) -> Any:
+    def get_run(self, run_id: str, *, store: StoreChoice = None) -> RunResult:
         """A recorded run as a result (see :func:`toolctl.runtime.api.get_run`)."""
         from toolctl.runtime import api
 
-        return api.get_run(self, run_id, **options)
+        return api.get_run(self, run_id, store=store)
 
-    def wait(self, run_id: str, timeout: float | None = None, **options: Any) -> Any:
+    def wait(
+        self, run_id: str, timeout: float | None = None, *, store: StoreChoice = None
+    ) -> RunResult:
         """Wait for a background run to end; its result (see :func:`toolctl.runtime.api.wait`)."""
         from toolctl.runtime import api
 
-        return api.wait(self, run_id, timeout, **options)
+        return api.wait(self, run_id, timeout, store=store)
 
-    def stream(self, name: str, **options: Any) -> Any:
+    def stream(
+        self, name: str, options: CallOptions | None = None, **keywords: Unpack[CallKeywords]
+    ) -> InputStream:
         """A call whose arguments arrive as text deltas (:class:`toolctl.runtime.InputStream`)."""
         from toolctl.runtime.streaming import InputStream
 
-        return InputStream(self, name, **options)
+        return InputStream(self, name, options, **keywords)
 
     def export(self, format: str, **options: Any) -> Any:
         """The registry in a provider's tool format (see :mod:`toolctl.export`)."""

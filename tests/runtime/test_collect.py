@@ -103,4 +103,5 @@ def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
     store = SqliteStore(path)
     old = store.get("r1")
     assert old.output == {"a": 1} and old.model_output is None and old.display is None
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert old.binding is None and old.traceback is None
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == 3

@@ -83,7 +83,7 @@ def test_workers_are_reused_across_calls(ereg: Registry) -> None:
 def test_stuck_calls_saturate_the_pool_and_new_calls_fail_fast(
     ereg: Registry, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(invoke, "MAX_THREADS", 2)
+    monkeypatch.setattr(invoke, "_pool", invoke.HandlerPool(2))
 
     async def scenario() -> list[object]:
         stuck = await asyncio.gather(
@@ -135,6 +135,26 @@ def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None
     rec = api.resolve_store(ereg).get(result.run_id)
     assert rec.status == "succeeded" and rec.output == {"sum": 3}
     assert rec.started_at is not None and rec.owner is None
+
+
+def test_a_quick_read_only_sync_call_with_a_timeout_is_written_once(
+    ereg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its handler runs on a worker thread, so the private loop's grace timer can still fire:
+    # the same one-write rule as from async code.
+    store = api.resolve_store(ereg)
+    writes: list[str] = []
+    insert, update = store.insert, store.update
+    monkeypatch.setattr(
+        store, "insert", lambda *a, **k: (writes.append("insert"), insert(*a, **k))[1]
+    )
+    monkeypatch.setattr(
+        store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
+    )
+    result = ereg.call("add_ro", {"a": 1, "b": 2}, timeout=5)
+    assert result.status is RunStatus.SUCCEEDED and writes == ["insert"]
+    writes.clear()
+    assert ereg.call("add", {"a": 1, "b": 2}, timeout=5).ok and writes == ["insert", "update"]
 
 
 def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:

@@ -91,7 +91,7 @@ def test_stuck_threads_make_new_calls_fail_fast(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if every handler thread were taken by calls that timed out and never returned.
-    monkeypatch.setattr(invoke, "MAX_THREADS", 0)
+    monkeypatch.setattr(invoke, "_pool", invoke.HandlerPool(0))
     result = reg.call("sleep", {"s": 0}, timeout=0.05)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "executor saturated" in result.error.message

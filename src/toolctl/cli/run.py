@@ -9,8 +9,9 @@ unreadable --input), 4 the run is waiting (awaiting approval or suspended; its i
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,6 +20,8 @@ from toolctl.cli.options import OutputFormat
 from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import ApprovalRequest, RunResult
 
 RegistryOpt = Annotated[
@@ -54,6 +57,10 @@ DisplayOpt = Annotated[
 FormatOpt = Annotated[
     OutputFormat, typer.Option("--format", "-f", help="json: the full result as JSON.")
 ]
+TracebackOpt = Annotated[
+    bool,
+    typer.Option("--traceback", help="When the handler fails, print its traceback on stderr."),
+]
 
 
 def prompt_approval(request: ApprovalRequest) -> bool | None:
@@ -88,10 +95,13 @@ def _progress(value: float, total: float | None, message: str | None) -> None:
     )
 
 
-def _finish(result: RunResult, show: Show) -> None:
-    from toolctl.cli.runview import render
+def _finish(result: RunResult, show: Show, traceback: bool = False) -> None:
+    from toolctl.cli.runview import render, show_traceback
 
-    raise typer.Exit(render(result, show))
+    code = render(result, show)
+    if traceback:
+        show_traceback(result.traceback)
+    raise typer.Exit(code)
 
 
 def run(
@@ -118,17 +128,20 @@ def run(
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
+    traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
     """Run a tool: validate its input, ask for approval if needed, call it, print the result.
 
     Prints what the model sees by default; --raw the handler's output, --display the
-    display-transformed output, --format json the whole result. Exit codes: 0 succeeded,
+    display-transformed output, --format json the whole result; --traceback the failed
+    handler's traceback (also kept in the history: toolctl runs show). Exit codes: 0 succeeded,
     1 the tool failed, 2 usage error, 4 awaiting approval or suspended (the run id is printed).
     """
     from toolctl.cli.runview import read_json_arg, registry_for
     from toolctl.runtime import api
+    from toolctl.runtime.options import CallOptions
 
     show = _show(raw, display, fmt)
     if approve and decline:
@@ -142,22 +155,18 @@ def run(
     approver = None
     if not approve and not decline and not reads_stdin and sys.stdin.isatty():
         approver = prompt_approval
-    result = _cancellable(
-        lambda: api.call(
-            registry,
-            name,
-            "{}" if text is None else text,
-            context=ctx_text,
-            approve=approve or None,
-            decline=(reason or True) if decline else None,
-            timeout=timeout,
-            background=background,
-            store=state,
-            approver=approver,
-            on_progress=_progress,
-        )
+    options = CallOptions(
+        context=ctx_text,
+        approve=approve or None,
+        decline=(reason or True) if decline else None,
+        timeout=timeout,
+        background=background,
+        store=state,
+        approver=approver,
+        on_progress=_progress,
     )
-    _finish(result, show)
+    result = _cancellable(lambda: api.call(registry, name, "{}" if text is None else text, options))
+    _finish(result, show, traceback)
 
 
 def approve_cmd(
@@ -165,6 +174,7 @@ def approve_cmd(
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
+    traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -177,7 +187,8 @@ def approve_cmd(
     registry, store = _pending(registry_path, state, run_id)
     from toolctl.runtime import api
 
-    _finish(_cancellable(lambda: api.approve(registry, run_id, store=store, by="cli")), show)
+    result = _cancellable(lambda: api.approve(registry, run_id, store=store, by="cli"))
+    _finish(result, show, traceback)
 
 
 def decline_cmd(
@@ -211,6 +222,7 @@ def resume_cmd(
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
+    traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
@@ -224,15 +236,14 @@ def resume_cmd(
     show = _show(raw, display, fmt)
     text = read_json_arg(data, "data")
     registry, store = _pending(registry_path, state, run_id)
-    _finish(
-        _cancellable(
-            lambda: api.resume(registry, run_id, "{}" if text is None else text, store=store)
-        ),
-        show,
-    )
+    data_text = "{}" if text is None else text
+    result = _cancellable(lambda: api.resume(registry, run_id, data_text, store=store))
+    _finish(result, show, traceback)
 
 
-def _pending(registry_path: Path | None, state: str | None, run_id: str) -> tuple[Any, Any]:
+def _pending(
+    registry_path: Path | None, state: str | None, run_id: str
+) -> tuple[Registry, RunStore]:
     from toolctl.cli.runview import registry_for, state_store
 
     store = state_store(registry_path, state)
@@ -240,17 +251,15 @@ def _pending(registry_path: Path | None, state: str | None, run_id: str) -> tupl
     return registry_for(registry_path, tool), store
 
 
-def _cancellable(fn: Any) -> RunResult:
-    """Run ``fn`` with handler prints sent to stderr (stdout is the result) and Ctrl-C
-    reported as a cancelled run (exit 130)."""
-    import contextlib
-
-    from toolctl.cli.runview import err
-    from toolctl.runtime.pipeline import RunCancelled
+def _cancellable(fn: Callable[[], RunResult]) -> RunResult:
+    """Run ``fn`` with everything a handler writes to stdout sent to stderr (stdout is the
+    result) and Ctrl-C reported as a cancelled run (exit 130)."""
+    from toolctl.cli.runview import err, stdout_to_stderr
+    from toolctl.runtime.state import RunCancelled
 
     try:
-        with contextlib.redirect_stdout(sys.stderr):
-            result: RunResult = fn()
+        with stdout_to_stderr():
+            result = fn()
     except RunCancelled as exc:
         err(f"toolctl: run {exc.result.run_id} cancelled")
         raise typer.Exit(exitcodes.INTERRUPTED) from None

@@ -5,7 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import RunStore
 
 import typer
 
@@ -71,7 +74,7 @@ def list_cmd(
         out("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _open(registry_path: Path | None, state: str | None) -> Any:
+def _open(registry_path: Path | None, state: str | None) -> RunStore:
     from toolctl.cli.runview import state_store
     from toolctl.runtime.errors import RunNotFoundError
 
@@ -88,7 +91,8 @@ def show_cmd(
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
-    """One run: status, timings, definition hash, transcript data, model output and notes.
+    """One run: status, timings, definition hash, transcript data, model output, notes and the
+    traceback of a failed handler.
 
     --format json also gives the display views.
     """
@@ -123,7 +127,9 @@ def show_cmd(
         out("model output:\n  " + shown.replace("\n", "\n  "))
     for note in rec.notes:
         out(f"note: {note}")
-    if rec.background:
+    if rec.traceback:
+        out("handler traceback:\n  " + rec.traceback.rstrip().replace("\n", "\n  "))
+    if rec.background and store.path is not None:
         from toolctl.runtime.background import log_path
 
         log = log_path(store.path, rec.run_id)

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import json
+import os
 import sys
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import typer
 
 from toolctl.cli import exitcodes
 
 if TYPE_CHECKING:
+    from toolctl.config import Project
     from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import RunResult
 
 
@@ -66,20 +71,66 @@ def err(text: str) -> None:
 
 
 def read_json_arg(value: str | None, what: str) -> str | None:
-    """``JSON``, ``@file`` or ``-`` (stdin) → the JSON text; a usage error when unreadable."""
+    """``JSON``, ``@file`` or ``-`` (stdin) → the JSON text; a usage error when unreadable or
+    larger than the pipeline's argument limit (read with that bound: ``@/dev/zero`` or an
+    endless stdin end with an error, not with the memory of the machine)."""
+    from toolctl.runtime.jsondata import MAX_BYTES
+
     if value is None:
         return None
+    data: bytes | str
     if value == "-":
-        return sys.stdin.read()
-    if value.startswith("@"):
+        source = "stdin"
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read(MAX_BYTES + 1) if stream is not None else sys.stdin.read(MAX_BYTES + 1)
+    elif value.startswith("@"):
         path = Path(value[1:])
+        source = f"{what} file {path}"
         try:
-            return path.read_text(encoding="utf-8")
+            with path.open("rb") as file:
+                data = file.read(MAX_BYTES + 1)
         except OSError as exc:
             raise typer.BadParameter(f"cannot read {what} file {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise typer.BadParameter(f"{what} file {path} is not UTF-8 text") from None
-    return value
+    else:
+        return value
+    if len(data) > MAX_BYTES:
+        raise typer.BadParameter(
+            f"{source} holds more than {MAX_BYTES} bytes, the limit for the {what} of a call"
+        )
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise typer.BadParameter(f"{source} is not UTF-8 text") from None
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """While a tool runs, whatever it writes to stdout goes to stderr: ``print`` (Python's
+    ``sys.stdout``) and file descriptor 1 itself (``os.write(1, ...)``, C extensions, child
+    processes), so stdout carries only the result (``--format json`` stays parseable)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no file descriptor 1 at all
+        saved = None
+    if saved is not None:
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def show_traceback(text: str | None) -> None:
+    """A failed handler's traceback on stderr (controls escaped); nothing when there is none."""
+    if text:
+        err("handler traceback:\n" + text.rstrip())
 
 
 def registry_for(registry_path: Path | None, tool: str | None = None) -> Registry:
@@ -109,7 +160,21 @@ def registry_for(registry_path: Path | None, tool: str | None = None) -> Registr
     return registry
 
 
-def state_store(registry_path: Path | None, state: str | None, *, create: bool = True) -> Any:
+@overload
+def state_store(
+    registry_path: Path | None, state: str | None, *, create: Literal[True] = True
+) -> RunStore: ...
+
+
+@overload
+def state_store(
+    registry_path: Path | None, state: str | None, *, create: bool
+) -> RunStore | None: ...
+
+
+def state_store(
+    registry_path: Path | None, state: str | None, *, create: bool = True
+) -> RunStore | None:
     """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
     when an SQLite history does not exist yet and ``create`` is false)."""
     from toolctl.config import project_for
@@ -129,7 +194,7 @@ def state_store(registry_path: Path | None, state: str | None, *, create: bool =
 class _Holder:
     """Something with a ``project`` (what the store helpers look at)."""
 
-    def __init__(self, project: Any) -> None:
+    def __init__(self, project: Project | None) -> None:
         self.project = project
 
 

@@ -2,10 +2,11 @@
 
 Public names (imported lazily, so ``import toolctl.runtime`` stays cheap)::
 
-    from toolctl.runtime import RunResult, RunStatus, ToolContext, ToolErrorInfo
+    from toolctl.runtime import RunResult, RunStatus, ToolContext, ToolErrorInfo, CallOptions
     from toolctl.runtime import call, acall, resume, approve, decline, wait, get_run, InputStream
 
-See :mod:`toolctl.runtime.api` for the call options and ``docs/architecture.md`` for the contract.
+See :class:`~toolctl.runtime.options.CallOptions` for the call options and
+``docs/architecture.md`` for the contract.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from toolctl.runtime.context import AbortSignal, ToolAborted, ToolContext
     from toolctl.runtime.errors import RunNotFoundError, RunStateError, StateError
     from toolctl.runtime.memstore import MemoryStore
-    from toolctl.runtime.pipeline import RunCancelled
+    from toolctl.runtime.options import CallOptions
     from toolctl.runtime.records import RunRecord
     from toolctl.runtime.result import (
         ApprovalInfo,
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
         RunStatus,
         ToolErrorInfo,
     )
+    from toolctl.runtime.state import RunCancelled
     from toolctl.runtime.store import SqliteStore, open_store
     from toolctl.runtime.streaming import InputStream
 
@@ -51,7 +53,8 @@ _LAZY = {
     "ToolContext": "context",
     "AbortSignal": "context",
     "ToolAborted": "context",
-    "RunCancelled": "pipeline",
+    "RunCancelled": "state",
+    "CallOptions": "options",
     "InputStream": "streaming",
     "StateError": "errors",
     "RunNotFoundError": "errors",
@@ -75,6 +78,7 @@ __all__ = [
     "AbortSignal",
     "ApprovalInfo",
     "ApprovalRequest",
+    "CallOptions",
     "ErrorCode",
     "InputStream",
     "MemoryStore",

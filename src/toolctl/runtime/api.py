@@ -3,7 +3,13 @@
 New calls are here; continuing pending runs is in :mod:`toolctl.runtime.pending` and building
 a call for a registry in :mod:`toolctl.runtime.calls` (both re-exported here).
 
-``Registry.call``/``acall`` forward here. ``store`` chooses the run history:
+``call``/``acall`` take the call's options as a :class:`~toolctl.runtime.options.CallOptions`
+or, as a convenience that builds one, as keywords::
+
+    registry.call("search", {"q": "x"}, CallOptions(approve=True, store=False))
+    registry.call("search", {"q": "x"}, approve=True, store=False)   # the same call
+
+The ``store`` option chooses the run history:
 
 * ``None`` (default): the registry's SQLite history (``state`` in toolctl.yaml, by default
   ``.toolctl/state.db`` in the project); a registry without a project keeps runs in memory;
@@ -13,93 +19,57 @@ a call for a registry in :mod:`toolctl.runtime.calls` (both re-exported here).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime import history
 from toolctl.runtime.calls import locator as locator
 from toolctl.runtime.calls import new_call
 from toolctl.runtime.calls import resolve_store as resolve_store
+from toolctl.runtime.options import CallOptions as CallOptions
+from toolctl.runtime.options import build as build_options
 from toolctl.runtime.pending import aapprove as aapprove
 from toolctl.runtime.pending import approve as approve
 from toolctl.runtime.pending import aresume as aresume
 from toolctl.runtime.pending import decline as decline
 from toolctl.runtime.pending import resume as resume
-from toolctl.runtime.pipeline import Approver, OnSuspend, Progress, drive
 from toolctl.runtime.result import RunResult
+from toolctl.runtime.state import RunCancelled as RunCancelled
+from toolctl.runtime.sync import run_sync
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from toolctl.registry import Registry
+    from toolctl.runtime.options import CallKeywords, StoreChoice
 
 
 def call(
-    registry: Any,
+    registry: Registry,
     name: str,
     input: Any = None,
-    *,
-    context: Any = None,
-    approve: bool | None = None,
-    decline: bool | str | None = None,
-    timeout: float | None = None,
-    background: bool = False,
-    store: Any = None,
-    approver: Approver | None = None,
-    on_suspend: OnSuspend | None = None,
-    on_progress: Progress | None = None,
-    run_id: str | None = None,
+    options: CallOptions | None = None,
+    **keywords: Unpack[CallKeywords],
 ) -> RunResult:
     """Run tool ``name`` with ``input`` (a dict or a JSON string) and return its result.
 
-    Never raises for a tool problem (bad arguments, handler error, timeout): the result carries
-    ``status`` and ``error``. Raises :class:`~toolctl.errors.ToolctlError` for caller mistakes
-    (unknown tool, unusable history) and :class:`RunCancelled` on Ctrl-C.
+    ``options`` and/or the keywords of :class:`CallOptions` say how. Never raises for a tool
+    problem (bad arguments, handler error, timeout): the result carries ``status`` and
+    ``error``. Raises :class:`~toolctl.errors.ToolctlError` for caller mistakes (unknown tool,
+    unusable history) and :class:`RunCancelled` on Ctrl-C.
     """
-    c = new_call(
-        registry,
-        name,
-        store,
-        True,
-        context=context,
-        approve=approve,
-        decline=decline,
-        timeout=timeout,
-        background=background,
-        approver=approver,
-        on_suspend=on_suspend,
-        on_progress=on_progress,
-        run_id=run_id,
-    )
-    return drive(c.run(input))
+    c = new_call(registry, name, build_options(options, keywords))
+    return run_sync(c.run(input), c.cancelled_error)
 
 
 async def acall(
-    registry: Any,
+    registry: Registry,
     name: str,
     input: Any = None,
-    *,
-    context: Any = None,
-    approve: bool | None = None,
-    decline: bool | str | None = None,
-    timeout: float | None = None,
-    background: bool = False,
-    store: Any = None,
-    approver: Approver | None = None,
-    on_suspend: OnSuspend | None = None,
-    on_progress: Progress | None = None,
-    run_id: str | None = None,
+    options: CallOptions | None = None,
+    **keywords: Unpack[CallKeywords],
 ) -> RunResult:
     """Async :func:`call`: sync handlers run in a thread, so the event loop stays free."""
-    c = new_call(
-        registry,
-        name,
-        store,
-        False,
-        context=context,
-        approve=approve,
-        decline=decline,
-        timeout=timeout,
-        background=background,
-        approver=approver,
-        on_suspend=on_suspend,
-        on_progress=on_progress,
-        run_id=run_id,
-    )
+    c = new_call(registry, name, build_options(options, keywords))
     with history.active():
         return await c.run(input)
 
@@ -107,7 +77,7 @@ async def acall(
 # ---------------------------------------------------------------- reading runs back
 
 
-def get_run(registry: Any, run_id: str, *, store: Any = None) -> RunResult:
+def get_run(registry: Registry, run_id: str, *, store: StoreChoice = None) -> RunResult:
     """The recorded run ``run_id`` (or a unique prefix) as a :class:`RunResult`, as it is now.
 
     See :func:`toolctl.runtime.runs.to_result` for what a stored result holds.
@@ -118,7 +88,11 @@ def get_run(registry: Any, run_id: str, *, store: Any = None) -> RunResult:
 
 
 def wait(
-    registry: Any, run_id: str, timeout: float | None = None, *, store: Any = None
+    registry: Registry,
+    run_id: str,
+    timeout: float | None = None,
+    *,
+    store: StoreChoice = None,
 ) -> RunResult:
     """Wait until run ``run_id`` is no longer running (a background run: until its worker ends
     it) and return its result; :class:`TimeoutError` after ``timeout`` seconds."""

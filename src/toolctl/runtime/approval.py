@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import time
+from typing import TYPE_CHECKING
 
 from toolctl.runtime import jsondata
-from toolctl.runtime.recording import CallRecording
+from toolctl.runtime.invoke import in_task
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -15,81 +17,98 @@ from toolctl.runtime.result import (
     ToolErrorInfo,
 )
 
+if TYPE_CHECKING:
+    from toolctl.runtime.recording import Recorder
+    from toolctl.runtime.state import RunState
+    from toolctl.runtime.views import Views
 
-class CallApproval(CallRecording):
-    """Approval of one run."""
 
-    def approval_request(self) -> ApprovalRequest:
+class ApprovalGate:
+    """Approval of one run (``requireApproval`` tools)."""
+
+    __slots__ = ("recorder", "state", "views")
+
+    def __init__(self, state: RunState, views: Views, recorder: Recorder) -> None:
+        self.state = state
+        self.views = views
+        self.recorder = recorder
+
+    def request(self) -> ApprovalRequest:
         """What an approver sees: the ``approval`` phase, by default the input's display form."""
-        self.phase("approval", self.input, self.spec.input_schema)
-        for target, out in (("display", self.display), ("transcript", self.transcript)):
-            if "approval" not in self.spec.transform.get(target, {}):
+        state, spec = self.state, self.state.spec
+        self.views.phase("approval", state.input, spec.input_schema)
+        for target, out in (("display", state.display), ("transcript", state.transcript)):
+            if "approval" not in (spec.transform.get(target) or {}):
                 if "input" in out:
                     out["approval"] = out["input"]
                 else:
                     out.pop("approval", None)
-        shown = self.display.get("approval")
         return ApprovalRequest(
-            run_id=self.run_id,
-            tool=self.spec.name,
-            display_input=shown,
-            tool_digest=self.spec.digest,
-            input_hash=jsondata.digest(self.input),
-            title=self.spec.title,
-            annotations=dict(self.spec.annotations),
+            run_id=state.run_id,
+            tool=spec.name,
+            display_input=state.display.get("approval"),
+            tool_digest=spec.digest,
+            input_hash=jsondata.digest(state.input),
+            title=spec.title,
+            annotations=dict(spec.annotations),
         )
 
-    async def _approval(self) -> RunResult | None:
+    async def decide(self) -> RunResult | None:
         """None to go on; a result when the run is declined or left awaiting approval."""
-        if not self.spec.require_approval:
-            return None
-        opts = self.opts
+        state = self.state
+        opts = state.options
         if opts.decline:
-            reason = opts.decline if isinstance(opts.decline, str) else None
-            return self.declined(reason)
+            return self.declined(opts.decline if isinstance(opts.decline, str) else None)
         if opts.approve:
-            self.approve_now(opts.approved_by)
+            self.approve("caller")
             return None
         if opts.approver is not None:
             try:
-                answer = await self._maybe(opts.approver(self.approval_request()))
+                answer = opts.approver(self.request())
+                if inspect.isawaitable(answer):
+                    answer = await in_task(answer)
             except Exception as exc:  # no answer: the run waits for toolctl approve/decline
-                self.note(
+                state.note(
                     f"the approver failed ({type(exc).__name__}: {exc}); "
                     "the run waits for a decision"
                 )
                 answer = None
             if answer is True:
-                self.approve_now("approver")
+                self.approve("approver")
                 return None
             if answer is False:
                 return self.declined(None)
-        return self.await_approval()
+        return self.wait()
 
-    def approve_now(self, by: str) -> None:
-        self.approval = ApprovalInfo(
-            True, by, time.time(), self.spec.digest, jsondata.digest(self.input)
+    def approve(self, by: str) -> None:
+        """Approve the run now (bound to the tool definition and the input)."""
+        state = self.state
+        state.approval = ApprovalInfo(
+            True, by, time.time(), state.spec.digest, jsondata.digest(state.input)
         )
 
     def declined(self, reason: str | None) -> RunResult:
-        text = f"The user declined this call of {self.spec.name}"
+        """End the run as ``declined``."""
+        text = f"The user declined this call of {self.state.spec.name}"
         info = ToolErrorInfo(ErrorCode.DECLINED.value, f"{text}: {reason}" if reason else text)
-        return self.error_result(info, RunStatus.DECLINED)
+        return self.recorder.error_result(info, RunStatus.DECLINED)
 
-    def await_approval(self) -> RunResult:
-        if "approval" not in self.display:
-            self.approval_request()
+    def wait(self) -> RunResult:
+        """Leave the run awaiting approval (stored durably, its data bound by MAC)."""
+        state = self.state
+        if "approval" not in state.display:
+            self.request()
+        run_id, name = state.run_id, state.spec.name
         info = ToolErrorInfo(
             ErrorCode.APPROVAL_REQUIRED.value,
-            f"{self.spec.name} requires approval before it runs; the run "
-            f"{self.run_id} is waiting (toolctl approve {self.run_id} or "
-            f"toolctl decline {self.run_id})",
+            f"{name} requires approval before it runs; the run {run_id} is waiting "
+            f"(toolctl approve {run_id} or toolctl decline {run_id})",
         )
-        result = self.result(
+        result = state.result(
             RunStatus.AWAITING_APPROVAL,
             error=info,
             ended=False,
             model_output={"type": "text", "value": info.message},
         )
-        self._persist_pending(result)
+        self.recorder.persist_pending(result)
         return result

@@ -16,7 +16,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import RunStore
 
 from toolctl.runtime import jsondata
 from toolctl.runtime.ownership import start_time
@@ -27,7 +30,7 @@ _children: list[subprocess.Popen[bytes]] = []
 
 
 def spawn(
-    store: Any,
+    store: RunStore,
     run_id: str,
     token: str,
     registry: dict[str, Any] | None,
@@ -44,13 +47,16 @@ def spawn(
     if hasattr(store, "ensure_queue_schema"):
         from toolctl.runtime import queue
 
-        return queue.enqueue(store, run_id, token, {**registry, "idempotent": idempotent})
+        return queue.enqueue(store, run_id, token, {**registry, "idempotent": idempotent})  # type: ignore[arg-type]
+    if store.path is None:
+        raise StateError("a background run needs a run history file (not an in-memory store)")
+    state = store.path
     cmd = [
         sys.executable,
         "-m",
         "toolctl.runtime.worker",
         "--state",
-        str(store.path),
+        str(state),
         "--registry",
         jsondata.dumps(registry),
         run_id,
@@ -60,7 +66,7 @@ def spawn(
     here = str(Path(__file__).resolve().parents[2])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-    log = log_path(store.path, run_id)
+    log = log_path(state, run_id)
     log.parent.mkdir(mode=0o700, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

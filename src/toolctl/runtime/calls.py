@@ -1,64 +1,65 @@
 """Building a :class:`~toolctl.runtime.pipeline.Call` for a registry: the store it records in
-(the ``store`` argument, see :mod:`toolctl.runtime.api`), and the registry's python path,
-locator and resource limits, computed once per registry."""
+(the ``store`` option, see :mod:`toolctl.runtime.api`), and the registry's
+:class:`~toolctl.runtime.state.CallSite` (python path, locator, resource limits), worked out
+once per registry."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime.limits import ResourceLimits, limits_of
+from toolctl.runtime.limits import limits_of
 from toolctl.runtime.loading import python_path_of
+from toolctl.runtime.memo import PerObject
 from toolctl.runtime.memstore import MemoryStore
-from toolctl.runtime.pipeline import Call, Options
+from toolctl.runtime.pipeline import Call
+from toolctl.runtime.state import CallSite
 from toolctl.runtime.store import open_store
-from toolctl.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.runtime.options import CallOptions, StoreChoice
+    from toolctl.runtime.records import RunStore
+    from toolctl.spec import ToolSpec
 
 _MEMORY = MemoryStore()
-_DEFAULT_STORES: dict[int, tuple[Any, Any]] = {}
 
 
-def resolve_store(registry: Any, store: Any = None) -> Any:
-    """The store object for the ``store`` argument (see the module docstring)."""
+def resolve_store(registry: Registry, store: StoreChoice = None) -> RunStore:
+    """The store object for the ``store`` option (see :mod:`toolctl.runtime.api`)."""
     if store is False:
         return _MEMORY
     if store is None or store is True:
-        if getattr(registry, "project", None) is None:
+        if registry.project is None:
             return _MEMORY
-        found = _DEFAULT_STORES.get(id(registry))
-        if found is None or found[0] is not registry:
-            if len(_DEFAULT_STORES) > 256:
-                _DEFAULT_STORES.clear()
-            found = _DEFAULT_STORES[id(registry)] = (registry, open_store(None, registry))
-        return found[1]
+        return _default_store(registry)
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
 
 
-_INFO: dict[int, tuple[Any, tuple[str, ...], dict[str, Any] | None, ResourceLimits]] = {}
+def _make_site(registry: Registry) -> CallSite:
+    return CallSite(python_path_of(registry), locator(registry), limits_of(registry))
 
 
-def _info(registry: Any) -> tuple[tuple[str, ...], dict[str, Any] | None, ResourceLimits]:
-    """The registry's python path, locator and resource limits, computed once per registry
-    (path resolution costs more than the rest of a call)."""
-    found = _INFO.get(id(registry))
-    if found is None or found[0] is not registry:
-        if len(_INFO) > 256:
-            _INFO.clear()
-        found = _INFO[id(registry)] = (
-            registry,
-            python_path_of(registry),
-            locator(registry),
-            limits_of(registry),
-        )
-    return found[1], found[2], found[3]
+def _open_default(registry: Registry) -> RunStore:
+    return open_store(None, registry)
 
 
-def locator(registry: Any) -> dict[str, Any] | None:
+# Once per registry: path resolution costs more than the rest of a call.
+_default_store: PerObject[Registry, RunStore] = PerObject(_open_default, limit=256)
+_SITES: PerObject[Registry, CallSite] = PerObject(_make_site, limit=256)
+
+
+def site_of(registry: Registry) -> CallSite:
+    """The registry's python path, locator and resource limits, worked out once per registry."""
+    return _SITES(registry)
+
+
+def locator(registry: Registry) -> dict[str, Any] | None:
     """How a background worker finds this registry again: project root and tool paths."""
-    project = getattr(registry, "project", None)
+    project = registry.project
     if project is None:
         return None
     return {
@@ -67,8 +68,9 @@ def locator(registry: Any) -> dict[str, Any] | None:
     }
 
 
-def spec_of(registry: Any, name: str) -> ToolSpec:
-    spec: ToolSpec = registry.get(name)
+def spec_of(registry: Registry, name: str) -> ToolSpec:
+    """The enabled tool ``name``; :class:`ToolctlError` when it is disabled."""
+    spec = registry.get(name)
     if not spec.enabled:
         raise ToolctlError(
             f"tool {name!r} is disabled (enabled: false in {spec.location})",
@@ -77,15 +79,11 @@ def spec_of(registry: Any, name: str) -> ToolSpec:
     return spec
 
 
-def new_call(registry: Any, name: str, store: Any, sync: bool, **options: Any) -> Call:
-    spec = spec_of(registry, name)
-    python_path, where, limits = _info(registry)
+def new_call(registry: Registry, name: str, options: CallOptions) -> Call:
+    """A new call of tool ``name`` with ``options``."""
     return Call(
-        spec,
-        resolve_store(registry, store),
-        python_path=python_path,
-        options=Options(**options),
-        sync=sync,
-        registry=where,
-        limits=limits,
+        spec_of(registry, name),
+        resolve_store(registry, options.store),
+        site_of(registry),
+        options,
     )

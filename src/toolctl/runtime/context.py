@@ -78,9 +78,12 @@ class Observe:
     ``toolctl.tool.<name>`` logger.
     """
 
-    def __init__(self, tool_name: str, run_id: str) -> None:
+    def __init__(
+        self, tool_name: str, run_id: str, scrub: Callable[[str], str] | None = None
+    ) -> None:
         self.tool_name = tool_name
         self.run_id = run_id
+        self._scrub = scrub
         self._logger = logging.getLogger(f"toolctl.tool.{tool_name}")
         install_log_filter(self._logger)
 
@@ -99,6 +102,8 @@ class Observe:
 
     def log(self, msg: str, /, *, level: int = logging.INFO, **fields: Any) -> None:
         safe = redact(fields) if fields else {}
+        if self._scrub is not None:  # the run's secret values, wherever the text quotes them
+            msg = self._scrub(msg)
         self._logger.log(
             level,
             "%s %s",
@@ -142,6 +147,7 @@ class ToolContext:
         approval: ApprovalInfo | None = None,
         on_progress: ProgressFn | None = None,
         abort: AbortSignal | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.run_id = run_id
         self.tool_name = tool_name
@@ -152,6 +158,7 @@ class ToolContext:
         self.abort = abort or AbortSignal()
         self._on_progress = on_progress
         self._observe: Observe | None = None
+        self._scrub = scrub
 
     @property
     def resumed(self) -> bool:
@@ -161,7 +168,7 @@ class ToolContext:
     @property
     def observe(self) -> Observe:
         if self._observe is None:
-            self._observe = Observe(self.tool_name, self.run_id)
+            self._observe = Observe(self.tool_name, self.run_id, self._scrub)
         return self._observe
 
     def suspend(self, payload: Any = None) -> NoReturn:

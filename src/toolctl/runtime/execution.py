@@ -1,191 +1,145 @@
-"""Execution: load the handler, write the running row, invoke it (in process or isolated),
-and map what happened to the run's end state."""
+"""Execution: load the handler and invoke it (in process or isolated), with what it needs.
+
+The pipeline (:mod:`toolctl.runtime.pipeline`) maps how the invocation ended to the run's end
+state; :func:`user_traceback` keeps the frames of a failed handler for the developer.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import time
+import traceback
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import HandlerReferenceError
-from toolctl.runtime import history
-from toolctl.runtime.callstate import RunCancelled, StepFailed, log
 from toolctl.runtime.context import AbortSignal, SuspendRequested
-from toolctl.runtime.invoke import (
-    HandlerTimeout,
-    Saturated,
-    invoke_async,
-    invoke_sync,
-    wants_context,
-)
+from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, invoke, wants_context
 from toolctl.runtime.loading import load_callable
-from toolctl.runtime.output import CallOutput
-from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.result import ErrorCode
+from toolctl.runtime.state import StepFailed
+from toolctl.runtime.sync import owns_running_loop
 
-RUNNING_ROW_GRACE_S = 0.05  # a read-only call still running after this gets its running row
+if TYPE_CHECKING:
+    from toolctl.runtime.state import CallSite, RunState
+
+MAX_TRACEBACK_CHARS = 16_000
+# Frames of these files are the machinery around a handler, not the developer's code.
+_STDLIB = Path(asyncio.__file__).resolve().parent.parent
+_MACHINERY = (
+    str(Path(__file__).resolve().parent),
+    str(_STDLIB / "asyncio"),
+    str(_STDLIB / "concurrent"),
+    str(_STDLIB / "threading.py"),
+)
 
 
-class CallExecution(CallOutput):
-    """Execution of one run."""
+class Executor:
+    """Invocation of one run's handler."""
 
-    async def execute(self, resume_data: Any = None) -> RunResult:
-        """Run the handler (again, when resumed) and finish the run."""
-        self.resume_data = resume_data
-        handler = self._load_handler()
-        if isinstance(handler, RunResult):
-            return handler
-        deferred = await self._start_running()
-        return await self._run_handler(handler, deferred)
+    __slots__ = ("site", "state")
 
-    def _load_handler(self) -> Callable[..., Any] | RunResult:
-        """The handler, or the failed result when there is none to run."""
-        spec = self.spec
+    def __init__(self, state: RunState, site: CallSite) -> None:
+        self.state = state
+        self.site = site
+
+    def load(self) -> Callable[..., Any]:
+        """The handler; :class:`StepFailed` when there is none to run."""
+        spec = self.state.spec
         if spec.handler is None:
-            return self.error_result(
-                ToolErrorInfo(
-                    ErrorCode.NO_HANDLER.value,
-                    f"{spec.name} has no handler: it is declared for export only",
-                )
+            raise StepFailed(
+                ErrorCode.NO_HANDLER.value,
+                f"{spec.name} has no handler: it is declared for export only",
             )
         try:
-            return load_callable(spec.handler, self.python_path)
+            return load_callable(spec.handler, self.site.python_path)
         except HandlerReferenceError as exc:
-            return self.error_result(
-                ToolErrorInfo(ErrorCode.HANDLER_NOT_FOUND.value, redact_text(str(exc)))
-            )
+            raise StepFailed(
+                ErrorCode.HANDLER_NOT_FOUND.value, self.state.scrub(str(exc))
+            ) from None
 
-    async def _start_running(self) -> bool:
-        """Write the running row (or defer it, see below); True when deferred."""
-        if self._defers_running_row():
-            self.handler_started_at = time.time()  # stored with the final row
-            return True
-        if self.sync:
-            self.mark_running()
-        else:
-            # Cancelled while the row is being written, the run is recorded as cancelled
-            # right after it (the writer keeps order): never left running.
-            await history.write(self.mark_running, if_cancelled=self.cancelled)
-        return False
-
-    async def _run_handler(self, handler: Callable[..., Any], deferred: bool) -> RunResult:
-        """Invoke the handler and map how it ended to the run's end state."""
-        try:
-            output = await self._invoke(handler, deferred)
-        except SuspendRequested as sus:
-            result = await self._suspended(sus.payload)
-            return result if result is not None else await self.execute(self.resume_data)
-        except HandlerTimeout as exc:
-            return self._timed_out(exc)
-        except StepFailed as exc:
-            return self.error_result(exc.info, exc.status)
-        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
-            result = self.cancelled()
-            if isinstance(exc, KeyboardInterrupt):
-                raise RunCancelled(result) from None
-            raise
-        except Saturated as exc:
-            return self.error_result(
-                ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}")
-            )
-        except Exception as exc:
-            return self.error_result(self._handler_error(exc))
-        except BaseException as exc:  # SystemExit and the like: record, then let it go on
-            self.error_result(self._handler_error(exc))
-            raise
-        return await self._succeeded(output)
-
-    def _timed_out(self, exc: HandlerTimeout) -> RunResult:
-        if exc.note:
-            self.note(exc.note)
-        return self.error_result(
-            ToolErrorInfo(
-                ErrorCode.TIMEOUT.value,
-                f"{self.spec.name} did not finish within {exc.timeout:g} s",
-            ),
-            RunStatus.TIMED_OUT,
-        )
-
-    def _defers_running_row(self) -> bool:
-        """A quick read-only call is recorded with one write, when it ends.
-
-        The ``running`` row exists so that a side effect never goes unrecorded and a run cut
-        short by the death of its process is found (and marked ``interrupted``) by the sweep.
-        A tool declared ``readOnlyHint: true`` has no side effect to lose, so on the async path
-        (the server) its row is written only when it ends — or, if it is still running after
-        ``RUNNING_ROW_GRACE_S``, then, so a long call shows up as running and stays visible to
-        the sweep. Everything else writes the ``running`` row before the handler starts.
-        """
+    @property
+    def in_place(self) -> bool:
+        """True when a sync handler would run on this thread (blocking the loop, which is
+        then the synchronous API's private loop): no timer can fire while it runs."""
+        state = self.state
         return (
-            not self.sync
-            and self.history
-            and self.owner is None
-            and not self.recorded
-            and self.spec.isolation != "subprocess"
-            and self.spec.annotations.get("readOnlyHint") is True
+            state.spec.isolation != "subprocess" and state.timeout is None and owns_running_loop()
         )
 
-    def _mark_running_late(self) -> None:
-        try:
-            self.mark_running()
-        except Exception:  # the final write will report a broken history; keep the call going
-            log.exception("could not record run %s as running", self.run_id)
-
-    async def _invoke(self, handler: Callable[..., Any], deferred: bool = False) -> Any:
-        if self.spec.isolation == "subprocess":
-            return await self._invoke_isolated()
+    async def invoke(self, handler: Callable[..., Any]) -> Any:
+        """Run the handler once; its output (exceptions say how it ended otherwise)."""
+        state = self.state
+        if state.spec.isolation == "subprocess":
+            return await self._isolated()
         if wants_context(handler):  # most handlers take only the input: skip building a context
-            args: tuple[Any, ...] = (self.input, self.context_for_handler())
+            args: tuple[Any, ...] = (state.input, state.context_for_handler())
         else:
-            args = (self.input,)
-        if self.sync:
-            return invoke_sync(handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}")
-        timer = None
-        if deferred:
-            loop = asyncio.get_running_loop()
-            timer = loop.call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
-        try:
-            return await invoke_async(
-                handler, args, self.timeout, self.abort, f"toolctl:{self.run_id}"
-            )
-        finally:
-            if timer is not None:
-                timer.cancel()
+            args = (state.input,)
+        return await invoke(
+            handler,
+            args,
+            state.timeout,
+            state.abort,
+            in_place=owns_running_loop(),
+            name=f"toolctl:{state.run_id}",
+        )
 
-    async def _invoke_isolated(self) -> Any:
+    async def _isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated
 
+        state = self.state
         payload = {
-            "input": self.input,
-            "context": self.context,
-            "run_id": self.run_id,
-            "tool_name": self.spec.name,
-            "timeout": self.timeout,
-            "resume_data": self.resume_data,
-            "approval": self.approval.to_dict() if self.approval else None,
-            "limits": self.limits.for_child(self.timeout),
+            "input": state.input,
+            "context": state.context,
+            "run_id": state.run_id,
+            "tool_name": state.spec.name,
+            "timeout": state.timeout,
+            "resume_data": state.resume_data,
+            "approval": state.approval.to_dict() if state.approval else None,
+            "limits": self.site.limits.for_child(state.timeout),
         }
-        assert self.spec.handler is not None
+        ref = state.spec.handler or ""
 
         def work() -> Any:
-            return run_isolated(
-                self.spec.handler or "", self.python_path, payload, self.timeout, self.abort
-            )
+            return run_isolated(ref, self.site.python_path, payload, state.timeout, state.abort)
 
-        outcome = work() if self.sync else await invoke_async(work, (), None, AbortSignal())
+        outcome = await invoke(work, (), None, AbortSignal(), in_place=owns_running_loop())
         for text in outcome.notes:
-            self.note(text)
+            state.note(text)
         if outcome.kind == "ok":
             return outcome.value
         if outcome.kind == "suspend":
             raise SuspendRequested(outcome.value)
         if outcome.kind == "timeout":
-            self.note("the handler process group was killed at the deadline")
-            raise HandlerTimeout(self.timeout or 0.0)
+            state.note("the handler process group was killed at the deadline")
+            raise HandlerTimeout(state.timeout or 0.0)
         if outcome.kind == "cancelled":
             raise KeyboardInterrupt
-        raise StepFailed(
-            ErrorCode.HANDLER_ERROR.value,
-            redact_text(outcome.message),
-        )
+        raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(outcome.message))
+
+
+def user_traceback(exc: BaseException) -> str | None:
+    """The traceback of ``exc`` with the frames of the developer's code only (file:line, the
+    source line), chained exceptions included; None when no frame is the developer's."""
+    if isinstance(exc, HandlerExit):
+        exc = exc.original
+    tb = traceback.TracebackException.from_exception(exc)
+    found = False
+    seen: set[int] = set()
+    pending = [tb]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        kept = [f for f in node.stack if not str(Path(f.filename).resolve()).startswith(_MACHINERY)]
+        found = found or bool(kept)
+        node.stack = traceback.StackSummary.from_list(kept)
+        pending.extend(n for n in (node.__cause__, node.__context__) if n is not None)
+    if not found:
+        return None
+    text = "".join(tb.format())
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = "...\n" + text[-MAX_TRACEBACK_CHARS:]
+    return text

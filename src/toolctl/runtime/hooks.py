@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.invoke import in_task
 from toolctl.runtime.loading import load_callable
-from toolctl.runtime.redact import install_log_filter, redact_text
+from toolctl.runtime.redact import install_log_filter
 
 log = logging.getLogger("toolctl.runtime.hooks")
 install_log_filter(log)
-
-Resolve = Callable[[Awaitable[Any]], Awaitable[Any]]
 
 
 async def fire(
@@ -28,10 +27,10 @@ async def fire(
     payload: dict[str, Any],
     *,
     python_path: Sequence[str],
-    notes: list[str],
-    resolve: Resolve,
+    note: Callable[[str], str],
 ) -> None:
-    """Call hook ``name`` if the tool declares it; record a failure in ``notes``."""
+    """Call hook ``name`` if the tool declares it; a failure becomes a note of the run (``note``
+    redacts it and returns the redacted text) and a warning in the log."""
     ref = refs.get(name)
     if ref is None:
         return
@@ -39,14 +38,12 @@ async def fire(
         fn = load_callable(ref, python_path)
         result = fn(payload)
         if inspect.isawaitable(result):
-            await resolve(result)
+            await in_task(result)
     except ToolctlError as exc:
-        _failed(name, ref, exc.message, notes)
+        _failed(name, ref, exc.message, note)
     except Exception as exc:
-        _failed(name, ref, f"{type(exc).__name__}: {exc}", notes)
+        _failed(name, ref, f"{type(exc).__name__}: {exc}", note)
 
 
-def _failed(name: str, ref: str, why: str, notes: list[str]) -> None:
-    text = redact_text(f"hook {name} ({ref}) failed: {why}")
-    notes.append(text)
-    log.warning("%s", text)
+def _failed(name: str, ref: str, why: str, note: Callable[[str], str]) -> None:
+    log.warning("%s", note(f"hook {name} ({ref}) failed: {why}"))

@@ -1,22 +1,24 @@
 """Calling a handler: sync or async, with or without a context, with a timeout that tells the truth.
 
-* A sync handler called from sync code without a timeout runs right here (the fast path).
-* With a timeout (or from async code) a sync handler runs on a worker of a small reusable pool
-  of daemon threads (starting a thread per call costs more than a trivial call). Python cannot
+* On the private loop of the synchronous API (:mod:`toolctl.runtime.sync`) a sync handler
+  without a timeout runs in place: nothing else runs on that loop (the fast path).
+* Otherwise a sync handler runs on a worker thread so the event loop stays free. Python cannot
   stop a thread: at the deadline the run ends as ``timed_out``, the abort signal is set, and the
   note says the handler may still be running. Its worker stays taken until the handler returns;
-  when every worker is taken (``MAX_THREADS``) a new call is refused at once with
-  :class:`Saturated` instead of waiting behind stuck calls. Daemon workers never hold up
-  interpreter exit.
+  a semaphore of ``MAX_THREADS`` slots bounds the busy workers, and when every slot is taken a
+  new call is refused at once with :class:`Saturated` instead of waiting behind stuck calls.
 * An async handler runs as a task; at the deadline it is cancelled and the run is ``timed_out``
   even if the coroutine swallows the cancellation.
 * ``isolation: subprocess`` (see :mod:`toolctl.runtime.isolation`) is the way to really stop work.
+
+Why not ``concurrent.futures.ThreadPoolExecutor``: its workers are joined at interpreter exit, so
+one stuck handler would hold up the exit of the CLI or the server for as long as it hangs. The
+workers here are daemon threads (reused, and ended after ``IDLE_EXIT_S`` idle).
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import functools
 import inspect
@@ -24,9 +26,11 @@ import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from toolctl.runtime.context import AbortSignal
+from toolctl.runtime.context import AbortSignal, SuspendRequested
+
+T = TypeVar("T")
 
 MAX_THREADS = 32
 IDLE_EXIT_S = 30.0  # an idle worker ends after this long, so a burst leaves no threads behind
@@ -47,76 +51,119 @@ class HandlerTimeout(Exception):
         self.note = note
 
 
+class HandlerExit(Exception):
+    """A handler raised a ``BaseException`` that must not end the process (``SystemExit``,
+    ``GeneratorExit``): carried as an ordinary failure of the handler (``original``)."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(str(original))
+        self.original = original
+
+
+_TRAVEL = (Exception, asyncio.CancelledError, KeyboardInterrupt)
+
+
+def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """``fn(*args)`` with a ``SystemExit`` (and the like) turned into :class:`HandlerExit`;
+    ``SuspendRequested`` (a ``BaseException`` on purpose) and Ctrl-C travel as they are."""
+    try:
+        return fn(*args)
+    except _TRAVEL:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, SuspendRequested):
+            raise
+        raise HandlerExit(exc) from exc
+
+
+async def _contained_async(awaitable: Awaitable[Any]) -> Any:
+    # An async handler runs as a task: a SystemExit escaping a task's step leaves the event loop
+    # (ending asyncio.run or the server), so it is turned into HandlerExit inside the task.
+    try:
+        return await awaitable
+    except _TRAVEL:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, SuspendRequested):
+            raise
+        raise HandlerExit(exc) from exc
+
+
 class Saturated(Exception):
     """Every handler worker is busy (stuck calls); refuse instead of queueing."""
 
 
-class _Pool:
-    """Reusable daemon worker threads, at most ``MAX_THREADS`` busy at once.
+class HandlerPool:
+    """Daemon worker threads; a semaphore of ``size`` slots bounds how many are busy."""
 
-    A job is handed to an idle worker through one shared queue; with no idle worker a new one
-    starts, up to the limit; beyond it :meth:`submit` raises :class:`Saturated`. A job never
-    waits in the queue without a worker already reserved for it.
-    """
-
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._slots = threading.BoundedSemaphore(size)
         self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self._lock = threading.Lock()
-        self.live = 0  # workers alive, busy or idle
-        self.idle = 0
-
-    @property
-    def busy(self) -> int:
-        return self.live - self.idle
+        self._idle = 0
+        self.busy = 0
 
     def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on a worker; :class:`Saturated` when every slot is taken."""
+        if not self._slots.acquire(blocking=False):
+            raise Saturated(
+                f"{self.size} tool calls are still running in threads (limit "
+                f"{self.size}); try again later"
+            )
         with self._lock:
-            busy = self.live - self.idle
-            if busy >= MAX_THREADS:
-                raise Saturated(
-                    f"{busy} tool calls are still running in threads (limit "
-                    f"{MAX_THREADS}); try again later"
-                )
-            if self.idle:
-                self.idle -= 1  # reserved: some idle worker takes this job
+            self.busy += 1
+            if self._idle:  # an idle worker takes it from the queue
+                self._idle -= 1
                 self._jobs.put(job)
                 return
-            self.live += 1
         try:
-            worker = threading.Thread(
+            threading.Thread(
                 target=self._work, args=(job,), name="toolctl-worker", daemon=True
-            )
-            worker.start()
+            ).start()
         except BaseException:
-            with self._lock:
-                self.live -= 1
+            self._done()
             raise
+
+    def _done(self) -> None:
+        with self._lock:
+            self.busy -= 1
+        self._slots.release()
 
     def _work(self, job: Callable[[], None] | None) -> None:
         while job is not None:
-            job()
-            job = None
-            with self._lock:
-                self.idle += 1
+            try:
+                job()
+            finally:
+                with self._lock:
+                    self.busy -= 1
+                    self._idle += 1
+                self._slots.release()
             try:
                 job = self._jobs.get(timeout=IDLE_EXIT_S)
             except queue.Empty:
                 with self._lock:
-                    # A job put while we timed out was reserved for an idle worker: take it.
+                    # A job put while we timed out was meant for an idle worker: take it.
                     try:
                         job = self._jobs.get_nowait()
                     except queue.Empty:
-                        self.idle -= 1
-                        self.live -= 1
-
-    def reset(self) -> None:
-        """After ``fork``: the child has none of the parent's threads."""
-        self.__init__()  # type: ignore[misc]
+                        self._idle -= 1
+                        job = None
 
 
-_pool = _Pool()
+_pool = HandlerPool(MAX_THREADS)
+
+
+def _reset_after_fork() -> None:
+    global _pool
+    _pool = HandlerPool(MAX_THREADS)  # the child has none of the parent's threads
+
+
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_pool.reset)
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+_PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})  # never awaitable
 
 
 def busy_workers() -> int:
@@ -135,32 +182,23 @@ def wants_context(fn: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or any(p.kind is p.VAR_POSITIONAL for p in params)
 
 
+@functools.lru_cache(maxsize=1024)
 def is_async(fn: Callable[..., Any]) -> bool:
-    # A callable object with ``async def __call__`` is async too.
+    """True for ``async def`` functions and objects with an ``async def __call__``."""
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
         type(fn).__call__ if not inspect.isroutine(fn) else None
     )
 
 
-def run_blocking(awaitable: Awaitable[Any]) -> Any:
-    """Run an awaitable to completion from sync code (on a worker if a loop is running)."""
-
-    async def main() -> Any:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(main())
-    fut = _start_thread(lambda: main(), "toolctl-await")
-    return fut.result()
-
-
 def _complete(call: Callable[[], Any]) -> Any:
     result = call()
-    if inspect.isawaitable(result):
+    if inspect.isawaitable(result):  # a sync function that returned an awaitable
         result = asyncio.run(_wrap(result))
     return result
+
+
+async def _wrap(awaitable: Awaitable[Any]) -> Any:
+    return await awaitable
 
 
 def _named(name: str, call: Callable[[], Any]) -> Any:
@@ -173,49 +211,24 @@ def _named(name: str, call: Callable[[], Any]) -> Any:
         thread.name = "toolctl-worker"
 
 
-def _start_thread(call: Callable[[], Any], name: str) -> concurrent.futures.Future[Any]:
-    """Run ``call`` on a pool worker; its outcome in a concurrent future."""
-    fut: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def job() -> None:
-        if not fut.set_running_or_notify_cancel():
-            return
-        try:
-            fut.set_result(_named(name, call))
-        except BaseException as exc:  # SuspendRequested and KeyboardInterrupt travel too
-            fut.set_exception(exc)
-
-    _pool.submit(job)
-    return fut
-
-
-def _start_on_loop(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
-    """Run ``call`` on a pool worker; its outcome in a future of the running loop (one
-    thread-safe wake-up, no chained concurrent future)."""
+def _on_worker(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
+    """Run ``call`` on a pool worker; its outcome in a future of the running loop."""
     loop = asyncio.get_running_loop()
     afut: asyncio.Future[Any] = loop.create_future()
-    _pool.submit(settling_job(loop, afut, lambda: _named(name, call)))
-    return afut
-
-
-def settling_job(
-    loop: asyncio.AbstractEventLoop, afut: asyncio.Future[Any], call: Callable[[], Any]
-) -> Callable[[], None]:
-    """A job for another thread: run ``call``, then settle ``afut`` on ``loop`` with its
-    outcome (skipped when ``afut`` was cancelled before the job started)."""
 
     def job() -> None:
         if afut.cancelled():
             return
         try:
-            value, error = call(), None
+            value, error = _named(name, call), None
         except BaseException as exc:  # SuspendRequested and KeyboardInterrupt travel too
             value, error = None, exc
         # The loop may be gone: then nobody waits for this (timed-out) call any more.
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, afut, value, error)
 
-    return job
+    _pool.submit(job)
+    return afut
 
 
 def _settle(afut: asyncio.Future[Any], value: Any, error: BaseException | None) -> None:
@@ -227,49 +240,28 @@ def _settle(afut: asyncio.Future[Any], value: Any, error: BaseException | None) 
         afut.set_exception(error)
 
 
-async def _wrap(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-def invoke_sync(
+async def invoke(
     fn: Callable[..., Any],
     args: tuple[Any, ...],
     timeout: float | None,
     abort: AbortSignal,
+    *,
+    in_place: bool = False,
     name: str = "toolctl-handler",
 ) -> Any:
-    """Call ``fn(*args)`` from sync code; :class:`HandlerTimeout` past ``timeout``."""
-    if timeout is None:
-        result = fn(*args)
-        return run_blocking(result) if inspect.isawaitable(result) else result
-    fut = _start_thread(lambda: fn(*args), name)
-    try:
-        return fut.result(timeout)
-    except concurrent.futures.TimeoutError:
-        abort.abort("timeout")
-        raise HandlerTimeout(timeout, IN_PROCESS_NOTE) from None
-    except KeyboardInterrupt:
-        abort.abort("cancelled")
-        raise
+    """Call ``fn(*args)``; :class:`HandlerTimeout` past ``timeout``.
 
-
-async def invoke_async(
-    fn: Callable[..., Any],
-    args: tuple[Any, ...],
-    timeout: float | None,
-    abort: AbortSignal,
-    name: str = "toolctl-handler",
-) -> Any:
-    """Call ``fn(*args)`` from async code without blocking the event loop."""
+    ``in_place``: a sync handler without a timeout may run right here (on a private loop).
+    """
     if is_async(fn):
-        return await _await_task(asyncio.ensure_future(fn(*args)), timeout, abort)
-    afut = _start_on_loop(lambda: fn(*args), name)
-    if timeout is None:
-        try:
-            return await afut
-        except asyncio.CancelledError:
-            abort.abort("cancelled")
-            raise
+        task = asyncio.ensure_future(_contained_async(fn(*args)))
+        return await _await_task(task, timeout, abort)
+    if in_place and timeout is None:
+        result = _contained(fn, args)
+        if type(result) in _PLAIN or not inspect.isawaitable(result):
+            return result
+        return await result
+    afut = _on_worker(lambda: _contained(fn, args), name)
     try:
         done, _ = await asyncio.wait({afut}, timeout=timeout)
     except asyncio.CancelledError:
@@ -281,6 +273,25 @@ async def invoke_async(
         afut.cancel()
         raise HandlerTimeout(timeout or 0.0, IN_PROCESS_NOTE)
     return afut.result()
+
+
+async def in_task(awaitable: Awaitable[T]) -> T:
+    """Await user code (an async hook, approver, ``on_suspend``) as a task of its own: it then
+    has a current task (``asyncio.timeout`` needs one) however the pipeline was started."""
+    return await asyncio.ensure_future(awaitable)
+
+
+def invoke_sync(
+    fn: Callable[..., Any],
+    args: tuple[Any, ...],
+    timeout: float | None,
+    abort: AbortSignal,
+    name: str = "toolctl-handler",
+) -> Any:
+    """:func:`invoke` from synchronous code (the isolated child process)."""
+    from toolctl.runtime.sync import run_sync
+
+    return run_sync(invoke(fn, args, timeout, abort, in_place=True, name=name))
 
 
 async def _await_task(task: asyncio.Future[Any], timeout: float | None, abort: AbortSignal) -> Any:

@@ -97,10 +97,46 @@ def check(value: Any, *, what: str = "arguments", max_depth: int = MAX_DEPTH) ->
 
 
 def _problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:
-    # Iterating by hand (not json.dumps) gives the path of the first problem; cheap for the
-    # small objects tool calls carry.
+    # Iterating by hand (not json.dumps) gives the path of the first problem. The common
+    # leaves (str, int, bool, None) of a container are checked in its loop, not by recursion:
+    # most tool calls carry a flat object of them.
     if depth > max_depth:
         return "", f"nested too deeply (limit {max_depth})"
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str and not isinstance(key, str):
+                return "", f"object key {key!r} is not a string"
+            if not key.isascii() and _SURROGATE.search(key):
+                return "", "lone surrogate in object key"
+            if _simple(item):
+                continue
+            found = _problem(item, max_depth, depth + 1)
+            if found is not None:
+                return f"/{_escape(key)}{found[0]}", found[1]
+        return None
+    if kind is list:
+        for i, item in enumerate(value):
+            if _simple(item):
+                continue
+            found = _problem(item, max_depth, depth + 1)
+            if found is not None:
+                return f"/{i}{found[0]}", found[1]
+        return None
+    return _leaf_problem(value, max_depth, depth)
+
+
+def _simple(item: Any) -> bool:
+    """A leaf that is certainly fine (the fast path of :func:`_problem`)."""
+    kind = type(item)
+    if kind is str:
+        return bool(item.isascii())
+    if kind is int:
+        return bool(item.bit_length() < MAX_INT_DIGITS * 3)
+    return item is None or kind is bool
+
+
+def _leaf_problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:
     if isinstance(value, str):
         if not value.isascii() and _SURROGATE.search(value):
             return "", "lone surrogate in string"
@@ -111,22 +147,8 @@ def _problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:
         return None if value.bit_length() < MAX_INT_DIGITS * 3 else ("", "integer too long")
     if isinstance(value, float):
         return None if math.isfinite(value) else ("", "non-finite number not allowed")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return "", f"object key {key!r} is not a string"
-            if not key.isascii() and _SURROGATE.search(key):
-                return "", "lone surrogate in object key"
-            found = _problem(item, max_depth, depth + 1)
-            if found is not None:
-                return f"/{_escape(key)}{found[0]}", found[1]
-        return None
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            found = _problem(item, max_depth, depth + 1)
-            if found is not None:
-                return f"/{i}{found[0]}", found[1]
-        return None
+    if isinstance(value, (dict, list)):  # subclasses: checked like the plain types
+        return _problem(dict(value) if isinstance(value, dict) else list(value), max_depth, depth)
     return "", f"{type(value).__name__} is not a JSON type"
 
 

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import HasProject
 
 from toolctl.errors import HandlerReferenceError
 
 _CACHE: dict[tuple[str, tuple[str, ...]], Any] = {}
 
 
-def python_path_of(registry: Any) -> tuple[str, ...]:
+def python_path_of(registry: HasProject) -> tuple[str, ...]:
     """The registry project's extra import roots (``python_path`` in toolctl.yaml)."""
-    project = getattr(registry, "project", None)
-    paths = getattr(project, "python_path", None) or ()
+    project = registry.project
+    paths = project.python_path if project is not None else ()
     return tuple(str(p) for p in paths)
 
 

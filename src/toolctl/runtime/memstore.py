@@ -4,7 +4,9 @@ this process."""
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import threading
+from pathlib import Path
 from typing import Any
 
 from toolctl.runtime.errors import RunNotFoundError
@@ -17,7 +19,12 @@ class MemoryStore:
     def __init__(self) -> None:
         self._runs: dict[str, RunRecord] = {}
         self._lock = threading.Lock()
-        self.path = None
+        self.path: Path | None = None
+        self._key = secrets.token_bytes(32)
+
+    def binding_key(self) -> bytes:
+        """This process's secret (the runs it binds live in this process only)."""
+        return self._key
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         with self._lock:

@@ -1,71 +1,66 @@
-"""Handler output: JSON and size checks, outputSchema, onOutput, toModelOutput."""
+"""Handler output: JSON and size checks, outputSchema, toModelOutput."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import ToolctlError
-from toolctl.runtime import history, jsondata, transforms
-from toolctl.runtime.callstate import StepFailed, log, schema_problems
-from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.suspension import CallSuspension
+from toolctl.errors import InvalidJSONError, ToolctlError
+from toolctl.runtime import jsondata, transforms
+from toolctl.runtime.result import ErrorCode
+from toolctl.runtime.state import StepFailed, log, schema_problems
+
+if TYPE_CHECKING:
+    from toolctl.runtime.state import RunState
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 
 
-class CallOutput(CallSuspension):
-    """Output handling of one run."""
+def check_output(state: RunState, output: Any) -> None:
+    """Step 8: the output is plain, bounded JSON and matches ``outputSchema`` (strict mode), or
+    a note says how it does not (warn mode). :class:`StepFailed` otherwise."""
+    spec = state.spec
+    try:
+        # The walk rejects what ``json.dumps`` would quietly change (non-string keys such as
+        # ``{1: 2}``, lone surrogates); dumping gives the size.
+        jsondata.check(output, what="tool output")
+        text = jsondata.dumps(output)
+        size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    except InvalidJSONError as exc:
+        detail = exc.message.removeprefix("invalid JSON in tool output: ")
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {detail}"
+        ) from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
+        ) from None
+    if size > MAX_OUTPUT_BYTES:
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value,
+            f"output too large ({size} bytes > limit {MAX_OUTPUT_BYTES})",
+        )
+    schema = spec.output_schema
+    if schema is None or spec.output_validation == "off":
+        return
+    problems = schema_problems(schema, output, state.plan.output_validator)
+    if problems and spec.output_validation == "strict":
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value,
+            f"{spec.name} returned output that does not match its outputSchema",
+            problems,
+        )
+    if problems:
+        state.note(
+            "output does not match outputSchema (outputValidation: warn): "
+            + "; ".join(f"{p['path']}: {p['message']}" for p in problems)
+        )
+        log.warning("%s: %s", spec.name, state.notes[-1])
 
-    def _check_output(self, output: Any) -> None:
-        # Strict dumps rejects NaN/Infinity, non-JSON types and over-long ints; encoding rejects
-        # lone surrogates. One pass, and it gives the size.
-        try:
-            size = len(jsondata.dumps(output).encode("utf-8"))
-        except (TypeError, ValueError, RecursionError) as exc:
-            message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-            raise StepFailed(
-                ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
-            ) from None
-        if size > MAX_OUTPUT_BYTES:
-            raise StepFailed(
-                ErrorCode.INVALID_OUTPUT.value,
-                f"output too large ({size} bytes > limit {MAX_OUTPUT_BYTES})",
-            )
 
-    async def _succeeded(self, output: Any) -> RunResult:
-        spec = self.spec
-        try:
-            self._check_output(output)
-            schema = spec.output_schema
-            if schema is not None and spec.output_validation != "off":
-                problems = schema_problems(schema, output)
-                if problems and spec.output_validation == "strict":
-                    raise StepFailed(
-                        ErrorCode.INVALID_OUTPUT.value,
-                        f"{spec.name} returned output that does not match its outputSchema",
-                        problems,
-                    )
-                if problems:
-                    self.note(
-                        "output does not match outputSchema (outputValidation: "
-                        "warn): " + "; ".join(f"{p['path']}: {p['message']}" for p in problems)
-                    )
-                    log.warning("%s: %s", spec.name, self.notes[-1])
-        except StepFailed as exc:
-            return self.error_result(exc.info, exc.status)
-        await self.fire("onOutput", output=output)
-        try:
-            model = transforms.to_model_output(spec.to_model_output, output, self.python_path)
-        except (transforms.TransformError, ToolctlError) as exc:
-            return self.error_result(
-                ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, redact_text(str(exc)))
-            )
-        out_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
-        self.phase("output", output, out_schema)
-        result = self.result(RunStatus.SUCCEEDED, output=output, model_output=model)
-        if self.sync:
-            self.finish(result)
-        else:
-            await history.write(lambda: self.finish(result))
-        return result
+def model_output(state: RunState, output: Any, python_path: tuple[str, ...]) -> dict[str, Any]:
+    """Step 9: what the model sees (``toModelOutput``); :class:`StepFailed` when it fails."""
+    try:
+        return transforms.to_model_output(state.spec.to_model_output, output, python_path)
+    except (transforms.TransformError, ToolctlError) as exc:
+        raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(str(exc))) from None

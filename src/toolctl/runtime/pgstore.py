@@ -34,7 +34,8 @@ from toolctl.runtime.records import RunRecord
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+KEY_ENV = "TOOLCTL_STATE_KEY"  # the binding secret (hex); else one shared row in the database
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
 _JSON_COLUMNS = frozenset(
@@ -85,15 +86,25 @@ CREATE TABLE IF NOT EXISTS toolctl_runs (
     resume_count  INTEGER NOT NULL DEFAULT 0,
     registry      TEXT,
     model_output  TEXT,
-    display       TEXT
+    display       TEXT,
+    binding       TEXT,
+    traceback     TEXT
 );
+CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL);
 CREATE INDEX IF NOT EXISTS toolctl_runs_status ON toolctl_runs(status);
 CREATE INDEX IF NOT EXISTS toolctl_runs_tool ON toolctl_runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS toolctl_runs_created ON toolctl_runs(created_at);
 """
 
 # Each step takes the schema from version N (its index + 1) to N + 1.
-_MIGRATIONS: tuple[tuple[str, ...], ...] = ()
+_MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # 2: the MAC binding a pending run's data, a failed handler's traceback, the binding secret
+    (
+        "ALTER TABLE toolctl_runs ADD COLUMN binding TEXT",
+        "ALTER TABLE toolctl_runs ADD COLUMN traceback TEXT",
+        "CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL)",
+    ),
+)
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
 _to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
@@ -166,7 +177,8 @@ class PostgresStore:
         connect_timeout: float = 10.0,
     ) -> None:
         self.url = url
-        self.path = display_url(url)  # what messages show (``runs`` prints the store's place)
+        self.where = display_url(url)  # what messages show: the URL, its password masked
+        self._key: bytes | None = None
         self._secret = _secret_of(url)
         self._closed = threading.Event()
         self._queue_ready = False
@@ -187,7 +199,7 @@ class PostgresStore:
             from psycopg_pool import ConnectionPool
         except ImportError:
             raise StateError(
-                f"state {self.path} is a PostgreSQL URL, but psycopg is not installed",
+                f"state {self.where} is a PostgreSQL URL, but psycopg is not installed",
                 hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
             ) from None
         connect = {"autocommit": True, "connect_timeout": max(1, int(timeout))}
@@ -215,12 +227,12 @@ class PostgresStore:
     def _clean(self, text: str) -> str:
         if self._secret:
             text = text.replace(self._secret, "***")
-        return text.replace(self.url, self.path)
+        return text.replace(self.url, self.where)
 
     def _error(self, exc: BaseException, doing: str) -> StateError:
         detail = self._clean(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc))
         return StateError(
-            f"{doing} run history {self.path}: {detail}",
+            f"{doing} run history {self.where}: {detail}",
             hint="check that the server is up and the URL, user and database are right "
             "(the password comes from the URL or TOOLCTL_STATE)",
         )
@@ -269,7 +281,7 @@ class PostgresStore:
                     version = int(row[0]) if row and row[0] is not None else 0
                 if version > SCHEMA_VERSION:
                     raise StateError(
-                        f"run history {self.path} has schema version {version}; this toolctl "
+                        f"run history {self.where} has schema version {version}; this toolctl "
                         f"reads version {SCHEMA_VERSION}",
                         hint="upgrade toolctl on every replica and worker, or use another database",
                     )
@@ -349,7 +361,7 @@ class PostgresStore:
                 )
         if not rows:
             raise RunNotFoundError(
-                f"no run {run_id!r} in {self.path}",
+                f"no run {run_id!r} in {self.where}",
                 hint="toolctl runs list shows the recorded runs",
             )
         return _decode(rows[0])
@@ -418,6 +430,42 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise self._error(exc, "cannot set up the task queue in") from None
         self._queue_ready = True
+
+    @property
+    def path(self) -> None:
+        """No database file (background runs go to the task queue instead)."""
+        return None
+
+    def binding_key(self) -> bytes:
+        """The secret of :mod:`toolctl.runtime.binding`, shared by every process on this
+        database: ``TOOLCTL_STATE_KEY`` (64 hex digits) when set, else one random row of
+        ``toolctl_keys`` created on first use (grant that table only to the roles that approve
+        and run tools)."""
+        if self._key is None:
+            self._key = self._load_key()
+        return self._key
+
+    def _load_key(self) -> bytes:
+        import os
+        import secrets
+
+        configured = os.environ.get(KEY_ENV)
+        if configured:
+            try:
+                key = bytes.fromhex(configured)
+            except ValueError:
+                key = b""
+            if len(key) < 16:
+                raise StateError(
+                    f"{KEY_ENV} is not a usable key", hint="give at least 32 hex digits"
+                )
+            return key
+        self._run(
+            "INSERT INTO toolctl_keys VALUES ('binding', %s) ON CONFLICT (name) DO NOTHING",
+            (secrets.token_bytes(32),),
+        )
+        rows = self._run("SELECT secret FROM toolctl_keys WHERE name = 'binding'", fetch=True)
+        return bytes(rows[0]["secret"])
 
     def ping(self) -> None:
         """Raise :class:`StateError` unless the database answers (readiness checks)."""

@@ -1,43 +1,63 @@
 """The call pipeline (DESIGN §3): one implementation for the CLI, the API, tests and MCP.
 
-parse → onInputAvailable → validate input → validate request context → approval → execute
-(sync/async, timeout, suspend) → validate output → onOutput → toModelOutput → display/transcript
-transforms → record.
+A :class:`Call` is one run of one tool: its :class:`~toolctl.runtime.state.RunState` and the
+collaborators that act on it — :class:`~toolctl.runtime.views.Views` (display/transcript per
+phase), :class:`~toolctl.runtime.recording.Recorder` (history rows),
+:class:`~toolctl.runtime.approval.ApprovalGate`, :class:`~toolctl.runtime.suspension.Suspension`
+and :class:`~toolctl.runtime.execution.Executor`. The steps, in order, are the methods below:
 
-A :class:`Call` runs as a coroutine. ``sync=True`` drives it without an event loop (the fast path
-of :func:`toolctl.runtime.api.call`): every ``await`` inside then completes at once, and real
-awaiting (async hooks or handlers) is done with a private loop by :meth:`Call.resolve`.
+1. parse the arguments (strict JSON)                          :meth:`Call.run` / ``_parse``
+2. ``onInputAvailable`` (``onInputStart``/``onInputDelta``: :mod:`~toolctl.runtime.streaming`)
+3. validate the input                                         ``_validate_input``
+4. validate the request context                               ``_check_context``
+5. approval                                                   ``ApprovalGate.decide``
+6. execute the handler (or hand the run to a background worker) :meth:`Call.execute`
+7. suspend / resume                                           ``Suspension``
+8. validate the output                                        ``output.check_output``
+9. ``onOutput``, ``toModelOutput``, display/transcript views  ``_succeeded``
+10. record the run                                            ``Recorder``
 
-This module holds the step sequence (parse and validate the arguments and the request context,
-then approval, then execution); each step lives in its own module, layered into :class:`Call`:
-``callstate`` (run state, options, results) → ``views`` (display/transcript per phase) →
-``recording`` (history rows) → ``approval`` → ``suspension`` (suspend/resume) → ``output``
-(output checks and toModelOutput) → ``execution`` (invoking the handler).
+The pipeline is a coroutine: ``acall`` awaits it, the synchronous API runs it with
+:func:`toolctl.runtime.sync.run_sync`. A pending run (approve, resume, a background worker)
+continues through :meth:`Call.continue_pending`.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable
-from typing import Any, TypeVar
+import asyncio
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import jsondata
-from toolctl.runtime.callstate import (
-    Approver,
-    OnSuspend,
-    Options,
-    Progress,
+from toolctl.runtime import history, hooks, jsondata, output
+from toolctl.runtime.approval import ApprovalGate
+from toolctl.runtime.context import SuspendRequested
+from toolctl.runtime.execution import Executor, user_traceback
+from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
+from toolctl.runtime.plan import plan_for
+from toolctl.runtime.recording import Recorder
+from toolctl.runtime.redact import redactor_for
+from toolctl.runtime.result import ApprovalInfo, ErrorCode, RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.state import (
+    CallSite,
     RunCancelled,
+    RunState,
     StepFailed,
+    log,
     new_run_id,
     schema_problems,
 )
-from toolctl.runtime.execution import CallExecution
-from toolctl.runtime.redact import redactor_for
-from toolctl.runtime.result import ErrorCode, RunResult
+from toolctl.runtime.suspension import Suspension
+from toolctl.runtime.views import Views
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from toolctl.runtime.options import CallOptions
+    from toolctl.runtime.records import RunRecord, RunStore
+    from toolctl.spec import ToolSpec
+
+RUNNING_ROW_GRACE_S = 0.05  # a read-only call still running after this gets its running row
 
 
 def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
@@ -52,24 +72,111 @@ def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
     return from_strict_instance(schema, value)
 
 
-class Call(CallExecution):
-    """One run of one tool. Create it, then ``await`` one of the entry points."""
+class Call:
+    """One run of one tool. Build it, then ``await`` :meth:`run` (a new call) or
+    :meth:`execute` (a pending run continued, see :meth:`continue_pending`)."""
+
+    __slots__ = ("executor", "interrupted", "recorder", "site", "state", "views")
+
+    def __init__(
+        self,
+        spec: ToolSpec,
+        store: RunStore,
+        site: CallSite,
+        options: CallOptions,
+        *,
+        recorded: bool = False,
+        owner: str | None = None,
+        status: str = RunStatus.RUNNING.value,
+    ) -> None:
+        self.state = RunState(plan_for(spec), options)
+        self.site = site
+        self.views = Views(self.state, site.python_path)
+        self.recorder = Recorder(
+            self.state,
+            self.views,
+            store,
+            site.locator,
+            recorded=recorded,
+            owner=owner,
+            expect_status=status,
+        )
+        self.executor = Executor(self.state, site)
+        self.interrupted: RunResult | None = None  # the cancelled result, after Ctrl-C
+
+    @classmethod
+    def continue_pending(
+        cls,
+        rec: RunRecord,
+        spec: ToolSpec,
+        store: RunStore,
+        site: CallSite,
+        options: CallOptions,
+        *,
+        owner: str | None = None,
+    ) -> Call:
+        """The call that continues the stored run ``rec`` (approve, resume, a background
+        worker): its id, input, request context, timeout, approval and notes come from the
+        row."""
+        options = dataclasses.replace(
+            options,
+            run_id=rec.run_id,
+            context=rec.raw_context,
+            background=rec.background,
+            timeout=rec.timeout,
+        )
+        site = dataclasses.replace(site, locator=rec.registry or site.locator)
+        call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)
+        state = call.state
+        state.input, state.context = rec.raw_input, rec.raw_context
+        state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
+        if rec.approval:
+            state.approval = ApprovalInfo.from_dict(rec.approval)
+        if rec.raw_input is not None:
+            call.views.phase("input", rec.raw_input, spec.input_schema)
+        return call
+
+    def cancelled_error(self) -> RunCancelled:
+        """What the synchronous API raises on Ctrl-C: the run recorded as cancelled."""
+        return RunCancelled(self.interrupted or self.recorder.cancelled())
+
+    # ------------------------------------------------------------ collaborators on demand
+
+    @property
+    def approval(self) -> ApprovalGate:
+        return ApprovalGate(self.state, self.views, self.recorder)
+
+    @property
+    def suspension(self) -> Suspension:
+        return Suspension(self.state, self.views, self.recorder)
+
+    @property
+    def run_id(self) -> str:
+        return self.state.run_id
+
+    # ------------------------------------------------------------ steps 1-5
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
+        state = self.state
         try:
-            await self._prepare(raw_input)
+            state.input = self._parse(raw_input)  # 1
+            self.views.phase("input", state.input, state.spec.input_schema)
+            self._validate_input()  # 3
+            await self.fire("onInputAvailable", input=state.input)  # 2
+            state.context = self._check_context()  # 4
         except StepFailed as exc:
-            return self.error_result(exc.info, exc.status)
-        pending = await self._approval()
-        if pending is not None:
-            return pending
-        if self.opts.background or self.spec.background:
-            return self.start_background()
+            return self.recorder.error_result(exc.info, exc.status)
+        if state.spec.require_approval:  # 5
+            pending = await self.approval.decide()
+            if pending is not None:
+                return pending
+        if state.background:  # 6, in a worker process
+            return self.recorder.start_background()
         return await self.execute()
 
-    async def _prepare(self, raw_input: Any) -> None:
-        spec = self.spec
+    def _parse(self, raw_input: Any) -> dict[str, Any]:
+        spec = self.state.spec
         try:
             if isinstance(raw_input, (str, bytes)):
                 value = jsondata.parse(raw_input, what="arguments")
@@ -84,24 +191,27 @@ class Call(CallExecution):
                 f"arguments must be a JSON object, not {type(value).__name__}",
             )
         if spec.strict and isinstance(spec.input_schema, dict):
-            value = _from_strict(spec.input_schema, value)
-        self.input = value
-        self.phase("input", value, spec.input_schema)
-        problems = schema_problems(spec.input_schema, value)
+            strict: dict[str, Any] = _from_strict(spec.input_schema, value)
+            return strict
+        return value
+
+    def _validate_input(self) -> None:
+        state = self.state
+        spec = state.spec
+        problems = schema_problems(spec.input_schema, state.input, state.plan.input_validator)
         if problems:
-            shown = jsondata.shorten(redactor_for(spec.input_schema).redact(value))
+            shown = jsondata.shorten(state.plan.input_redactor.redact(state.input))
             raise StepFailed(
                 ErrorCode.INVALID_INPUT.value,
                 f"Tool input validation failed for {spec.name}. Fix these errors and "
                 f"try again. Provided arguments: {shown}",
                 problems,
             )
-        await self.fire("onInputAvailable", input=value)
-        self._check_context()
 
-    def _check_context(self) -> None:
-        schema = self.spec.request_context_schema
-        context = self.opts.context
+    def _check_context(self) -> Any:
+        spec = self.state.spec
+        schema = spec.request_context_schema
+        context = self.state.options.context
         try:
             if isinstance(context, (str, bytes)):
                 context = jsondata.parse(context, what="request context")
@@ -115,31 +225,146 @@ class Call(CallExecution):
                 shown = jsondata.shorten(redactor_for(schema).redact(context))
                 raise StepFailed(
                     ErrorCode.INVALID_CONTEXT.value,
-                    f"Request context validation failed for {self.spec.name}. "
-                    f"Provided context: {shown}",
+                    f"Request context validation failed for {spec.name}. Provided context: {shown}",
                     problems,
                 )
-        self.context = context
+        return context
+
+    async def fire(self, name: str, **payload: Any) -> None:
+        """Run hook ``name`` if the tool declares it (a failure is noted, never raised)."""
+        state = self.state
+        if name in state.spec.hooks:
+            await hooks.fire(
+                state.spec.hooks,
+                name,
+                {
+                    "toolName": state.spec.name,
+                    "toolCallId": state.run_id,
+                    "runId": state.run_id,
+                    "abortSignal": state.abort,
+                    **payload,
+                },
+                python_path=self.site.python_path,
+                note=state.note,
+            )
+
+    # ------------------------------------------------------------ steps 6-10
+
+    async def execute(self) -> RunResult:
+        """Run the handler (again, when resumed) and finish the run."""
+        recorder = self.recorder
+        try:
+            handler = self.executor.load()
+        except StepFailed as exc:
+            return recorder.error_result(exc.info, exc.status)
+        late = await self._start_running()
+        try:
+            if late:
+                out = await self._invoke_late(handler)
+            else:
+                out = await self.executor.invoke(handler)
+        except SuspendRequested as sus:  # 7
+            result = await self.suspension.suspended(sus.payload)
+            return result if result is not None else await self.execute()
+        except HandlerTimeout as exc:
+            return self._timed_out(exc)
+        except StepFailed as exc:
+            return recorder.error_result(exc.info, exc.status)
+        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+            result = self.interrupted = recorder.cancelled()
+            if isinstance(exc, KeyboardInterrupt):
+                raise RunCancelled(result) from None
+            raise
+        except Saturated as exc:
+            return recorder.error_result(
+                ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}")
+            )
+        except Exception as exc:
+            return self._handler_failed(exc)
+        return await self._succeeded(out)
+
+    async def _invoke_late(self, handler: Callable[..., Any]) -> Any:
+        """Invoke the handler; its running row is written if it runs past the grace period."""
+        timer = asyncio.get_running_loop().call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
+        try:
+            return await self.executor.invoke(handler)
+        finally:
+            timer.cancel()
+
+    async def _start_running(self) -> bool:
+        """Write the running row, or defer it (see below); True when deferred."""
+        recorder = self.recorder
+        if not recorder.history:
+            recorder.mark_running()  # nothing to write: the run is not recorded
+            return False
+        if self._defers_running_row():
+            recorder.handler_started_at = time.time()  # stored with the final row
+            return True
+        # Cancelled while the row is being written, the run is recorded as cancelled right after
+        # it (the writer keeps order): never left running.
+        await history.write(recorder.mark_running, if_cancelled=recorder.cancelled)
+        return False
+
+    def _defers_running_row(self) -> bool:
+        """A quick read-only call is recorded with one write, when it ends.
+
+        The ``running`` row exists so that a side effect never goes unrecorded and a run cut
+        short by the death of its process is found (and marked ``interrupted``) by the sweep.
+        A tool declared ``readOnlyHint: true`` has no side effect to lose, so when its handler
+        runs off the event loop its row is written only when it ends — or, if it is still
+        running after ``RUNNING_ROW_GRACE_S``, then, so a long call shows up as running and stays
+        visible to the sweep. Everything else writes the ``running`` row before the handler
+        starts.
+        """
+        recorder, state = self.recorder, self.state
+        return (
+            recorder.history
+            and recorder.owner is None
+            and not recorder.recorded
+            and state.spec.annotations.get("readOnlyHint") is True
+            and not self.executor.in_place
+            and state.spec.isolation != "subprocess"
+        )
+
+    def _mark_running_late(self) -> None:
+        try:
+            self.recorder.mark_running()
+        except Exception:  # the final write will report a broken history; keep the call going
+            log.exception("could not record run %s as running", self.state.run_id)
+
+    def _timed_out(self, exc: HandlerTimeout) -> RunResult:
+        state = self.state
+        if exc.note:
+            state.note(exc.note)
+        return self.recorder.error_result(
+            ToolErrorInfo(
+                ErrorCode.TIMEOUT.value,
+                f"{state.spec.name} did not finish within {exc.timeout:g} s",
+            ),
+            RunStatus.TIMED_OUT,
+        )
+
+    def _handler_failed(self, exc: Exception) -> RunResult:
+        """The handler raised: a failed run, with the handler's traceback kept for the
+        developer (history, ``--traceback``, the server log) and never shown to the model."""
+        state = self.state
+        original = exc.original if isinstance(exc, HandlerExit) else exc
+        found = user_traceback(exc)
+        state.traceback = state.scrub(found) if found else None
+        return self.recorder.error_result(state.handler_error(original))
+
+    async def _succeeded(self, out: Any) -> RunResult:
+        state, recorder = self.state, self.recorder
+        try:
+            output.check_output(state, out)  # 8
+            await self.fire("onOutput", output=out)  # 9
+            model = output.model_output(state, out, self.site.python_path)
+        except StepFailed as exc:
+            return recorder.error_result(exc.info, exc.status)
+        self.views.phase("output", out, state.plan.output_schema)
+        result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)
+        await recorder.finish_async(result)  # 10
+        return result
 
 
-def drive(coro: Awaitable[T]) -> T:
-    """Run a pipeline coroutine created with ``sync=True`` to completion without a loop."""
-    assert inspect.iscoroutine(coro)
-    try:
-        coro.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    coro.close()
-    raise RuntimeError("internal error: the synchronous pipeline tried to wait on a loop")
-
-
-__all__ = [
-    "Approver",
-    "Call",
-    "OnSuspend",
-    "Options",
-    "Progress",
-    "RunCancelled",
-    "drive",
-    "new_run_id",
-]
+__all__ = ["Call", "CallSite", "RunCancelled", "new_run_id"]

@@ -164,7 +164,7 @@ def execute_claimed(
         return
     stop = threading.Event()
     beat = threading.Thread(
-        target=_heartbeat, args=(store, run_id, owner, lease, call.abort, stop), daemon=True
+        target=_heartbeat, args=(store, run_id, owner, lease, call.state.abort, stop), daemon=True
     )
     beat.start()
     try:
@@ -222,9 +222,12 @@ def run_worker(
     override = None
     if registry is not None:
         from toolctl.config import project_for
-        from toolctl.runtime.calls import locator
 
-        override = locator(_Holder(project_for(registry)))
+        project = project_for(registry)
+        override = {
+            "root": str(project.root.resolve()),
+            "tools": [str(p.resolve()) for p in project.tool_paths],
+        }
     app = app_for(url)
     stop = threading.Event()
     sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
@@ -259,8 +262,3 @@ def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
             swept = store.sweep()
             if swept:
                 log.info("swept lost runs: %s", ", ".join(swept))
-
-
-class _Holder:
-    def __init__(self, project: Any) -> None:
-        self.project = project

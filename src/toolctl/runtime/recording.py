@@ -5,58 +5,104 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import jsondata
+from toolctl.runtime import binding, history, jsondata
+from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.views import CallViews
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.state import RunState
+    from toolctl.runtime.views import Views
 
 
-class CallRecording(CallViews):
-    """Writes of one run to its store."""
+class Recorder:
+    """Writes of one run to its store.
+
+    ``recorded``: the row exists; ``owner``: the token this call holds the row with;
+    ``expect_status``: the state a compare-and-set update expects.
+    """
+
+    __slots__ = (
+        "expect_status",
+        "handler_started_at",
+        "history",
+        "locator",
+        "owner",
+        "recorded",
+        "state",
+        "store",
+        "views",
+    )
+
+    def __init__(
+        self,
+        state: RunState,
+        views: Views,
+        store: RunStore,
+        locator: dict[str, Any] | None,
+        *,
+        recorded: bool = False,
+        owner: str | None = None,
+        expect_status: str = RunStatus.RUNNING.value,
+    ) -> None:
+        self.state = state
+        self.views = views
+        self.store = store
+        self.locator = locator  # how a background worker finds the registry again
+        self.history = not isinstance(store, MemoryStore)
+        self.recorded = recorded
+        self.owner = owner
+        self.expect_status = expect_status  # the state the stored row is in
+        self.handler_started_at: float | None = None  # when no running row recorded it
 
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
-        self.phase("error", info.to_dict())
-        result = self.result(
+        """End the run with ``info``: its views, its row, its result."""
+        self.views.phase("error", info.to_dict())
+        result = self.state.result(
             status, error=info, model_output={"type": "text", "value": info.text()}
         )
         self.finish(result)
         return result
 
     def _record(self, result: RunResult, **extra: Any) -> dict[str, Any]:
+        transcript = self.state.transcript
         fields: dict[str, Any] = {
             "status": result.status.value,
-            "input": self.transcript.get("input"),
-            "output": self.transcript.get("output"),
-            "error": self.transcript.get("error") if result.error else None,
-            "suspend": self.transcript.get("suspend"),
-            "resume": self.transcript.get("resume"),
-            "notes": self.notes,
-            "model_output": self._stored_model_output(result),
-            "display": self._stored_display(),
+            "input": transcript.get("input"),
+            "output": transcript.get("output"),
+            "error": transcript.get("error") if result.error else None,
+            "suspend": transcript.get("suspend"),
+            "resume": transcript.get("resume"),
+            "notes": self.state.notes,
+            "model_output": self.views.stored_model_output(result),
+            "display": self.views.stored_display(),
             "ended_at": result.ended_at,
             "duration_ms": result.duration_ms,
+            "traceback": self.state.traceback,
         }
         if result.status.final:
-            fields.update(raw_input=None, raw_context=None, owner=None)
+            fields.update(raw_input=None, raw_context=None, owner=None, binding=None)
         fields.update(extra)
         return fields
 
     def _new_record(self) -> RunRecord:
+        state = self.state
         return RunRecord(
-            run_id=self.run_id,
-            tool=self.spec.name,
+            run_id=state.run_id,
+            tool=state.spec.name,
             status=RunStatus.RUNNING.value,
-            tool_digest=self.spec.digest,
-            created_at=self.started,
-            input_hash=jsondata.digest(self.input) if self.input is not None else None,
-            background=bool(self.opts.background or self.spec.background),
-            timeout=self.timeout,
-            registry=self.registry,
-            approval=self.approval_dict(),
+            tool_digest=state.spec.digest,
+            created_at=state.started,
+            input_hash=jsondata.digest(state.input) if state.input is not None else None,
+            background=state.background,
+            timeout=state.timeout,
+            registry=self.locator,
+            approval=state.approval.to_dict() if state.approval else None,
         )
 
     def _write(
@@ -65,26 +111,28 @@ class CallRecording(CallViews):
         """Insert the run's row, or update it — with ``cas``, only if it is still in
         ``expect_status`` and owned by this call. None on success, else the state found.
         ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
+        store = self.store
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
-            self.store.insert(rec, durable=durable)
+            store.insert(rec, durable=durable)
             self.recorded = True
             return None
         if cas:
-            done = self.store.update(
-                self.run_id,
+            done = store.update(
+                self.state.run_id,
                 expect_status=self.expect_status,
                 expect_owner=self.owner,
                 durable=durable,
                 **fields,
             )
         else:
-            done = self.store.update(self.run_id, durable=durable, **fields)
-        return None if done else str(self.store.get(self.run_id).status)
+            done = store.update(self.state.run_id, durable=durable, **fields)
+        return None if done else str(store.get(self.state.run_id).status)
 
-    def _kept(self, result: RunResult, found: str | None) -> None:
+    @staticmethod
+    def _kept(result: RunResult, found: str | None) -> None:
         """Another writer (``runs cancel``) ended the run first: its state stands."""
         if found is not None:
             result.notes.append(
@@ -100,6 +148,35 @@ class CallRecording(CallViews):
             extra.setdefault("started_at", self.handler_started_at)
         self._kept(result, self._write(self._record(result, **extra)))
 
+    async def finish_async(self, result: RunResult) -> None:
+        """:meth:`finish` through the history writer (off the event loop when it is busy)."""
+        if not self.history and not self.recorded:
+            return
+        await history.write(lambda: self.finish(result))
+
+    def claim(self, **changes: Any) -> None:
+        """Take over a pending run (approve, resume): ``running``, owned by this call, with a
+        durable compare-and-set from the state it was read in, so it happens at most once (a
+        claim lost to a power loss would let the run be approved or resumed again)."""
+        from toolctl.runtime.errors import RunStateError
+
+        owner = secrets.token_hex(8)
+        timeout = self.state.timeout
+        expect = self.expect_status
+        if not self.store.update(
+            self.state.run_id,
+            expect_status=expect,
+            status=RunStatus.RUNNING.value,
+            durable=True,
+            binding=None,
+            **owner_fields(owner, timeout + 60.0 if timeout else None),
+            **changes,
+        ):
+            now = self.store.get(self.state.run_id).status
+            done = "resumed" if expect == RunStatus.SUSPENDED.value else "approved or declined"
+            raise RunStateError(f"run {self.state.run_id} was already {done} (status now: {now})")
+        self.owner, self.expect_status = owner, RunStatus.RUNNING.value
+
     def mark_running(self) -> None:
         """Write the ``running`` row before any side effect can happen.
 
@@ -111,15 +188,33 @@ class CallRecording(CallViews):
             self.owner = "local"  # nothing to claim: the run is not recorded
             return
         self.owner = secrets.token_hex(8)
-        claim = owner_fields(self.owner, self.timeout + 60.0 if self.timeout else None)
+        timeout = self.state.timeout
+        claim = owner_fields(self.owner, timeout + 60.0 if timeout else None)
         self._write(
-            {"input": self.transcript.get("input"), "started_at": time.time(), **claim}, cas=False
+            {"input": self.state.transcript.get("input"), "started_at": time.time(), **claim},
+            cas=False,
         )
 
-    def _persist_pending(self, result: RunResult, **extra: Any) -> None:
-        fields = self._record(
-            result, raw_input=self.input, raw_context=self.context, owner=None, **extra
+    def _bound(self) -> dict[str, Any]:
+        """The raw data a pending run continues with, and the MAC that binds it."""
+        state = self.state
+        approval = state.approval.to_dict() if state.approval else None
+        mac = binding.sign(
+            self.store,
+            run_id=state.run_id,
+            tool=state.spec.name,
+            tool_digest=state.spec.digest,
+            input=state.input,
+            context=state.context,
+            approval=approval,
+            timeout=state.timeout,
+            background=state.background,
         )
+        return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
+
+    def persist_pending(self, result: RunResult) -> None:
+        """Store a run entering a pending state (durable), with its raw data bound by MAC."""
+        fields = self._record(result, owner=None, **self._bound())
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))
 
@@ -137,10 +232,9 @@ class CallRecording(CallViews):
         token = secrets.token_hex(8)
         self._write(
             {
-                "input": self.transcript.get("input"),
-                "raw_input": self.input,
-                "raw_context": self.context,
+                "input": self.state.transcript.get("input"),
                 "status": RunStatus.RUNNING.value,
+                **self._bound(),
                 **owner_fields(token, background.SPAWN_LEASE_S),
             },
             cas=False,
@@ -150,10 +244,10 @@ class CallRecording(CallViews):
         try:
             background.spawn(
                 self.store,
-                self.run_id,
+                self.state.run_id,
                 token,
-                self.registry,
-                idempotent=bool(self.spec.annotations.get("idempotentHint")),
+                self.locator,
+                idempotent=bool(self.state.spec.annotations.get("idempotentHint")),
             )
         except (OSError, ToolctlError) as exc:
             return self.error_result(
@@ -161,12 +255,12 @@ class CallRecording(CallViews):
                     ErrorCode.HANDLER_ERROR.value, f"could not start the background worker: {exc}"
                 )
             )
-        return self.result(RunStatus.RUNNING, ended=False)
+        return self.state.result(RunStatus.RUNNING, ended=False)
 
     def cancelled(self) -> RunResult:
         """End the run as ``cancelled`` (the abort signal tells the handler)."""
-        self.abort.abort("cancelled")
+        self.state.abort.abort("cancelled")
         return self.error_result(
-            ToolErrorInfo(ErrorCode.CANCELLED.value, f"{self.spec.name} was cancelled"),
+            ToolErrorInfo(ErrorCode.CANCELLED.value, f"{self.state.spec.name} was cancelled"),
             RunStatus.CANCELLED,
         )

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
 
 
 @dataclass
@@ -40,13 +44,22 @@ class RunRecord:
     registry: dict[str, Any] | None = None
     model_output: dict[str, Any] | None = None
     display: dict[str, Any] | None = None
+    binding: str | None = None  # MAC over the pending data (see toolctl.runtime.binding)
+    traceback: str | None = None  # of a failed handler: user frames, redacted
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
         data = dataclasses.asdict(self)
-        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires"):
+        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires", "binding"):
             data.pop(key)
         return data
+
+
+class HasProject(Protocol):
+    """Anything with a ``project`` (a :class:`~toolctl.registry.Registry`): where its history is."""
+
+    @property
+    def project(self) -> Project | None: ...
 
 
 class RunStore(Protocol):
@@ -55,6 +68,15 @@ class RunStore(Protocol):
     Calls come from any thread: the caller's, the event loop's, or the history writer's (see
     :mod:`toolctl.runtime.history`), so a store must be safe to use across threads.
     """
+
+    @property
+    def path(self) -> Path | None:
+        """The database file (None: in memory; background runs need a file)."""
+        ...
+
+    def binding_key(self) -> bytes:
+        """The store's secret for :mod:`toolctl.runtime.binding` (kept with mode 0600)."""
+        ...
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None: ...
 

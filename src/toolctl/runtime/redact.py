@@ -9,10 +9,13 @@ userinfo such as ``postgres://user:secret@host``, ``?api_key=`` query parameters
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 from collections.abc import Iterator
 from typing import Any
+
+from toolctl.runtime.memo import PerObject
 
 REDACTED = "[REDACTED]"
 
@@ -168,6 +171,33 @@ def _plain(value: Any) -> Any:
     return value
 
 
+MIN_SECRET_CHARS = 3  # shorter values would mangle every message they are searched in
+
+
+def _leaves(value: Any, out: set[str]) -> None:
+    """The text forms of the scalar leaves of a secret value."""
+    if isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, out)
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = str(value)
+        if len(text) >= MIN_SECRET_CHARS:
+            out.add(text)
+
+
+def scrub_text(text: str, secrets: set[str]) -> str:
+    """``text`` with the known secret values in ``secrets`` (and every secret-shaped substring)
+    replaced by ``[REDACTED]``: what a handler's error message or log line may quote."""
+    for value in sorted(secrets, key=len, reverse=True):
+        for form in {value, repr(value)[1:-1], json.dumps(value)[1:-1]}:
+            if len(form) >= MIN_SECRET_CHARS and form in text:
+                text = text.replace(form, REDACTED)
+    return redact_text(text)
+
+
 class Redactor:
     """Redacts values shaped by one schema (its ``x-sensitive``/``writeOnly`` fields).
 
@@ -184,6 +214,25 @@ class Redactor:
         if not self._annotated:
             return _plain(value)
         return self._walk(value, [self.schema])
+
+    def secret_values(self, value: Any) -> set[str]:
+        """The secret values inside ``value`` (the text of what :meth:`redact` hides by field)."""
+        out: set[str] = set()
+        self._collect(value, [self.schema] if self._annotated else [], out)
+        return out
+
+    def _collect(self, value: Any, schemas: list[Any], out: set[str]) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                subs = [c for s in schemas for c in _child_schemas(s, self.schema, key)]
+                if _secret(key, item, subs, self.schema):
+                    _leaves(item, out)
+                else:
+                    self._collect(item, subs, out)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                subs = [c for s in schemas for c in _child_schemas(s, self.schema, i)]
+                self._collect(item, subs, out)
 
     def _walk(self, value: Any, schemas: list[Any]) -> Any:
         if not schemas:
@@ -207,19 +256,12 @@ class Redactor:
         return value
 
 
-_REDACTORS: dict[int, tuple[Any, Redactor]] = {}
+_REDACTORS: PerObject[Any, Redactor] = PerObject(Redactor)
 
 
 def redactor_for(schema: Any) -> Redactor:
     """The :class:`Redactor` of ``schema``, built once per schema object (specs are frozen)."""
-    found = _REDACTORS.get(id(schema))
-    if found is not None and found[0] is schema:
-        return found[1]
-    if len(_REDACTORS) > 4096:
-        _REDACTORS.clear()
-    made = Redactor(schema)
-    _REDACTORS[id(schema)] = (schema, made)  # holding the schema keeps its id unique
-    return made
+    return _REDACTORS(schema)
 
 
 def _secret(key: str, item: Any, schemas: list[Any], root: Any) -> bool:

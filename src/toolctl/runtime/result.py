@@ -142,7 +142,9 @@ class RunResult:
     ``output`` is the raw handler output; ``model_output`` is what a model should see
     (``{"type": "text"|"json"|"content", "value": ...}``); ``display`` and ``transcript`` map each
     phase (input, output, error, suspend, ...) to its transformed, redacted payload. A suppressed
-    phase is absent.
+    phase is absent. ``traceback`` is the failed handler's traceback (its own frames, redacted):
+    for the developer (``toolctl run --traceback``, ``runs show``, the server log), never for the
+    model.
     """
 
     run_id: str
@@ -158,6 +160,7 @@ class RunResult:
     ended_at: float | None = None
     duration_ms: float | None = None
     notes: list[str] = field(default_factory=list)
+    traceback: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -185,4 +188,5 @@ class RunResult:
             "ended_at": self.ended_at,
             "duration_ms": self.duration_ms,
             "notes": list(self.notes),
+            "traceback": self.traceback,
         }

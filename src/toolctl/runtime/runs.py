@@ -9,7 +9,7 @@ from typing import Any
 
 from toolctl.runtime.errors import RunStateError
 from toolctl.runtime.ownership import HOST
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.records import RunRecord, RunStore
 from toolctl.runtime.result import RunResult, RunStatus, ToolErrorInfo
 
 CANCELLED_ERROR = {"code": "cancelled", "message": "the run was cancelled", "details": []}
@@ -48,10 +48,13 @@ def to_result(rec: RunRecord) -> RunResult:
         ended_at=rec.ended_at,
         duration_ms=rec.duration_ms,
         notes=list(rec.notes),
+        traceback=rec.traceback,
     )
 
 
-def wait(store: Any, run_id: str, timeout: float | None = None, poll: float = 0.05) -> RunRecord:
+def wait(
+    store: RunStore, run_id: str, timeout: float | None = None, poll: float = 0.05
+) -> RunRecord:
     """Block until the run is no longer ``running``; :class:`TimeoutError` after ``timeout``."""
     deadline = None if timeout is None else time.monotonic() + timeout
     last_sweep = time.monotonic()
@@ -69,10 +72,10 @@ def wait(store: Any, run_id: str, timeout: float | None = None, poll: float = 0.
         poll = min(poll * 1.5, 0.5)
 
 
-def cancel(store: Any, run_id: str) -> RunRecord:
+def cancel(store: RunStore, run_id: str) -> RunRecord:
     """Cancel a pending run: awaiting approval, suspended, or running in a background worker."""
     rec: RunRecord = store.get(run_id)
-    changes = {
+    changes: dict[str, Any] = {
         "status": RunStatus.CANCELLED.value,
         "error": CANCELLED_ERROR,
         "ended_at": time.time(),
@@ -83,7 +86,7 @@ def cancel(store: Any, run_id: str) -> RunRecord:
     if rec.status in (RunStatus.AWAITING_APPROVAL.value, RunStatus.SUSPENDED.value):
         if not store.update(rec.run_id, expect_status=rec.status, **changes):
             raise RunStateError(f"run {rec.run_id} changed state while cancelling; look again")
-        return store.get(rec.run_id)  # type: ignore[no-any-return]
+        return store.get(rec.run_id)
     if rec.status != RunStatus.RUNNING.value:
         raise RunStateError(f"run {rec.run_id} already ended (status: {rec.status})")
     if not rec.background:
@@ -107,4 +110,4 @@ def cancel(store: Any, run_id: str) -> RunRecord:
         except (ProcessLookupError, PermissionError):
             notes.append("the worker process had already ended")
         store.update(rec.run_id, notes=notes)
-    return store.get(rec.run_id)  # type: ignore[no-any-return]
+    return store.get(rec.run_id)

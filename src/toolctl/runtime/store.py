@@ -36,11 +36,12 @@ from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
+from toolctl.runtime.records import HasProject
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 from toolctl.yamlsrc import real_path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 5.0
 
 _JSON_COLUMNS = frozenset(
@@ -90,7 +91,9 @@ CREATE TABLE IF NOT EXISTS runs (
     resume_count  INTEGER NOT NULL DEFAULT 0,
     registry      TEXT,
     model_output  TEXT,
-    display       TEXT
+    display       TEXT,
+    binding       TEXT,
+    traceback     TEXT
 );
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
@@ -101,6 +104,8 @@ CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
 _MIGRATIONS = (
     # 2: the model output and display views of a run, for collecting a background result
     ("ALTER TABLE runs ADD COLUMN model_output TEXT", "ALTER TABLE runs ADD COLUMN display TEXT"),
+    # 3: the MAC binding a pending run's data, and a failed handler's traceback
+    ("ALTER TABLE runs ADD COLUMN binding TEXT", "ALTER TABLE runs ADD COLUMN traceback TEXT"),
 )
 
 
@@ -289,6 +294,7 @@ class SqliteStore:
 
     def __init__(self, path: str | Path, *, sweep: bool = True) -> None:
         self.path = Path(path)
+        self._key: bytes | None = None
         _prepare_file(self.path)
         self._lock = threading.RLock()
         with self._mapped("opening it"):
@@ -365,6 +371,15 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def binding_key(self) -> bytes:
+        """The history's secret: ``<db>.key`` beside it, mode 0600 (see
+        :mod:`toolctl.runtime.binding`)."""
+        if self._key is None:
+            from toolctl.runtime.binding import key_path, load_key
+
+            self._key = load_key(key_path(self.path))
+        return self._key
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
@@ -488,7 +503,7 @@ _OPEN: dict[str, RunStore] = {}
 _OPEN_LOCK = threading.Lock()
 
 
-def default_state_path(registry: Any = None) -> Path:
+def default_state_path(registry: HasProject | None = None) -> Path:
     """``state`` from the project config, else ``<project root>/.toolctl/state.db``."""
     project = getattr(registry, "project", None)
     configured = getattr(project, "state_path", None)
@@ -498,14 +513,14 @@ def default_state_path(registry: Any = None) -> Path:
     return Path(root or ".") / ".toolctl" / "state.db"
 
 
-def state_location(registry: Any = None) -> str | Path:
+def state_location(registry: HasProject | None = None) -> str | Path:
     """Where the registry's history lives: a PostgreSQL URL (``state:`` or ``TOOLCTL_STATE``)
     or the SQLite file of :func:`default_state_path`."""
     url = getattr(getattr(registry, "project", None), "state_url", None)
     return url if url else default_state_path(registry)
 
 
-def open_store(path: str | Path | None = None, registry: Any = None) -> RunStore:
+def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> RunStore:
     """The (per-process shared) store at ``path`` or at the registry's place.
 
     ``path`` (or the registry's ``state``) is a file for SQLite or a ``postgresql://`` URL for

@@ -11,13 +11,16 @@ import json
 import signal
 import sys
 import time
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from toolctl.runtime.pipeline import Call, Options, RunCancelled, drive
-from toolctl.runtime.records import RunStore
+from toolctl.runtime.pipeline import Call, RunCancelled
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import ApprovalInfo
 from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.sync import run_sync
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
 
 
 def _on_term(signum: int, frame: Any) -> NoReturn:
@@ -38,7 +41,7 @@ def _fail(store: RunStore, run_id: str, token: str, message: str) -> None:
     )
 
 
-def load_registry_at(locator: dict[str, Any]) -> Any:
+def load_registry_at(locator: dict[str, Any]) -> Registry:
     """The registry a run was started from (its project root and tool paths)."""
     from toolctl.config import project_at
     from toolctl.loader import load_registry
@@ -52,9 +55,8 @@ def run(state: str, locator: dict[str, Any], run_id: str, token: str) -> int:
     store = SqliteStore(state, sweep=False)
     rec = store.get(run_id)
     if rec.registry is None:
-        rec.registry = locator
         store.update(run_id, expect_owner=token, registry=locator)
-    call = prepare(store, run_id, token)
+    call = prepare(store, run_id, token, locator)
     if call is None:
         return 0 if store.get(run_id).status != "failed" else 1
     return finish(call)
@@ -64,10 +66,11 @@ def prepare(
     store: RunStore, run_id: str, token: str, locator: dict[str, Any] | None = None
 ) -> Call | None:
     """The :class:`Call` that continues run ``run_id`` owned by ``token`` (None: it is not
-    ``running`` under that owner any more, or its registry failed to load — the run then
-    ended ``failed``)."""
-    from toolctl.runtime.limits import limits_of
-    from toolctl.runtime.loading import python_path_of
+    ``running`` under that owner any more, or it cannot run — its registry failed to load or
+    its stored data no longer matches its binding — and then ended ``failed``)."""
+    from toolctl.runtime import binding
+    from toolctl.runtime.calls import site_of
+    from toolctl.runtime.options import CallOptions
 
     rec = store.get(run_id)
     if rec.status != "running" or rec.owner != token:
@@ -76,33 +79,20 @@ def prepare(
     try:
         registry = load_registry_at(locator)
         spec = registry.get(rec.tool)
-        limits = limits_of(registry)
+        site = site_of(registry)
     except Exception as exc:
         _fail(store, run_id, token, f"the worker could not load the registry: {exc}")
         return None
-    options = Options(run_id=run_id, context=rec.raw_context, background=True, timeout=rec.timeout)
-    call = Call(
-        spec,
-        store,
-        python_path=python_path_of(registry),
-        options=options,
-        sync=True,
-        registry=locator,
-        limits=limits,
-    )
-    call.input, call.context = rec.raw_input, rec.raw_context
-    call.recorded, call.owner = True, token
-    call.notes.extend(rec.notes)  # e.g. why it was re-queued (already redacted)
-    if rec.approval:
-        call.approval = ApprovalInfo.from_dict(rec.approval)
-    call.phase("input", rec.raw_input, spec.input_schema)
-    return call
+    if not binding.verify(store, rec):
+        _fail(store, run_id, token, "the stored data of the run was modified; it will not run")
+        return None
+    return Call.continue_pending(rec, spec, store, site, CallOptions(store=store), owner=token)
 
 
 def finish(call: Call) -> int:
     """Execute a prepared call to its end; 130 when it was cancelled."""
     try:
-        drive(call.execute())
+        run_sync(call.execute(), call.cancelled_error)
     except RunCancelled:
         return 130
     return 0

@@ -134,3 +134,5 @@ def _log_result(result: RunResult) -> None:
             result.error.code,
             result.error.message,
         )
+        if result.traceback:  # for the developer reading the log; never in the MCP result
+            log.warning("run %s handler traceback:\n%s", result.run_id, result.traceback.rstrip())

@@ -25,6 +25,7 @@ from toolctl.testing.report import CaseResult, Outcome, TestReport
 
 if TYPE_CHECKING:
     from toolctl.registry import Registry
+    from toolctl.runtime.records import RunStore
     from toolctl.spec import ToolSpec
 
 DEFAULT_TIMEOUT = 30.0
@@ -76,7 +77,7 @@ class TestOptions:
 
 
 @contextlib.asynccontextmanager
-async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, Any]]:
+async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, RunStore]]:
     """A copy of ``registry`` whose state path is a fresh temporary database, and that store."""
     from toolctl.runtime.store import SqliteStore
 
@@ -94,7 +95,7 @@ async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, A
             store.close()
 
 
-def _stop_workers(store: Any) -> None:
+def _stop_workers(store: RunStore) -> None:
     """Cancel background runs still going (cases that expect ``running``) before cleanup."""
     from toolctl.runtime import runs
 
@@ -106,7 +107,7 @@ def _stop_workers(store: Any) -> None:
 class Runner:
     """Runs cases (and fuzzing) for one registry against one temporary store."""
 
-    def __init__(self, registry: Registry, store: Any, options: TestOptions) -> None:
+    def __init__(self, registry: Registry, store: RunStore, options: TestOptions) -> None:
         self.registry = registry
         self.store = store
         self.options = options

@@ -1,0 +1,115 @@
+"""The keyed MAC that binds a pending run to everything it will run with.
+
+A run left awaiting approval (or suspended, or handed to a background worker) keeps its raw
+input and request context in the state store until it continues. Whoever can write the store
+could change them between the request and the approval: an unkeyed hash of the input can be
+rewritten together with the input. So the row carries an HMAC-SHA256, under a secret of the
+state store, over the run id, the tool, its definition digest, the input, the request context,
+the approval, the timeout and the background flag; approve and resume recompute it and refuse a
+row that does not match.
+
+The secret of an SQLite history is a file beside the database (``state.db.key``, 32 random
+bytes, mode 0600), not a table in it: a copy of the database (a backup, a bug report, a file
+shared with a group) then carries no key, and a process that can write the database but not
+read the key cannot forge a row. An in-memory store keeps its secret in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolctl.runtime import jsondata
+from toolctl.runtime.errors import StateError
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import RunRecord, RunStore
+
+KEY_BYTES = 32
+
+
+def sign(store: RunStore, **bound: Any) -> str:
+    """The MAC of ``bound`` (the run's fields, by name) under ``store``'s secret."""
+    if bound.get("timeout") is not None:
+        bound["timeout"] = float(bound["timeout"])  # stored as REAL: 10 comes back as 10.0
+    text = jsondata.dumps(bound, canonical=True).encode("utf-8")
+    return hmac.new(store.binding_key(), text, hashlib.sha256).hexdigest()
+
+
+def sign_record(store: RunStore, rec: RunRecord) -> str:
+    """The MAC a stored pending row should carry (see :func:`sign`)."""
+    return sign(
+        store,
+        run_id=rec.run_id,
+        tool=rec.tool,
+        tool_digest=rec.tool_digest,
+        input=rec.raw_input,
+        context=rec.raw_context,
+        approval=rec.approval,
+        timeout=rec.timeout,
+        background=rec.background,
+    )
+
+
+def verify(store: RunStore, rec: RunRecord) -> bool:
+    """True when ``rec``'s pending data is what was stored with it."""
+    if not rec.binding:
+        return False
+    return hmac.compare_digest(rec.binding, sign_record(store, rec))
+
+
+def key_path(db: Path) -> Path:
+    """Where the secret of the history at ``db`` is kept."""
+    return db.with_name(db.name + ".key")
+
+
+def load_key(path: Path) -> bytes:
+    """The secret at ``path``, created (mode 0600) when missing.
+
+    Written to a temporary file and linked into place, so a concurrent reader sees the whole
+    key or none, and two creators agree on the first one linked.
+    """
+    if path.exists():
+        return _read_key(path)
+    key = secrets.token_bytes(KEY_BYTES)
+    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, key.hex().encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.link(tmp, path)
+    except FileExistsError:
+        return _read_key(path)  # another process made it first
+    except OSError as exc:
+        raise StateError(f"cannot create the run history key {path}: {exc.strerror}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+    return key
+
+
+def _read_key(path: Path) -> bytes:
+    try:
+        info = path.stat()
+        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+            raise StateError(
+                f"the run history key {path} is readable or writable by other users "
+                f"(mode {stat.S_IMODE(info.st_mode):o}); approvals bound with it cannot be trusted",
+                hint=f"chmod 600 {path} (or delete it: pending runs then need a new request)",
+            )
+        key = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        if len(key) < KEY_BYTES // 2:
+            raise ValueError("too short")
+        return key
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise StateError(
+            f"cannot read the run history key {path}: {exc}",
+            hint=f"delete {path}: pending runs then need a new request",
+        ) from None

@@ -1,0 +1,81 @@
+"""The per-tool plan: what every call of one tool needs, worked out once per tool definition.
+
+Specs are frozen, so the plan is cached by spec object: the transforms of each view, the
+redactors and whether a schema marks secrets at all, the timeouts. A tool without transforms
+does its views with one redaction per phase, a tool without ``x-sensitive``/``writeOnly``
+fields redacts by key names and value shapes only (see :mod:`toolctl.runtime.redact`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolctl.runtime.memo import PerObject
+from toolctl.runtime.redact import Redactor, redactor_for
+from toolctl.runtime.state import validator_for
+
+if TYPE_CHECKING:
+    from toolctl.schema import Validator
+    from toolctl.spec import ToolSpec
+
+
+class ToolPlan:
+    """What the pipeline looks up for every call of one tool."""
+
+    __slots__ = (
+        "background",
+        "background_timeout",
+        "display",
+        "input_redactor",
+        "input_validator",
+        "output_redactor",
+        "output_schema",
+        "output_validator",
+        "spec",
+        "timeout",
+        "transcript",
+        "transforms",
+    )
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+        declared = spec.transform or {}
+        self.display: dict[str, Any] = dict(declared.get("display") or {})
+        self.transcript: dict[str, Any] = dict(declared.get("transcript") or {})
+        self.transforms = bool(self.display or self.transcript)
+        self.input_redactor: Redactor = redactor_for(spec.input_schema)
+        self.input_validator: Validator = validator_for(spec.input_schema)
+        self.output_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
+        self.output_redactor: Redactor = redactor_for(self.output_schema)
+        self.output_validator: Validator | None = (
+            None if spec.output_schema is None else validator_for(spec.output_schema)
+        )
+        self.timeout = spec.timeout
+        self.background_timeout = spec.background_timeout or spec.timeout
+        self.background = bool(spec.background)
+
+    def transform(self, target: str, phase: str) -> Any:
+        """The declared ``target`` (display/transcript) transform of ``phase``, or None."""
+        return (self.display if target == "display" else self.transcript).get(phase)
+
+    def redactor(self, schema: Any) -> Redactor:
+        """The redactor of ``schema`` (the tool's own schemas without a lookup)."""
+        if schema is self.spec.input_schema:
+            return self.input_redactor
+        if schema is self.output_schema:
+            return self.output_redactor
+        return redactor_for(schema)
+
+    def declares(self, target: str, phase: str) -> bool:
+        declared = self.display if target == "display" else self.transcript
+        if phase == "approval" and "approval" not in declared:
+            phase = "input"  # the approval view defaults to the input view
+        return phase in declared
+
+
+_PLANS: PerObject[ToolSpec, ToolPlan] = PerObject(ToolPlan)
+
+
+def plan_for(spec: ToolSpec) -> ToolPlan:
+    """The plan of ``spec``, made once per spec object."""
+    return _PLANS(spec)

@@ -1,0 +1,368 @@
+"""The same guarantees whatever the front end (issue 10, items 2, 5, 6 and 7): secrets never leave
+through error text, handler misbehaviour is a clean failure, approval binds everything the run
+will use (keyed MAC), and a failed handler's traceback is kept for the developer only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
+
+from toolctl.cli.app import run as cli
+from toolctl.registry import Registry
+from toolctl.runtime import RunStateError, RunStatus, api
+
+from .conftest import FIXTURES
+
+TOOLS = """\
+toolctl: 1
+tools:
+  - name: login
+    description: Log in with a pin.
+    handler: guard_handlers:login
+    inputSchema:
+      type: object
+      properties:
+        user: {type: string}
+        pin: {type: string, x-sensitive: true}
+        code: {type: integer, writeOnly: true}
+      required: [user, pin]
+  - name: exit0
+    description: Raises SystemExit(0).
+    handler: guard_handlers:exit0
+    inputSchema: {type: object}
+  - name: aexit0
+    description: Raises SystemExit(0), async.
+    handler: guard_handlers:aexit0
+    inputSchema: {type: object}
+  - name: int_keys
+    description: Returns a dict with an integer key.
+    handler: guard_handlers:int_keys
+    inputSchema: {type: object}
+  - name: noisy
+    description: Writes to file descriptor 1.
+    handler: guard_handlers:noisy
+    inputSchema: {type: object}
+  - name: escapes
+    description: Returns text with terminal escape sequences.
+    handler: guard_handlers:escapes
+    inputSchema: {type: object}
+  - name: where
+    description: Works in the sandbox of its request context.
+    handler: guard_handlers:where
+    requireApproval: true
+    inputSchema:
+      type: object
+      properties: {path: {type: string}}
+      required: [path]
+    requestContextSchema:
+      type: object
+      properties: {sandbox: {type: string}}
+      required: [sandbox]
+"""
+
+PIN = "4711-open-sesame"
+CODE = 98765431
+
+
+@pytest.fixture
+def greg(make_registry: Callable[[dict[str, str]], Registry]) -> Registry:
+    return make_registry({"guard.yaml": TOOLS})
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = cli(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _toolctl(project: Path, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])}
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "toolctl", *argv],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        **kw,
+    )
+
+
+# ---------------------------------------------------------------- 2: secrets in error text
+
+
+def test_a_secret_quoted_in_an_error_never_leaves_the_handler(
+    greg: Registry, caplog: pytest.LogCaptureFixture
+) -> None:
+    from toolctl.server.results import call_result
+
+    caplog.set_level(logging.DEBUG)
+    result = greg.call("login", {"user": "ann", "pin": PIN})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.message == "RuntimeError: login failed for pin [REDACTED] (user ann)"
+    assert result.traceback is not None and "[REDACTED]" in result.traceback
+    rec = api.resolve_store(greg).get(result.run_id)
+    mcp = call_result(result)
+    for sink in (
+        json.dumps(result.to_dict()),
+        json.dumps(rec.public()),
+        json.dumps(mcp),
+        caplog.text,
+    ):
+        assert PIN not in sink
+    assert "trying pin [REDACTED]" in caplog.text  # the handler's own log line
+
+
+def test_a_write_only_number_is_redacted_from_error_text(greg: Registry) -> None:
+    result = greg.call("login", {"user": "ann", "pin": PIN, "code": CODE})
+    assert result.error is not None and str(CODE) not in result.error.message
+    assert result.error.message == "ValueError: code [REDACTED] rejected"
+    assert str(CODE) not in (result.traceback or "")
+
+
+def test_the_cli_never_prints_a_secret_from_an_error(
+    greg: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = json.dumps({"user": "ann", "pin": PIN})
+    code, out, err = _cli(capsys, "run", "login", "-i", args, "--traceback")
+    assert code == 1 and "login failed for pin [REDACTED]" in err
+    assert PIN not in out + err
+    run_id = api.resolve_store(greg).query(tool="login")[0].run_id
+    code, out, err = _cli(capsys, "runs", "show", run_id)
+    assert code == 0 and PIN not in out + err
+
+
+# ---------------------------------------------------------------- 5: clean failures
+
+
+def test_system_exit_0_in_a_handler_is_a_failed_run_with_exit_1(
+    greg: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _err = _cli(capsys, "run", "exit0", "--format", "json")
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "failed"
+    assert result["error"]["message"] == "SystemExit: 0"
+
+
+@pytest.mark.parametrize("tool", ["exit0", "aexit0"])
+@pytest.mark.parametrize("via", ["call", "call with timeout", "acall"])
+def test_system_exit_never_leaves_the_pipeline(greg: Registry, tool: str, via: str) -> None:
+    import asyncio
+
+    if via == "acall":
+        result = asyncio.run(greg.acall(tool, {}))
+    else:
+        result = greg.call(tool, {}, timeout=5 if via == "call with timeout" else None)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.message == "SystemExit: 0"
+
+
+@pytest.mark.parametrize("via", ["call", "acall"])
+def test_an_output_with_a_non_string_key_is_a_clean_failed_run(greg: Registry, via: str) -> None:
+    import asyncio
+
+    result = greg.call("int_keys", {}) if via == "call" else asyncio.run(greg.acall("int_keys", {}))
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.code == "invalid_output"
+    assert "object key 1 is not a string" in result.error.message
+    assert api.resolve_store(greg).get(result.run_id).status == "failed"
+
+
+def test_input_from_dev_zero_is_refused_at_the_limit(
+    greg: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _out, err = _cli(capsys, "run", "exit0", "--input", "@/dev/zero")
+    assert code == 2 and "more than 1048576 bytes" in err
+    assert not api.resolve_store(greg).query(tool="exit0")  # the handler never ran
+
+
+# slow (starts processes): mark @pytest.mark.slow once the marker exists
+def test_an_endless_stdin_is_refused_at_the_limit(greg: Registry, project: Path) -> None:
+    endless = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        done = _toolctl(project, "run", "exit0", "--input", "-", stdin=endless.stdout)
+    finally:
+        endless.kill()
+        endless.wait()
+        assert endless.stdout is not None
+        endless.stdout.close()
+    assert done.returncode == 2 and "stdin holds more than 1048576 bytes" in done.stderr
+
+
+# slow (starts processes): mark @pytest.mark.slow once the marker exists
+def test_writes_to_fd_1_never_corrupt_json_output(greg: Registry, project: Path) -> None:
+    done = _toolctl(project, "run", "noisy", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["output"] == {"ok": True}
+    assert "raw bytes on fd 1" in done.stderr and "a print" in done.stderr
+
+
+# slow (starts processes): mark @pytest.mark.slow once the marker exists
+def test_escape_sequences_in_a_text_output_are_escaped_on_a_terminal(
+    greg: Registry, project: Path
+) -> None:
+    import pty
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: toolctl on a terminal
+        os.chdir(project)
+        os.execve(sys.executable, [sys.executable, "-m", "toolctl", "run", "escapes"], env)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.waitpid(pid, 0)
+    shown = b"".join(chunks)
+    assert b"\x1b" not in shown and b"\x07" not in shown
+    assert b"\\u{001b}[31mRED" in shown
+
+
+# ---------------------------------------------------------------- 6: the approval binding
+
+
+def _tamper(reg: Registry, run_id: str, **columns: str) -> None:
+    db = sqlite3.connect(api.resolve_store(reg).path)
+    for column, value in columns.items():
+        db.execute(f"UPDATE runs SET {column} = ? WHERE run_id = ?", (value, run_id))
+    db.commit()
+    db.close()
+
+
+def test_a_tampered_request_context_is_refused_on_approve(greg: Registry) -> None:
+    pending = greg.call("where", {"path": "notes.txt"}, context={"sandbox": "/tmp/box"})
+    assert pending.status is RunStatus.AWAITING_APPROVAL
+    _tamper(greg, pending.run_id, raw_context='{"sandbox": "/etc"}')
+    with pytest.raises(RunStateError, match="key-signed binding"):
+        greg.approve(pending.run_id)
+    assert api.resolve_store(greg).get(pending.run_id).status == "awaiting_approval"
+    assert greg.decline(pending.run_id).status is RunStatus.DECLINED
+
+
+def test_input_rewritten_with_its_hash_is_refused_on_approve(greg: Registry) -> None:
+    from toolctl.runtime import jsondata
+
+    pending = greg.call("where", {"path": "notes.txt"}, context={"sandbox": "/tmp/box"})
+    forged = {"path": "/etc/passwd"}
+    _tamper(
+        greg,
+        pending.run_id,
+        raw_input=json.dumps(forged),
+        input_hash=jsondata.digest(forged),
+    )
+    with pytest.raises(RunStateError, match="key-signed binding"):
+        greg.approve(pending.run_id)
+
+
+def test_a_suspended_run_with_a_forged_approval_is_refused_on_resume(greg: Registry) -> None:
+    # "deploy" needs approval, then suspends; forging the stored approval (or the input, with
+    # its hash) of the suspended run is caught before the handler runs again.
+    from toolctl.runtime import jsondata
+
+    pending = greg.call("deploy", {"target": "staging"})
+    suspended = greg.approve(pending.run_id)
+    assert suspended.status is RunStatus.SUSPENDED
+    forged = {"target": "prod"}
+    rec = api.resolve_store(greg).get(pending.run_id)
+    approval = {**(rec.approval or {}), "input_hash": jsondata.digest(forged)}
+    _tamper(
+        greg,
+        pending.run_id,
+        raw_input=json.dumps(forged),
+        input_hash=jsondata.digest(forged),
+        approval=json.dumps(approval),
+    )
+    with pytest.raises(RunStateError, match="key-signed binding"):
+        greg.resume(pending.run_id, {"answer": "yes"})
+    assert api.resolve_store(greg).get(pending.run_id).status == "suspended"
+
+
+def test_an_untampered_run_is_approved_and_the_key_is_private(greg: Registry) -> None:
+    pending = greg.call("where", {"path": "notes.txt"}, context={"sandbox": "/tmp/box"})
+    done = greg.approve(pending.run_id)
+    assert done.status is RunStatus.SUCCEEDED
+    assert done.output == {"sandbox": "/tmp/box", "path": "notes.txt"}
+    db = api.resolve_store(greg).path
+    assert db is not None
+    key = db.with_name(db.name + ".key")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+
+
+def test_a_key_readable_by_others_is_not_trusted(greg: Registry) -> None:
+    from toolctl.runtime import StateError
+    from toolctl.runtime.binding import key_path, load_key
+
+    pending = greg.call("where", {"path": "a"}, context={"sandbox": "/tmp/box"})
+    db = api.resolve_store(greg).path
+    assert db is not None
+    key_path(db).chmod(0o644)
+    with pytest.raises(StateError, match="readable or writable by other users"):
+        load_key(key_path(db))
+    assert pending.status is RunStatus.AWAITING_APPROVAL
+
+
+# ---------------------------------------------------------------- 7: tracebacks
+
+
+def test_the_traceback_keeps_the_handler_frames_only(greg: Registry) -> None:
+    result = greg.call("login", {"user": "ann", "pin": PIN})
+    tb = result.traceback
+    assert tb is not None
+    assert 'guard_handlers.py", line' in tb and "in login" in tb and "in _check" in tb
+    assert "toolctl" + os.sep + "runtime" not in tb
+    assert tb.rstrip().endswith("RuntimeError: login failed for pin [REDACTED] (user ann)")
+    rec = api.resolve_store(greg).get(result.run_id)
+    assert rec.traceback == tb
+    # never for the model
+    assert "guard_handlers.py" not in json.dumps(result.model_output)
+    assert "guard_handlers.py" not in json.dumps(rec.error)
+
+
+def test_runs_show_and_run_traceback_print_it(
+    greg: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = json.dumps({"user": "ann", "pin": PIN})
+    code, _, err = _cli(capsys, "run", "login", "-i", args)
+    assert code == 1 and "guard_handlers.py" not in err  # only when asked
+    code, _, err = _cli(capsys, "run", "login", "-i", args, "--traceback")
+    assert code == 1 and "handler traceback" in err and "in _check" in err
+    run_id = api.resolve_store(greg).query(tool="login")[0].run_id
+    code, out, _ = _cli(capsys, "runs", "show", run_id)
+    assert code == 0 and 'guard_handlers.py", line' in out and "in _check" in out
+
+
+# slow (starts processes): mark @pytest.mark.slow once the marker exists
+def test_serve_logs_the_traceback_and_never_sends_it(greg: Registry, project: Path) -> None:
+    pytest.importorskip("mcp")
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "login", "arguments": {"user": "ann", "pin": PIN}},
+    }
+    server = RawServe(project)
+    server.send(wire(INIT, INITIALIZED, call))
+    replies = {m["id"]: m for m in (server.reply(), server.reply())}
+    _, log = server.close(timeout=45)
+    sent = json.dumps(replies[2])
+    assert replies[2]["result"]["isError"] is True
+    assert "login failed for pin [REDACTED]" in sent
+    assert "guard_handlers.py" not in sent and PIN not in sent
+    assert 'guard_handlers.py", line' in log and "in _check" in log
+    assert PIN not in log
