@@ -17,7 +17,7 @@ from typing import Any
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
 from toolctl.export.base import Exporter, ExportOptions, ExportResult
-from toolctl.export.formats import FormatEntry, installed, load
+from toolctl.export.formats import FormatEntry, installed, is_builtin, load
 from toolctl.spec import ToolSpec
 
 __all__ = [
@@ -96,7 +96,7 @@ def export_result(
     exporter = load(entry)
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
-    if entry.package == "toolctl":
+    if is_builtin(entry):
         return exporter.export(specs, opts)
     try:
         return exporter.export(specs, opts)

@@ -9,10 +9,12 @@ so a new provider format is a package, not a fork. An entry point names an objec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
+from toolctl import DISTRIBUTION
 from toolctl.errors import PluginError
 from toolctl.export.base import Exporter
 
@@ -39,12 +41,22 @@ class FormatEntry:
 
 def installed() -> dict[str, FormatEntry]:
     """Every format by name, in name order (the built-ins even without installed metadata)."""
-    found = {n: FormatEntry(n, v, "toolctl") for n, v in BUILTIN.items()}
+    found = {n: FormatEntry(n, v, DISTRIBUTION) for n, v in BUILTIN.items()}
     for ep in entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
-        package = dist.name if dist is not None else "?"
+        package = _normalized(dist.name) if dist is not None else "?"
         found[ep.name] = FormatEntry(ep.name, ep.value, package)
     return dict(sorted(found.items()))
+
+
+def _normalized(name: str) -> str:
+    """A distribution name as the package index compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def is_builtin(entry: FormatEntry) -> bool:
+    """True for a format this distribution ships (its errors are toolctl's own bugs)."""
+    return entry.package == DISTRIBUTION
 
 
 def load(entry: FormatEntry) -> Exporter:
