@@ -50,7 +50,7 @@ def test_serve_names_unknown_and_disabled_tools() -> None:
     pytest.importorskip("mcp")
     for tool, expected in (
         ("nope", "no tool named 'nope'"),
-        ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
+        ("disabled_tool", "tool 'disabled_tool' is disabled (enabled: false at tools.d/"),
     ):
         proc = run_serve(REGISTRY, "--tool", tool)
         assert proc.returncode == 2  # usage errors, as in `toolctl run`

@@ -14,7 +14,6 @@ import typer
 from toolctl.cli import exitcodes
 
 if TYPE_CHECKING:
-    from toolctl.registry import Registry
     from toolctl.runtime.result import RunResult
 
 
@@ -80,55 +79,6 @@ def read_json_arg(value: str | None, what: str) -> str | None:
         except UnicodeDecodeError:
             raise typer.BadParameter(f"{what} file {path} is not UTF-8 text") from None
     return value
-
-
-def registry_for(registry_path: Path | None, tool: str | None = None) -> Registry:
-    """The registry (broken tools left out); a usage error when ``tool`` is not in it."""
-    from toolctl.cli.render import print_diagnostics, print_error
-    from toolctl.errors import UnknownToolError
-    from toolctl.loader import load_registry as load
-
-    registry = load(registry_path)
-    if tool is not None and tool not in registry:
-        related = [d for d in registry.diagnostics if d.tool == tool]
-        if related:
-            print_diagnostics(related)
-            err(f"toolctl: error: tool {tool!r} has errors (above) and cannot run")
-            raise typer.Exit(exitcodes.USAGE)
-        try:
-            registry.get(tool)
-        except UnknownToolError as exc:
-            print_error(exc)
-            raise typer.Exit(exitcodes.USAGE) from None
-    if tool is not None and not registry.get(tool).enabled:
-        err(
-            f"toolctl: error: tool {tool!r} is disabled (enabled: false in "
-            f"{registry.get(tool).location})"
-        )
-        raise typer.Exit(exitcodes.USAGE)
-    return registry
-
-
-def state_store(registry_path: Path | None, state: Path | None, *, create: bool = True) -> Any:
-    """The run history: ``--state`` or the project's (None when it does not exist yet)."""
-    from toolctl.config import project_for
-    from toolctl.runtime.store import default_state_path, open_store
-
-    if state is not None:
-        if not create and not state.exists():
-            return None
-        return open_store(state)
-    project = project_for(registry_path)
-    if not create and not default_state_path(_Holder(project)).exists():
-        return None
-    return open_store(None, _Holder(project))
-
-
-class _Holder:
-    """Something with a ``project`` (what the store helpers look at)."""
-
-    def __init__(self, project: Any) -> None:
-        self.project = project
 
 
 def exit_code(result: RunResult) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from toolctl.errors import ToolctlError
 from toolctl.runtime.limits import ResourceLimits, limits_of
 from toolctl.runtime.loading import python_path_of
 from toolctl.runtime.memstore import MemoryStore
@@ -69,11 +68,7 @@ def locator(registry: Any) -> dict[str, Any] | None:
 
 def spec_of(registry: Any, name: str) -> ToolSpec:
     spec: ToolSpec = registry.get(name)
-    if not spec.enabled:
-        raise ToolctlError(
-            f"tool {name!r} is disabled (enabled: false in {spec.location})",
-            hint="set enabled: true to run it",
-        )
+    spec.check_enabled("run")
     return spec
 
 
