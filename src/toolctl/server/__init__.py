@@ -10,9 +10,7 @@ import importlib.util
 
 from toolctl.errors import ToolctlError
 
-INSTALL_HINT = (
-    "pip install 'toolctl-registry[mcp]' (from a checkout: pip install '.[mcp]')"
-)
+INSTALL_HINT = "pip install 'toolctl-registry[mcp]' (from a checkout: pip install '.[mcp]')"
 
 
 class SdkMissingError(ToolctlError):

@@ -158,8 +158,9 @@ class ToolSpec:
         if not self.enabled:
             from toolctl.errors import DisabledToolError
 
+            where = self.locate("enabled", key=True)
             raise DisabledToolError(
-                f"tool {self.name!r} is disabled (enabled: false at {self.locate('enabled', key=True)})",
+                f"tool {self.name!r} is disabled (enabled: false at {where})",
                 hint=f"set enabled: true to {action} it",
             )
 
