@@ -62,8 +62,8 @@ def export_command(
     fmt: Annotated[
         str | None,
         format_option(
-            "Target format, required: openai, openai-responses, anthropic, gemini, bedrock, "
-            "mistral, mcp or a plugin's (see --list-formats).",
+            "Target format, required: openai, anthropic, gemini, bedrock, mistral, mcp "
+            "or another from --list-formats.",
             metavar="FORMAT",
         ),
     ] = None,

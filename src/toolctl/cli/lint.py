@@ -132,8 +132,8 @@ def lint(
         typer.Option(
             "--provider",
             metavar="NAME[,NAME...]",
-            help="Providers to check, comma-separated: the export formats (toolctl export "
-            "--list-formats; default: all).",
+            help="Providers to check, comma-separated (default: all): the names of "
+            "`toolctl export --list-formats`.",
         ),
     ] = None,
     select: Annotated[
