@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -40,9 +41,14 @@ LOADS_A_REGISTRY = {
 }
 
 
+@functools.cache
+def _root() -> Any:
+    return typer.main.get_command(app)
+
+
 def _click_command(command: tuple[str, ...]) -> Any:
     """The click command behind ``toolctl COMMAND`` (typer vendors click: matched by shape)."""
-    cmd: Any = typer.main.get_command(app)
+    cmd: Any = _root()
     for part in command:
         cmd = cmd.commands[part]
     return cmd
