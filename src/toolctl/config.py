@@ -185,7 +185,8 @@ def project_at(root: str | Path, *, tools: list[str | Path] | None = None) -> Pr
         raise ConfigError(
             f"{directory}: not a directory", hint="give the project root, where toolctl.yaml is"
         )
-    return _project(directory, None if tools is None else [Path(t) for t in tools])
+    tool_paths = None if tools is None else [Path(t) for t in tools]
+    return _project(directory, tool_paths, root=directory)
 
 
 def _root_without_config(start: Path, tools: list[Path] | None) -> Path:
@@ -201,10 +202,11 @@ def _root_without_config(start: Path, tools: list[Path] | None) -> Path:
     return target.parent
 
 
-def _project(start: Path, tools: list[Path] | None) -> Project:
+def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None) -> Project:
+    """The project whose config is found from ``start``; without one, ``root`` when given."""
     found = find_config(start)
     if found is None:
-        root = _root_without_config(start, tools)
+        root = root or _root_without_config(start, tools)
         settings: dict[str, Any] = {}
         config_file = None
     else:

@@ -234,3 +234,15 @@ def test_built_in_export_formats_are_recognised_as_this_distributions() -> None:
     from toolctl.export.formats import installed, is_builtin
 
     assert all(is_builtin(entry) for entry in installed().values())
+
+
+def test_a_project_root_given_explicitly_is_kept_without_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # what a background worker does with the root and tool paths its run recorded
+    from toolctl.config import project_at
+
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    assert project_at(flat, tools=[flat]).root == flat.resolve()
