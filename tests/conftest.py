@@ -68,7 +68,7 @@ SLOW_CALLS = (
 
 
 def _is_slow(item: pytest.Item) -> bool:
-    path = Path(str(item.fspath)).resolve()
+    path = item.path.resolve()
     try:
         relative = path.relative_to(TESTS).as_posix()
     except ValueError:
