@@ -139,16 +139,17 @@ _RST_INLINE = re.compile(
 
 
 def _plain_rst(match: re.Match[str], styled: bool) -> str:
-    from rich.markup import escape
-
+    """One inline markup: its text (a link's with its address), rich markup when ``styled``."""
     kind = match.lastgroup or "lit"
     text = match.group(kind)
     if kind == "url":
         text = f"{match.group('link')} ({text})"
-    if kind == "role":
-        text = text.rsplit(".", 1)[-1] if text.startswith(("toolctl.", "~")) else text
+    if kind == "role" and text.startswith("toolctl."):
+        text = text.rsplit(".", 1)[-1]  # :class:`toolctl.x.ToolContext` reads as ToolContext
     if not styled:
         return text
+    from rich.markup import escape
+
     style = {"lit": "bold", "role": "bold", "strong": "bold", "em": "italic"}.get(kind, "underline")
     return f"[{style}]{escape(text)}[/]"
 
