@@ -230,10 +230,22 @@ def test_install_hints_name_this_projects_distribution() -> None:
     assert "pip install 'toolctl[" not in readme and "pip install toolctl" not in readme
 
 
-def test_built_in_export_formats_are_recognised_as_this_distributions() -> None:
-    from toolctl.export.formats import installed, is_builtin
+def test_a_crash_in_a_built_in_exporter_is_toolctls_not_a_plugins(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the built-in formats are declared by this distribution's entry points, whatever its name
+    from toolctl.export import export_result
+    from toolctl.export.formats import installed
+    from toolctl.export.openai import EXPORTER
 
-    assert all(is_builtin(entry) for entry in installed().values())
+    assert installed()["openai"].package == DISTRIBUTION
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("a bug in toolctl")
+
+    monkeypatch.setattr(EXPORTER, "export", crash)
+    with pytest.raises(RuntimeError, match="a bug in toolctl"):  # reaches the bug report path
+        export_result([], "openai")
 
 
 def test_a_project_root_given_explicitly_is_kept_without_config(

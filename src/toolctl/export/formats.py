@@ -9,7 +9,6 @@ so a new provider format is a package, not a fork. An entry point names an objec
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -44,19 +43,15 @@ def installed() -> dict[str, FormatEntry]:
     found = {n: FormatEntry(n, v, DISTRIBUTION) for n, v in BUILTIN.items()}
     for ep in entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
-        package = _normalized(dist.name) if dist is not None else "?"
+        package = dist.name if dist is not None else "?"
         found[ep.name] = FormatEntry(ep.name, ep.value, package)
     return dict(sorted(found.items()))
 
 
-def _normalized(name: str) -> str:
-    """A distribution name as the package index compares them (PEP 503)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def is_builtin(entry: FormatEntry) -> bool:
-    """True for a format this distribution ships (its errors are toolctl's own bugs)."""
-    return entry.package == DISTRIBUTION
+    """True for a format toolctl ships (its errors are toolctl's own bugs), whichever installed
+    distribution declared the entry point."""
+    return BUILTIN.get(entry.name) == entry.value
 
 
 def load(entry: FormatEntry) -> Exporter:
