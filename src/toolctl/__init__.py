@@ -9,6 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+DISTRIBUTION = "toolctl-registry"
+"""The name on the package index (``pip install toolctl-registry``); the command and the import
+package are ``toolctl`` (an unrelated project owns that distribution name)."""
 
 __all__ = [
     "DeclarationError",

@@ -4,12 +4,22 @@ Keys (all optional): ``tools`` (a path or list of paths to tool files or directo
 ``tools.d``), ``pythonPath`` (directories searched for handler modules; default ``.``),
 ``state`` (the run-history database; default ``.toolctl/state.db``), and free sections for the
 commands (``lint``, ``export``, ``test``, ``serve``). Paths are relative to the config file.
+
+The project root is found from a path upward, as git finds a repository: the nearest directory at
+or above it holding ``toolctl.yaml`` or a ``pyproject.toml`` with a ``[tool.toolctl]`` table. With
+neither: the directory holding ``tools.d`` when the path is or is inside a ``tools.d`` directory;
+the working directory when the path is the working directory; else the directory holding the
+path. So handler modules next to ``tools.d`` resolve and the run history is not written into the
+tools directory.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +29,7 @@ from toolctl.yamlsrc import load_file, real_path
 
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
+TOOLS_DIR = "tools.d"
 KNOWN_KEYS = {"tools", "pythonPath", "state", "lint", "export", "test", "serve", "run"}
 
 
@@ -40,6 +51,55 @@ class Project:
         return value if isinstance(value, dict) else {}
 
 
+def _check_keys(settings: dict[str, Any], where: Callable[[str], str]) -> None:
+    """An unknown setting is an error at its line, with the nearest known key suggested."""
+    unknown = [k for k in settings if k not in KNOWN_KEYS and not str(k).startswith("x-")]
+    if not unknown:
+        return
+    guesses = []
+    for key in unknown:
+        near = difflib.get_close_matches(str(key), sorted(KNOWN_KEYS), n=1)
+        if near:
+            guesses.append(f"{near[0]!r} for {key!r}" if len(unknown) > 1 else f"{near[0]!r}")
+    hint = f"did you mean {', '.join(guesses)}? " if guesses else ""
+    raise ConfigError(
+        f"{where(str(unknown[0]))}: unknown setting(s) {', '.join(map(str, unknown))}",
+        hint=f"{hint}known settings: {', '.join(sorted(KNOWN_KEYS))}",
+    )
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (as diagnostics show)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _yaml_locator(file: Path, doc: Any) -> Callable[[str], str]:
+    """``file:line:col`` of a top-level key of a loaded YAML config."""
+
+    def where(key: str) -> str:
+        line, col = doc.locate((key,), key=True)
+        return f"{_shown(file)}:{line}:{col}"
+
+    return where
+
+
+def _toml_key_line(text: str, key: str) -> int:
+    """The line of ``key`` in the ``[tool.toolctl]`` table of a pyproject.toml (1 if not found)."""
+    table = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            table = stripped.strip("[] ").startswith("tool.toolctl")
+            if re.fullmatch(rf"\[+\s*tool\.toolctl\.{re.escape(key)}\s*\]+", stripped):
+                return number
+        elif table and re.match(rf"[\"']?{re.escape(key)}[\"']?\s*=", stripped):
+            return number
+    return 1
+
+
 def _read_pyproject(path: Path) -> dict[str, Any] | None:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -50,7 +110,11 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
     section = data.get("tool", {}).get("toolctl")
-    return section if isinstance(section, dict) else None
+    if not isinstance(section, dict):
+        return None
+    text = path.read_text("utf-8")
+    _check_keys(section, lambda key: f"{_shown(path)}:{_toml_key_line(text, key)}:1")
+    return section
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -68,6 +132,7 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
             data = doc.data if doc.data is not None else {}
             if not isinstance(data, dict):
                 raise ConfigError(f"{candidate}: the configuration must be a mapping")
+            _check_keys(data, _yaml_locator(candidate, doc))
             return candidate, data
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
@@ -88,11 +153,31 @@ def project_for(path: Path | None = None) -> Project:
     """The project for ``path``: a tools file/dir given explicitly, or found from the cwd.
 
     A ``path`` is the tools path itself (its ``toolctl.yaml``, found at or above it, gives the
-    other settings); to load the project whose root is a directory, use :func:`project_at`.
+    other settings; see the module docstring for the root without one); to load the project
+    whose root is a directory, use :func:`project_at`.
     """
-    start = Path.cwd() if path is None else Path(path)
-    tools = None if path is None else [Path(path)]
-    return _project(start if start.is_dir() else start.parent, tools)
+    if path is None:
+        return _project(Path.cwd(), None)
+    start = Path(path)
+    return _project(start if start.is_dir() else start.parent, [start])
+
+
+def is_project_root(directory: Path) -> bool:
+    """True when ``directory`` holds a project: ``toolctl.yaml``, ``[tool.toolctl]`` in its
+    ``pyproject.toml``, or a ``tools.d`` directory."""
+    if (directory / CONFIG_NAME).is_file() or (directory / TOOLS_DIR).is_dir():
+        return True
+    pyproject = directory / "pyproject.toml"
+    return pyproject.is_file() and _read_pyproject(pyproject) is not None
+
+
+def find_project(path: Path | None = None) -> Project:
+    """The project named on the command line (``--registry PATH``): a project root directory
+    (see :func:`is_project_root`) loads that project; any other file or directory is the tools
+    path, with the project found from it upward (see :func:`project_for`)."""
+    if path is not None and Path(path).is_dir() and is_project_root(Path(path)):
+        return project_at(path)
+    return project_for(path)
 
 
 def project_at(root: str | Path, *, tools: list[str | Path] | None = None) -> Project:
@@ -103,24 +188,33 @@ def project_at(root: str | Path, *, tools: list[str | Path] | None = None) -> Pr
         raise ConfigError(
             f"{directory}: not a directory", hint="give the project root, where toolctl.yaml is"
         )
-    return _project(directory, None if tools is None else [Path(t) for t in tools])
+    tool_paths = None if tools is None else [Path(t) for t in tools]
+    return _project(directory, tool_paths, root=directory)
 
 
-def _project(start: Path, tools: list[Path] | None) -> Project:
+def _root_without_config(start: Path, tools: list[Path] | None) -> Path:
+    """The root when no config is found: see the module docstring."""
+    if not tools:
+        return start
+    target = tools[0].resolve()
+    for directory in (target, *target.parents):
+        if directory.name == TOOLS_DIR:
+            return directory.parent
+    if target == Path.cwd().resolve():
+        return target
+    return target.parent
+
+
+def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None) -> Project:
+    """The project whose config is found from ``start``; without one, ``root`` when given."""
     found = find_config(start)
     if found is None:
-        root = start
+        root = root or _root_without_config(start, tools)
         settings: dict[str, Any] = {}
         config_file = None
     else:
         config_file, settings = found
         root = config_file.parent
-    unknown = sorted(k for k in settings if k not in KNOWN_KEYS and not k.startswith("x-"))
-    if unknown:
-        raise ConfigError(
-            f"{config_file}: unknown setting(s) {', '.join(unknown)}",
-            hint=f"known settings: {', '.join(sorted(KNOWN_KEYS))}",
-        )
     root = real_path(root)
     if tools is not None:
         tool_paths = [real_path(t) for t in tools]

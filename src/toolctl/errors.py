@@ -72,6 +72,10 @@ class UnknownToolError(UsageError):
     """A tool name that the registry does not have."""
 
 
+class DisabledToolError(UsageError):
+    """A tool named explicitly (to run, test or serve) is declared ``enabled: false``."""
+
+
 class InvalidJSONError(ToolctlError):
     """Arguments or data that are not strict JSON (duplicates, NaN, lone surrogates, limits)."""
 

@@ -341,10 +341,21 @@ def _build_tool(
                     "TC402",
                     f"{ref!r} does not resolve: {problem}",
                     tool=spec.name,
-                    hint="check the module path and `pythonPath` in toolctl.yaml",
+                    hint=_python_path_hint(python_path),
                 )
             )
     return spec, out
+
+
+def _python_path_hint(python_path: list[Path]) -> str:
+    """Where handler modules were looked for, so a wrong project root is visible."""
+    if not python_path:
+        return "a pack's handlers must be importable from its installed package"
+    where = ", ".join(str(p) for p in python_path)
+    return (
+        f"handler modules are looked up in {where} (pythonPath, relative to the project root) "
+        "and site-packages; check the module path, or set pythonPath in toolctl.yaml"
+    )
 
 
 # ---------------------------------------------------------------- one file

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
+from toolctl import DISTRIBUTION
+
 # Packages jsonschema imports eagerly to enable formats; toolctl imports them on first use.
 LAZY_PACKAGES = (
     "fqdn",
@@ -246,5 +248,5 @@ def unchecked_reason(fmt: str, validator_class: str) -> tuple[str, str]:
         )
     return (
         f"is not checked here: the package {package!r} is not installed",
-        f"reinstall toolctl (it depends on {package.replace('_', '-')}), or add a pattern",
+        f"reinstall {DISTRIBUTION} (it depends on {package.replace('_', '-')}), or add a pattern",
     )

@@ -21,7 +21,8 @@ def test_serve_without_the_sdk_says_what_to_install(
     assert run(["serve", str(REGISTRY / "tools.d")]) == 1
     err = capsys.readouterr().err
     assert "toolctl serve needs the MCP Python SDK" in err
-    assert "pip install 'toolctl[mcp]'" in err
+    assert "pip install 'toolctl-registry[mcp]'" in err
+    assert "from a checkout: pip install '.[mcp]'" in err
 
 
 def test_other_commands_do_not_import_the_sdk() -> None:
@@ -49,7 +50,7 @@ def test_serve_names_unknown_and_disabled_tools() -> None:
     pytest.importorskip("mcp")
     for tool, expected in (
         ("nope", "no tool named 'nope'"),
-        ("disabled_tool", "--tool disabled_tool: the tool is disabled"),
+        ("disabled_tool", "tool 'disabled_tool' is disabled (enabled: false at tools.d/"),
     ):
         proc = run_serve(REGISTRY, "--tool", tool)
         assert proc.returncode == 2  # usage errors, as in `toolctl run`

@@ -49,7 +49,7 @@ def test_findings_exit_1(
     assert code == 1
     assert err.splitlines() == [
         "tools.d/a.yaml:4:1: error TC201 unknown key 'handelr' (hint: did you mean 'handler'?)",
-        "1 error(s), 0 warning(s) in 1 tool(s) in tools.d",
+        "1 error(s), 0 warning(s) in 1 tool(s) in tools.d (1 file(s) that failed to load)",
     ]
 
 

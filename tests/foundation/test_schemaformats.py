@@ -67,7 +67,7 @@ def test_why_a_format_is_not_checked() -> None:
     assert "2020-12" in hint
     reason, hint = schemaformats.unchecked_reason("hostname", "Draft202012Validator")
     assert reason == "is not checked here: the package 'fqdn' is not installed"
-    assert hint == "reinstall toolctl (it depends on fqdn), or add a pattern"
+    assert hint == "reinstall toolctl-registry (it depends on fqdn), or add a pattern"
 
 
 def test_a_missing_checker_package_leaves_its_format_unenforced(

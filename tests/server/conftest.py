@@ -1,4 +1,4 @@
-"""Fixtures for the MCP server tests (skipped without the ``toolctl[mcp]`` extra)."""
+"""Fixtures for the MCP server tests (skipped without the ``mcp`` extra)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.lock import RegistryOption, project_of
+from toolctl.cli.lock import RegistryOpt, project_of
+from toolctl.cli.options import PacksOpt
 
 
 class DiffFormat(str, enum.Enum):
@@ -38,7 +39,8 @@ def diff_command(
         str | None,
         typer.Argument(help="Lock file, directory or git ref (default: the working tree)."),
     ] = None,
-    registry: RegistryOption = None,
+    registry: RegistryOpt = None,
+    packs: PacksOpt = True,
     fmt: Annotated[
         DiffFormat,
         typer.Option("--format", "-f", help="text, json, markdown, sarif or github."),
@@ -79,7 +81,7 @@ def diff_command(
     new = (
         resolve(head, project)
         if head
-        else registry_side(load_registry(project=project), "working tree")
+        else registry_side(load_registry(project=project, packs=packs), "working tree")
     )
     result = diff(old, new)
     policy = fail_on.value

@@ -13,6 +13,17 @@ from typing import Annotated, Any
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.options import (
+    PacksOpt,
+    PathAliasOpt,
+    PathsArg,
+    RegistryOpt,
+    TagsOpt,
+    format_option,
+    output_option,
+    registry_path,
+    tool_option,
+)
 
 
 def _list_formats() -> int:
@@ -47,21 +58,25 @@ def _write(data: Any, indent: int | None, output: Path | None) -> None:
 
 
 def export_command(
+    paths: PathsArg = None,
     fmt: Annotated[
         str | None,
-        typer.Option("--format", "-f", help="Target format (see --list-formats)."),
+        format_option(
+            "Target format, required: openai, anthropic, gemini, bedrock, mistral, mcp "
+            "or another from --list-formats.",
+            metavar="FORMAT",
+        ),
     ] = None,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", "-t", help="Export this tool (repeatable).")
-    ] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tools with this tag (repeatable).")
-    ] = None,
-    output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the JSON to this file.")
-    ] = None,
+    registry: RegistryOpt = None,
+    tool: Annotated[list[str] | None, tool_option("Export this tool (repeatable).")] = None,
+    tag: TagsOpt = None,
+    packs: PacksOpt = True,
+    output: Annotated[Path | None, output_option("Write the JSON to FILE.")] = None,
     indent: Annotated[
-        int, typer.Option("--indent", min=0, help="JSON indent; 0 for one line.")
+        int,
+        typer.Option(
+            "--indent", min=0, metavar="SPACES", help="JSON indent in spaces; 0 for one line."
+        ),
     ] = 2,
     check: Annotated[
         bool, typer.Option("--check", help="Treat lossy steps as errors (for CI).")
@@ -78,17 +93,22 @@ def export_command(
     ] = False,
     gemini_parameters: Annotated[
         str,
-        typer.Option("--gemini-parameters", help="gemini: json-schema (default) or openapi."),
+        typer.Option(
+            "--gemini-parameters",
+            metavar="json-schema|openapi",
+            help="gemini: how parameters are written.",
+        ),
     ] = "json-schema",
     mcp_protocol: Annotated[
-        str, typer.Option("--mcp-protocol", help="mcp: 2025-11-25 (default) or 2026-07-28.")
+        str,
+        typer.Option(
+            "--mcp-protocol", metavar="2025-11-25|2026-07-28", help="mcp: the protocol version."
+        ),
     ] = "2025-11-25",
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Also show info notes on stderr.")
     ] = False,
-    path: Annotated[
-        Path | None, typer.Option("--path", "-p", help="Tool file or directory.")
-    ] = None,
+    path: PathAliasOpt = None,
     locked: Annotated[
         bool,
         typer.Option(
@@ -99,10 +119,10 @@ def export_command(
     """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
     if list_formats:
         raise typer.Exit(_list_formats())
+    from toolctl.cli.registries import load
     from toolctl.cli.render import print_diagnostics
     from toolctl.errors import ExportError, UsageError
     from toolctl.export import export_result, get_exporter
-    from toolctl.loader import load_registry
 
     # Errors go to the CLI's one error boundary (cli/app.run): UsageError exits 2, others 1.
     if fmt is None:
@@ -111,19 +131,19 @@ def export_command(
         get_exporter(fmt)
     except ExportError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
-    registry = load_registry(path)
-    if not registry.ok:
+    loaded = load(registry_path(registry, path), paths, packs=packs)
+    if not loaded.ok:
         raise ExportError(
             "the registry has errors; nothing exported",
             hint="fix them (toolctl validate) so the export has every tool",
-            diagnostics=registry.diagnostics,
+            diagnostics=loaded.diagnostics,
         )
     if locked:
         from toolctl.contract import verify_locked
 
-        verify_locked(registry)
+        verify_locked(loaded)
     result = export_result(
-        registry,
+        loaded,
         fmt,
         names=tool,
         tags=tag,

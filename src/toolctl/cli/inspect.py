@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from toolctl.cli.options import OutputFormat
+from toolctl.cli import exitcodes
+from toolctl.cli.options import (
+    FormatOpt,
+    OutputFormat,
+    PacksOpt,
+    PathAliasOpt,
+    PathsArg,
+    RegistryOpt,
+    TagsOpt,
+    registry_path,
+)
 
 if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
@@ -41,25 +50,27 @@ def _row(spec: ToolSpec) -> dict[str, Any]:
 
 
 def list_tools(
-    path: Annotated[Path | None, typer.Argument(help="Tool file or directory.")] = None,
-    fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = OutputFormat.text,
+    paths: PathsArg = None,
+    registry: RegistryOpt = None,
+    fmt: FormatOpt = OutputFormat.text,
     all_: Annotated[bool, typer.Option("--all", "-a", help="Include disabled tools.")] = False,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tools with this tag.")
-    ] = None,
+    tag: TagsOpt = None,
+    packs: PacksOpt = True,
 ) -> None:
-    """List the tools: name, title, annotations, approval, handler, tags and origin."""
-    from toolctl.cli.render import console, print_diagnostics, print_json
-    from toolctl.loader import load_registry
+    """List the tools: name, title, annotations, approval, handler, tags and origin.
 
-    registry = load_registry(path)
-    print_diagnostics(registry.diagnostics)
-    specs = registry.select(tags=tag, include_disabled=all_)
+    Exit 0, or 1 when the registry has errors (the tools that loaded are still listed).
+    """
+    from toolctl.cli.registries import load
+    from toolctl.cli.render import console, print_diagnostics, print_json
+
+    loaded = load(registry, paths, packs=packs)
+    print_diagnostics(loaded.diagnostics)
+    specs = loaded.select(tags=tag, include_disabled=all_)
+    code = exitcodes.OK if loaded.ok else exitcodes.FINDINGS
     if fmt is OutputFormat.json:
         print_json([_row(s) for s in specs])
-        return
+        raise typer.Exit(code)
     from toolctl.cli.render import table as make_table
 
     table = make_table("name", "title", "annotations", "approval", "handler", "tags", "origin")
@@ -75,6 +86,7 @@ def list_tools(
             str(s.origin),
         )
     console().print(table)
+    raise typer.Exit(code)
 
 
 def _resolved(spec: ToolSpec) -> dict[str, Any]:
@@ -94,17 +106,18 @@ def _resolved(spec: ToolSpec) -> dict[str, Any]:
 
 
 def show(
-    name: Annotated[str, typer.Argument(help="Tool name.")],
-    path: Annotated[
-        Path | None, typer.Option("--path", "-p", help="Tool file or directory.")
-    ] = None,
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to show.")],
+    registry: RegistryOpt = None,
+    packs: PacksOpt = True,
+    path: PathAliasOpt = None,
 ) -> None:
     """Show one tool's full resolved declaration (bundled schemas, origin, digest) as JSON."""
+    from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_json
-    from toolctl.loader import load_registry
 
-    registry = load_registry(path)
-    print_json(_resolved(registry.get(name)))
+    loaded = load(registry_path(registry, path), packs=packs)
+    require_tool(loaded, name, "show", enabled=False)
+    print_json(_resolved(loaded.get(name)))
 
 
 def register(app: typer.Typer) -> None:

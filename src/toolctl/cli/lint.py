@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import enum
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, format_option
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
@@ -83,7 +83,9 @@ def _explain(code: str) -> None:
     rule = catalogue().get(code)
     if rule is None:
         raise UsageError(f"no lint rule {code!r}", hint="see `toolctl lint --list-rules`")
-    typer.echo(explain(rule), nl=False)
+    from toolctl.cli.render import print_rst
+
+    print_rst(explain(rule))
 
 
 def _render(diags: list[Diagnostic], fmt: LintFormat, checked: str) -> None:
@@ -107,35 +109,44 @@ def _render(diags: list[Diagnostic], fmt: LintFormat, checked: str) -> None:
 
 
 def lint(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Tool files or directories (default: the registry found from here)."),
-    ] = None,
+    paths: PathsArg = None,
+    registry: RegistryOpt = None,
     fmt: Annotated[
         LintFormat,
-        typer.Option(
-            "--format", "-f", help="text, json, sarif or github (markdown with --list-rules)."
+        format_option(
+            "Output (markdown only with --list-rules).", metavar="text|json|sarif|github|markdown"
         ),
     ] = LintFormat.text,
     fail_on: Annotated[
         FailOn | None,
         typer.Option(
             "--fail-on",
-            help="Exit 1 when a finding is at least this "
-            "severe (default: lint.fail-on, else error).",
+            metavar="error|warning|info",
+            help="Exit 1 when a finding is at least this severe (default: lint.fail-on in "
+            "toolctl.yaml, else error).",
+            show_default=False,
         ),
     ] = None,
     provider: Annotated[
         str | None,
         typer.Option(
-            "--provider", "-p", help="Providers to check, comma-separated (default: all)."
+            "--provider",
+            metavar="NAME[,NAME...]",
+            help="Providers to check, comma-separated (default: all): the names of "
+            "`toolctl export --list-formats`.",
         ),
     ] = None,
     select: Annotated[
-        str | None, typer.Option("--select", help="Only these codes/prefixes/families.")
+        str | None,
+        typer.Option(
+            "--select", metavar="CODES", help="Only these codes, prefixes or families (a,b)."
+        ),
     ] = None,
     ignore: Annotated[
-        str | None, typer.Option("--ignore", help="Skip these codes/prefixes/families.")
+        str | None,
+        typer.Option(
+            "--ignore", metavar="CODES", help="Skip these codes, prefixes or families (a,b)."
+        ),
     ] = None,
     resolve: Annotated[
         bool,
@@ -146,14 +157,13 @@ def lint(
         ),
     ] = False,
     explain: Annotated[
-        str | None, typer.Option("--explain", help="Show the documentation of one rule.")
+        str | None,
+        typer.Option("--explain", metavar="CODE", help="Show the documentation of one rule."),
     ] = None,
     list_rules: Annotated[
         bool, typer.Option("--list-rules", help="List every rule and exit.")
     ] = False,
-    packs: Annotated[
-        bool, typer.Option("--packs/--no-packs", help="Include installed tool packs.")
-    ] = True,
+    packs: PacksOpt = True,
 ) -> None:
     """Check whether tools are good, not just valid: descriptions, schemas, provider
     compatibility, annotations, tests, tool poisoning and token budgets.
@@ -177,32 +187,24 @@ def lint(
     _check_options(providers, selected, ignored)
     from dataclasses import replace
 
-    from toolctl.config import project_for
+    from toolctl.cli.registries import checked, load
     from toolctl.diagnostics import Severity
     from toolctl.lint import config_for
     from toolctl.lint import lint as run_lint
-    from toolctl.loader import display_path, load_registry
-    from toolctl.yamlsrc import real_path
 
-    project = project_for(paths[0] if paths else None)
-    if paths:
-        project.tool_paths = [real_path(p) for p in paths]
-    registry = load_registry(project=project, packs=packs)
-    config = config_for(registry)
+    loaded = load(registry, paths, packs=packs)
+    config = config_for(loaded)
     if fail_on is not None:
         config = replace(config, fail_on=Severity(fail_on.value))
     diags = run_lint(
-        registry,
+        loaded,
         config=config,
         providers=providers,
         select=selected,
         ignore=ignored,
         resolve=resolve or None,
     )
-    checked = f"{len(registry)} tool(s) in " + ", ".join(
-        display_path(p) for p in project.tool_paths
-    )
-    _render(diags, fmt, checked)
+    _render(diags, fmt, checked(loaded))
     failing = any(d.severity.rank >= config.fail_on.rank for d in diags)
     raise typer.Exit(exitcodes.FINDINGS if failing else exitcodes.OK)
 

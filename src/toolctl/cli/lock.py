@@ -12,14 +12,8 @@ from toolctl.cli import exitcodes
 if TYPE_CHECKING:
     from toolctl.config import Project
 
-RegistryOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry",
-        "-r",
-        help="Tool file, tools directory or project root (default: found from here).",
-    ),
-]
+from toolctl.cli.options import PacksOpt
+from toolctl.cli.options import RegistryOpt as RegistryOpt
 
 
 def project_of(registry: Path | None) -> Project:
@@ -33,7 +27,8 @@ def project_of(registry: Path | None) -> Project:
 
 
 def lock(
-    registry: RegistryOption = None,
+    registry: RegistryOpt = None,
+    packs: PacksOpt = True,
     check: Annotated[
         bool,
         typer.Option("--check", help="Exit 1 when the registry no longer matches the lock file."),
@@ -57,7 +52,7 @@ def lock(
     from toolctl.loader import display_path, load_registry
 
     project = project_of(registry)
-    loaded = load_registry(project=project)
+    loaded = load_registry(project=project, packs=packs)
     head = registry_side(loaded, "working tree")  # a registry with errors: listed, exit 1
     print_diagnostics(d for d in loaded.diagnostics if d.severity.value != "info")
     path = lock_path(project)

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from toolctl.cli.options import RegistryOpt
+
 
 def new(
     source: Annotated[
@@ -17,26 +19,25 @@ def new(
             help="The function to declare, e.g. mypkg.search:search (required).",
         ),
     ],
-    registry: Annotated[
-        Path | None,
-        typer.Option(
-            "--registry",
-            "-r",
-            help="The project: its root, its tools directory or a tools file (default: found "
-            "from the working directory upward).",
-        ),
-    ] = None,
+    registry: RegistryOpt = None,
     name: Annotated[
-        str | None, typer.Option("--name", "-n", help="Tool name (default: the function's).")
+        str | None,
+        typer.Option("--name", "-n", metavar="NAME", help="Tool name (default: the function's)."),
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Tool file to write (default: tools.d/NAME.yaml)."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Tool file to write (default: tools.d/NAME.yaml).",
+        ),
     ] = None,
     handler_dir: Annotated[
         Path | None,
         typer.Option(
             "--handler-dir",
+            metavar="DIR",
             help="Directory for the handler module (default: the first pythonPath entry).",
         ),
     ] = None,

@@ -1,8 +1,21 @@
-"""Option types shared by several commands."""
+"""The options several commands share, declared once: a flag means the same thing everywhere.
+
+Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format, ``-o`` --output, ``-v`` --verbose,
+``-h`` --help. A command that reads a registry takes ``--registry/-r PATH`` and ``--packs/
+--no-packs``; ``validate``, ``lint`` and ``test`` also take the registry as positional paths.
+Each ``*_option`` function returns the declaration, so a command can word the help for itself.
+"""
 
 from __future__ import annotations
 
 import enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from toolctl.config import Project
 
 
 class OutputFormat(str, enum.Enum):
@@ -10,3 +23,92 @@ class OutputFormat(str, enum.Enum):
 
     text = "text"
     json = "json"
+
+
+REGISTRY_HELP = (
+    "Tool file, tools directory or project root (default: the project found from the working "
+    "directory, upward)."
+)
+
+
+def registry_option(help: str = REGISTRY_HELP) -> Any:
+    """``--registry/-r PATH``: where the registry is."""
+    return typer.Option("--registry", "-r", metavar="PATH", help=help, show_default=False)
+
+
+def tool_option(help: str = "Only this tool (repeatable).") -> Any:
+    """``--tool/-t NAME``."""
+    return typer.Option("--tool", "-t", metavar="NAME", help=help, show_default=False)
+
+
+def tag_option(help: str = "Only tools with this tag (repeatable).") -> Any:
+    """``--tag TAG``."""
+    return typer.Option("--tag", metavar="TAG", help=help, show_default=False)
+
+
+def format_option(help: str = "Output: text or json.", metavar: str = "text|json") -> Any:
+    """``--format/-f``: what a command prints (its accepted values in ``metavar``)."""
+    return typer.Option("--format", "-f", metavar=metavar, help=help, show_default=False)
+
+
+def packs_option() -> Any:
+    """``--packs/--no-packs``: include the tool packs installed as Python packages."""
+    return typer.Option(
+        "--packs/--no-packs",
+        help="Include the installed tool packs (default: --packs).",
+        show_default=False,
+    )
+
+
+def output_option(help: str = "Write to FILE instead of stdout.") -> Any:
+    """``--output/-o FILE``."""
+    return typer.Option("--output", "-o", metavar="FILE", help=help, show_default=False)
+
+
+RegistryOpt = Annotated[Path | None, registry_option()]
+PathAliasOpt = Annotated[
+    Path | None,
+    typer.Option("--path", "-p", metavar="PATH", hidden=True, help="Deprecated: --registry."),
+]
+"""The old ``--path/-p`` of ``show`` and ``export``: a hidden alias of ``--registry``."""
+PathsArg = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="PATH",
+        help="Tool files, tools directories or project roots (the same as --registry).",
+        show_default=False,
+    ),
+]
+ToolsOpt = Annotated[list[str] | None, tool_option()]
+TagsOpt = Annotated[list[str] | None, tag_option()]
+FormatOpt = Annotated[OutputFormat, format_option()]
+PacksOpt = Annotated[bool, packs_option()]
+
+
+def registry_path(registry: Path | None, alias: Path | None) -> Path | None:
+    """``--registry`` or its deprecated alias ``--path`` (not both)."""
+    if registry is not None and alias is not None:
+        raise typer.BadParameter("give --registry (or its old name --path), not both")
+    return registry if registry is not None else alias
+
+
+def project_of(registry: Path | None = None, paths: list[Path] | None = None) -> Project:
+    """The project the command line names: ``--registry`` and/or positional paths.
+
+    Each is a tool file, a tools directory or a project root (:func:`toolctl.config.
+    find_project`); with several, the first gives the project and all give the tool paths.
+    """
+    from toolctl.config import find_project
+
+    given = [*(paths or []), *([registry] if registry is not None else [])]
+    if not given:
+        return find_project(None)
+    project = find_project(given[0])
+    if len(given) > 1:
+        tool_paths: list[Path] = []
+        for path in given:
+            for tool_path in find_project(path).tool_paths:
+                if tool_path not in tool_paths:
+                    tool_paths.append(tool_path)
+        project.tool_paths = tool_paths
+    return project

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -126,3 +128,54 @@ def diagnostics_json(diags: Iterable[Diagnostic], **extra: Any) -> dict[str, Any
     items = [d.to_dict() for d in diags]
     status = "fail" if any(d["severity"] == "error" for d in items) else "ok"
     return {"status": status, **extra, "diagnostics": items}
+
+
+# reStructuredText inline markup in rule docs: ``literal``, :role:`target`, `link <url>`_,
+# `interpreted`, **strong**, *emphasis*
+_RST_INLINE = re.compile(
+    r"``(?P<lit>.+?)``|:[a-z]+:`~?(?P<role>[^`]+?)`|`(?P<link>[^`<]+?)\s*<(?P<url>[^>]+)>`_"
+    r"|`(?P<ref>[^`]+?)`_?|\*\*(?P<strong>[^*]+?)\*\*|(?<![\w*])\*(?P<em>[^*\s][^*]*?)\*(?![\w*])"
+)
+
+
+def _plain_rst(match: re.Match[str], styled: bool) -> str:
+    """One inline markup: its text (a link's with its address), rich markup when ``styled``."""
+    kind = match.lastgroup or "lit"
+    text = match.group(kind)
+    if kind == "url":
+        text = f"{match.group('link')} ({text})"
+    if kind == "role" and text.startswith("toolctl."):
+        text = text.rsplit(".", 1)[-1]  # :class:`toolctl.x.ToolContext` reads as ToolContext
+    if not styled:
+        return text
+    from rich.markup import escape
+
+    style = {"lit": "bold", "role": "bold", "strong": "bold", "em": "italic"}.get(kind, "underline")
+    return f"[{style}]{escape(text)}[/]"
+
+
+def print_rst(text: str) -> None:
+    """Documentation written in reStructuredText, rendered for a terminal (bold literals, no
+    backticks) or as plain text for a pipe, with paragraphs re-wrapped to the width."""
+    from rich.markup import escape
+
+    styled = _use_color(sys.stdout)
+    blocks = []
+    for block in text.strip("\n").split("\n\n"):
+        verbatim = all(line.startswith((" ", "- ", "* ")) for line in block.splitlines())
+        if not verbatim:
+            block = " ".join(block.split())
+        pieces, last = [], 0
+        for match in _RST_INLINE.finditer(block):
+            piece = block[last : match.start()]
+            pieces += [escape(piece) if styled else piece, _plain_rst(match, styled)]
+            last = match.end()
+        pieces.append(escape(block[last:]) if styled else block[last:])
+        rendered = "".join(pieces)
+        blocks.append(rendered if styled or verbatim else textwrap.fill(rendered, 80))
+    out = "\n\n".join(blocks) + "\n"
+    if styled:
+        con = console()
+        con.print(out, end="", width=min(con.width, 100))
+    else:
+        sys.stdout.write(out)

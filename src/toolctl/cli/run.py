@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat
+from toolctl.cli.options import OutputFormat, PacksOpt, RegistryOpt, format_option
 from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
@@ -24,21 +24,20 @@ if TYPE_CHECKING:
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import ApprovalRequest, RunResult
 
-RegistryOpt = Annotated[
-    Path | None,
-    typer.Option("--registry", "-r", help="Tool file or directory (default: found from here)."),
-]
 StateOpt = Annotated[
     str | None,
     typer.Option(
         "--state",
-        help="Run history: an SQLite file or a postgresql:// URL (default: state in the config, "
-        "or TOOLCTL_STATE).",
+        metavar="FILE|URL",
+        help="Run history: an SQLite file or a postgresql:// URL (default: `state` in "
+        "toolctl.yaml or TOOLCTL_STATE, else .toolctl/state.db).",
     ),
 ]
 InputOpt = Annotated[
     str | None,
-    typer.Option("--input", "-i", help="Arguments: JSON, @file, or - for stdin."),
+    typer.Option(
+        "--input", "-i", metavar="JSON|@FILE|-", help="Arguments: JSON, @file, or - for stdin."
+    ),
 ]
 
 
@@ -55,7 +54,7 @@ DisplayOpt = Annotated[
     bool, typer.Option("--display", help="Print the display-transformed output.")
 ]
 FormatOpt = Annotated[
-    OutputFormat, typer.Option("--format", "-f", help="json: the full result as JSON.")
+    OutputFormat, format_option("text: what the model sees; json: the full result.")
 ]
 TracebackOpt = Annotated[
     bool,
@@ -105,10 +104,13 @@ def _finish(result: RunResult, show: Show, traceback: bool = False) -> None:
 
 
 def run(
-    name: Annotated[str, typer.Argument(help="The tool to run.")],
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to run.")],
     input: InputOpt = None,
     context: Annotated[
-        str | None, typer.Option("--context", "-c", help="Request context: JSON, @file or -.")
+        str | None,
+        typer.Option(
+            "--context", "-c", metavar="JSON|@FILE|-", help="Request context: JSON, @file or -."
+        ),
     ] = None,
     approve: Annotated[
         bool, typer.Option("--approve", "--yes", "-y", help="Approve the call up front.")
@@ -117,10 +119,14 @@ def run(
         bool, typer.Option("--decline", help="Decline the call up front (the handler never runs).")
     ] = False,
     reason: Annotated[
-        str | None, typer.Option("--reason", help="Why it was declined (shown to the model).")
+        str | None,
+        typer.Option("--reason", metavar="TEXT", help="Why it was declined (shown to the model)."),
     ] = None,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", "-t", min=0.001, help="Seconds before timed_out.")
+        float | None,
+        typer.Option(
+            "--timeout", min=0.001, metavar="SECONDS", help="Time limit; then the run timed_out."
+        ),
     ] = None,
     background: Annotated[
         bool, typer.Option("--background", "-b", help="Run in a detached worker; print the id.")
@@ -130,6 +136,7 @@ def run(
     fmt: FormatOpt = OutputFormat.text,
     traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
+    packs: PacksOpt = True,
     state: StateOpt = None,
 ) -> None:
     """Run a tool: validate its input, ask for approval if needed, call it, print the result.
@@ -139,7 +146,8 @@ def run(
     handler's traceback (also kept in the history: toolctl runs show). Exit codes: 0 succeeded,
     1 the tool failed, 2 usage error, 4 awaiting approval or suspended (the run id is printed).
     """
-    from toolctl.cli.runview import read_json_arg, registry_for
+    from toolctl.cli.registries import for_tool
+    from toolctl.cli.runview import read_json_arg
     from toolctl.runtime import api
     from toolctl.runtime.options import CallOptions
 
@@ -151,7 +159,7 @@ def run(
         raise typer.BadParameter("--input and --context cannot both read stdin")
     text = read_json_arg(input, "input")
     ctx_text = read_json_arg(context, "context")
-    registry = registry_for(registry_path, name)
+    registry = for_tool(registry_path, name, packs=packs)
     approver = None
     if not approve and not decline and not reads_stdin and sys.stdin.isatty():
         approver = prompt_approval
@@ -170,12 +178,13 @@ def run(
 
 
 def approve_cmd(
-    run_id: Annotated[str, typer.Argument(help="The run awaiting approval.")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run awaiting approval.")],
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
     traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
+    packs: PacksOpt = True,
     state: StateOpt = None,
 ) -> None:
     """Approve a run that is awaiting approval, and run it now.
@@ -184,7 +193,7 @@ def approve_cmd(
     no longer matches the hash taken then.
     """
     show = _show(raw, display, fmt)
-    registry, store = _pending(registry_path, state, run_id)
+    registry, store = _pending(registry_path, state, run_id, packs)
     from toolctl.runtime import api
 
     result = _cancellable(lambda: api.approve(registry, run_id, store=store, by="cli"))
@@ -192,19 +201,20 @@ def approve_cmd(
 
 
 def decline_cmd(
-    run_id: Annotated[str, typer.Argument(help="The run awaiting approval.")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run awaiting approval.")],
     reason: Annotated[
-        str | None, typer.Option("--reason", help="Why (shown to the model).")
+        str | None, typer.Option("--reason", metavar="TEXT", help="Why (shown to the model).")
     ] = None,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
+    packs: PacksOpt = True,
     state: StateOpt = None,
 ) -> None:
     """Decline a run that is awaiting approval; its handler never runs."""
     from toolctl.runtime import api
 
     show = _show(False, False, fmt)
-    registry, store = _pending(registry_path, state, run_id)
+    registry, store = _pending(registry_path, state, run_id, packs)
     result = api.decline(registry, run_id, reason, store=store)
     if show is not Show.json:
         from toolctl.cli.runview import err
@@ -215,15 +225,17 @@ def decline_cmd(
 
 
 def resume_cmd(
-    run_id: Annotated[str, typer.Argument(help="The suspended run.")],
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The suspended run.")],
     data: Annotated[
-        str | None, typer.Option("--data", "-d", help="Resume data: JSON, @file or -.")
+        str | None,
+        typer.Option("--data", "-d", metavar="JSON|@FILE|-", help="Resume data: JSON, @file or -."),
     ] = None,
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
     traceback: TracebackOpt = False,
     registry_path: RegistryOpt = None,
+    packs: PacksOpt = True,
     state: StateOpt = None,
 ) -> None:
     """Resume a suspended run with data (checked against the tool's resumeSchema).
@@ -235,20 +247,20 @@ def resume_cmd(
 
     show = _show(raw, display, fmt)
     text = read_json_arg(data, "data")
-    registry, store = _pending(registry_path, state, run_id)
+    registry, store = _pending(registry_path, state, run_id, packs)
     data_text = "{}" if text is None else text
     result = _cancellable(lambda: api.resume(registry, run_id, data_text, store=store))
     _finish(result, show, traceback)
 
 
 def _pending(
-    registry_path: Path | None, state: str | None, run_id: str
+    registry_path: Path | None, state: str | None, run_id: str, packs: bool
 ) -> tuple[Registry, RunStore]:
-    from toolctl.cli.runview import registry_for, state_store
+    from toolctl.cli.registries import for_tool, state_store
 
     store = state_store(registry_path, state)
     tool = store.get(run_id).tool
-    return registry_for(registry_path, tool), store
+    return for_tool(registry_path, tool, packs=packs), store
 
 
 def _cancellable(fn: Callable[[], RunResult]) -> RunResult:

@@ -13,15 +13,23 @@ if TYPE_CHECKING:
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat
+from toolctl.cli.options import OutputFormat, RegistryOpt, format_option, tool_option
 from toolctl.cli.render import print_json
-from toolctl.cli.run import DisplayOpt, RegistryOpt, StateOpt
+from toolctl.cli.run import DisplayOpt, StateOpt
 
 runs_app = typer.Typer(
     help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True
 )
 
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="json for machines.")]
+FormatOpt = Annotated[OutputFormat, format_option("text for people, json for machines.")]
+RunIdArg = Annotated[
+    str, typer.Argument(metavar="RUN", help="Run id (or a unique prefix).", show_default=False)
+]
+STATUSES = (
+    "running, succeeded, failed, awaiting_approval, declined, suspended, timed_out, cancelled, "
+    "interrupted"
+)
+"""The values of ``RunStatus`` (not imported here: the help must stay fast; a test compares)."""
 
 
 def _when(ts: float | None) -> str:
@@ -36,15 +44,21 @@ def _ms(value: float | None) -> str:
 
 @runs_app.command("list")
 def list_cmd(
-    tool: Annotated[str | None, typer.Option("--tool", help="Only runs of this tool.")] = None,
-    status: Annotated[str | None, typer.Option("--status", help="Only runs in this state.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many.")] = 20,
+    tool: Annotated[str | None, tool_option("Only runs of this tool.")] = None,
+    status: Annotated[
+        str | None,
+        typer.Option("--status", metavar="STATUS", help=f"Only runs in this state: {STATUSES}."),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, metavar="N", help="At most N runs.")
+    ] = 20,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:
     """The most recent runs, newest first."""
-    from toolctl.cli.runview import out, state_store
+    from toolctl.cli.registries import state_store
+    from toolctl.cli.runview import out
     from toolctl.runtime.result import RunStatus
 
     if status is not None and status not in {s.value for s in RunStatus}:
@@ -75,7 +89,7 @@ def list_cmd(
 
 
 def _open(registry_path: Path | None, state: str | None) -> RunStore:
-    from toolctl.cli.runview import state_store
+    from toolctl.cli.registries import state_store
     from toolctl.runtime.errors import RunNotFoundError
 
     store = state_store(registry_path, state, create=False)
@@ -86,7 +100,7 @@ def _open(registry_path: Path | None, state: str | None) -> RunStore:
 
 @runs_app.command("show")
 def show_cmd(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_id: RunIdArg,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
@@ -139,8 +153,16 @@ def show_cmd(
 
 @runs_app.command("wait")
 def wait_cmd(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
-    timeout: Annotated[float | None, typer.Option("--timeout", "-t", help="Give up after.")] = None,
+    run_id: RunIdArg,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            min=0,
+            metavar="SECONDS",
+            help="Give up after SECONDS (exit 1; the run goes on). Default: wait forever.",
+        ),
+    ] = None,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
@@ -175,7 +197,7 @@ def wait_cmd(
 
 @runs_app.command("cancel")
 def cancel_cmd(
-    run_id: Annotated[str, typer.Argument(help="Run id (or a unique prefix).")],
+    run_id: RunIdArg,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
 ) -> None:

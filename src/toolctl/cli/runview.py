@@ -17,9 +17,6 @@ import typer
 from toolctl.cli import exitcodes
 
 if TYPE_CHECKING:
-    from toolctl.config import Project
-    from toolctl.registry import Registry
-    from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import RunResult
 
 
@@ -131,71 +128,6 @@ def show_traceback(text: str | None) -> None:
     """A failed handler's traceback on stderr (controls escaped); nothing when there is none."""
     if text:
         err("handler traceback:\n" + text.rstrip())
-
-
-def registry_for(registry_path: Path | None, tool: str | None = None) -> Registry:
-    """The registry (broken tools left out); a usage error when ``tool`` is not in it."""
-    from toolctl.cli.render import print_diagnostics, print_error
-    from toolctl.errors import UnknownToolError
-    from toolctl.loader import load_registry as load
-
-    registry = load(registry_path)
-    if tool is not None and tool not in registry:
-        related = [d for d in registry.diagnostics if d.tool == tool]
-        if related:
-            print_diagnostics(related)
-            err(f"toolctl: error: tool {tool!r} has errors (above) and cannot run")
-            raise typer.Exit(exitcodes.USAGE)
-        try:
-            registry.get(tool)
-        except UnknownToolError as exc:
-            print_error(exc)
-            raise typer.Exit(exitcodes.USAGE) from None
-    if tool is not None and not registry.get(tool).enabled:
-        err(
-            f"toolctl: error: tool {tool!r} is disabled (enabled: false in "
-            f"{registry.get(tool).location})"
-        )
-        raise typer.Exit(exitcodes.USAGE)
-    return registry
-
-
-@overload
-def state_store(
-    registry_path: Path | None, state: str | None, *, create: Literal[True] = True
-) -> RunStore: ...
-
-
-@overload
-def state_store(
-    registry_path: Path | None, state: str | None, *, create: bool
-) -> RunStore | None: ...
-
-
-def state_store(
-    registry_path: Path | None, state: str | None, *, create: bool = True
-) -> RunStore | None:
-    """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
-    when an SQLite history does not exist yet and ``create`` is false)."""
-    from toolctl.config import project_for
-    from toolctl.runtime.store import open_store, state_location
-
-    where: str | Path = (
-        state if state is not None else state_location(_Holder(project_for(registry_path)))
-    )
-    if isinstance(where, str) and where.startswith(("postgresql://", "postgres://")):
-        return open_store(where)
-    where = Path(where)
-    if not create and not where.exists():
-        return None
-    return open_store(where if state is not None else None, _Holder(project_for(registry_path)))
-
-
-class _Holder:
-    """Something with a ``project`` (what the store helpers look at)."""
-
-    def __init__(self, project: Project | None) -> None:
-        self.project = project
 
 
 def exit_code(result: RunResult) -> int:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import enum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, tag_option, tool_option
 
 
 class Transport(str, enum.Enum):
@@ -19,30 +19,44 @@ class Transport(str, enum.Enum):
 
 
 def serve(
-    path: Annotated[Path | None, typer.Argument(help="Tool file or directory.")] = None,
+    paths: PathsArg = None,
+    registry: RegistryOpt = None,
     transport: Annotated[
         Transport,
-        typer.Option("--transport", "-t", help="stdio (a client starts toolctl) or http."),
+        typer.Option(
+            "--transport",
+            metavar="stdio|http",
+            help="stdio (a client starts toolctl) or http (Streamable HTTP).",
+        ),
     ] = Transport.stdio,
-    host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="HTTP port (0 picks a free one).")] = 8000,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", help="Serve only this tool (repeatable).")
-    ] = None,
+    host: Annotated[
+        str, typer.Option("--host", metavar="ADDRESS", help="HTTP bind address.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", metavar="PORT", help="HTTP port (0 picks a free one).")
+    ] = 8000,
+    tool: Annotated[list[str] | None, tool_option("Serve only this tool (repeatable).")] = None,
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Serve only tools with this tag (repeatable).")
+        list[str] | None, tag_option("Serve only tools with this tag (repeatable).")
     ] = None,
+    packs: PacksOpt = True,
     reload: Annotated[
         bool, typer.Option("--reload", help="Watch the tool files; swap in valid changes.")
     ] = False,
     allowed_host: Annotated[
         list[str] | None,
-        typer.Option("--allowed-host", help="Host header clients use (required off loopback)."),
+        typer.Option(
+            "--allowed-host",
+            metavar="HOST",
+            help="Host header clients use (required off loopback; repeatable).",
+        ),
     ] = None,
     allowed_origin: Annotated[
         list[str] | None,
         typer.Option(
-            "--allowed-origin", help="Browser Origin to accept (https://app.example.com)."
+            "--allowed-origin",
+            metavar="ORIGIN",
+            help="Browser Origin to accept, e.g. https://app.example.com (repeatable).",
         ),
     ] = None,
     auth_token_env: Annotated[
@@ -54,18 +68,29 @@ def serve(
         ),
     ] = None,
     max_request_bytes: Annotated[
-        int, typer.Option("--max-request-bytes", help="Largest HTTP request body (413 above).")
+        int,
+        typer.Option(
+            "--max-request-bytes",
+            metavar="BYTES",
+            help="Largest HTTP request body (413 above).",
+        ),
     ] = 4 * 1024 * 1024,
     shutdown_timeout: Annotated[
         float,
         typer.Option(
             "--shutdown-timeout",
             min=0,
+            metavar="SECONDS",
             help="HTTP: seconds to let calls in flight finish after SIGTERM (then cancelled).",
         ),
     ] = 30.0,
     log_level: Annotated[
-        str, typer.Option("--log-level", help="Server log on stderr: debug, info, warning, error.")
+        str,
+        typer.Option(
+            "--log-level",
+            metavar="debug|info|warning|error",
+            help="Server log level on stderr.",
+        ),
     ] = "warning",
     locked: Annotated[
         bool,
@@ -89,7 +114,7 @@ def serve(
     from toolctl.server import require_sdk
 
     require_sdk()
-    from toolctl.loader import load_registry
+    from toolctl.cli.registries import load
     from toolctl.server.run import ServeOptions, serve
     from toolctl.server.security import ServeUsageError
     from toolctl.server.toolset import Selection
@@ -99,9 +124,9 @@ def serve(
         level=log_level.upper(),
         format="toolctl serve: %(levelname)s: %(message)s",
     )
-    registry = load_registry(path)
-    print_diagnostics(registry.diagnostics)
-    if not registry.ok:
+    loaded = load(registry, paths, packs=packs)
+    print_diagnostics(loaded.diagnostics)
+    if not loaded.ok:
         print_error(
             ToolctlError(
                 "not serving a registry with errors",
@@ -113,11 +138,11 @@ def serve(
     if locked:
         from toolctl.contract import verify_locked
 
-        verify_locked(registry)  # a LockError exits 1 with every change listed
+        verify_locked(loaded)  # a LockError exits 1 with every change listed
         verify = verify_locked
 
     def ready(where: str) -> None:
-        count = len(registry.select(tool, tag))
+        count = len(loaded.select(tool, tag))
         note = " (no enabled tool matches --tool/--tag)" if not count and (tool or tag) else ""
         sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}{note}\n")
         sys.stderr.flush()
@@ -137,7 +162,7 @@ def serve(
         verify=verify,
     )
     try:
-        serve(registry, options)
+        serve(loaded, options)
     except ServeUsageError as exc:
         print_error(exc)
         raise typer.Exit(exitcodes.USAGE) from None

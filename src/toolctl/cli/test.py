@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat
+from toolctl.cli.options import (
+    FormatOpt,
+    OutputFormat,
+    PacksOpt,
+    PathsArg,
+    RegistryOpt,
+    TagsOpt,
+    ToolsOpt,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -119,40 +127,41 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
 
 
 def test(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Tool files or directories (default: the registry found from here)."),
-    ] = None,
-    tool: Annotated[
-        list[str] | None, typer.Option("--tool", "-t", help="Only this tool (repeatable).")
-    ] = None,
-    tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="Only tools with this tag (repeatable).")
-    ] = None,
+    paths: PathsArg = None,
+    registry_path: RegistryOpt = None,
+    tool: ToolsOpt = None,
+    tag: TagsOpt = None,
     keyword: Annotated[
-        str | None, typer.Option("-k", help="Only cases whose `tool::name` contains this text.")
+        str | None,
+        typer.Option("-k", metavar="TEXT", help="Only cases whose `tool::name` contains TEXT."),
     ] = None,
     fuzz: Annotated[
         int,
         typer.Option(
             "--fuzz",
             min=0,
+            metavar="N",
             help="Fuzz each tool with N valid and N invalid inputs generated from its inputSchema.",
         ),
     ] = 0,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed for --fuzz (printed when not given).")
+        int | None,
+        typer.Option("--seed", metavar="INT", help="Seed for --fuzz (printed when not given)."),
     ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
-            "--timeout", min=0.001, help="Seconds per case when neither case nor tool sets one."
+            "--timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="Per case, when neither the case nor the tool sets one.",
         ),
     ] = None,
     allow_error: Annotated[
         list[str] | None,
         typer.Option(
             "--allow-error",
+            metavar="EXCEPTION",
             help="Exception type a handler raises on purpose; not a "
             "crash when fuzzing (repeatable).",
         ),
@@ -160,33 +169,26 @@ def test(
     examples: Annotated[
         bool, typer.Option("--examples/--no-examples", help="Run each inputExamples entry.")
     ] = True,
-    fmt: Annotated[
-        OutputFormat, typer.Option("--format", "-f", help="Output format.")
-    ] = OutputFormat.text,
+    fmt: FormatOpt = OutputFormat.text,
     junit: Annotated[
-        Path | None, typer.Option("--junit", help="Also write a JUnit XML report to FILE.")
+        Path | None,
+        typer.Option("--junit", metavar="FILE", help="Also write a JUnit XML report to FILE."),
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every case.")] = False,
-    packs: Annotated[
-        bool, typer.Option("--packs/--no-packs", help="Include installed tool packs.")
-    ] = True,
+    packs: PacksOpt = True,
 ) -> None:
     """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
 
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
     Exit 0 when every case passed, 1 when any failed or could not run.
     """
+    from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_diagnostics, print_error, print_json
-    from toolctl.config import project_for
     from toolctl.errors import ToolctlError
-    from toolctl.loader import load_registry
     from toolctl.testing import TestOptions, junit_xml, run_tests
     from toolctl.yamlsrc import real_path
 
-    project = project_for(paths[0] if paths else None)
-    if paths:
-        project.tool_paths = [real_path(p) for p in paths]
-    registry = load_registry(project=project, packs=packs)
+    registry = load(registry_path, paths, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
         print_error(
@@ -195,6 +197,10 @@ def test(
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
+    for name in tool or ():
+        require_tool(registry, name, "test")
+    project = registry.project
+    assert project is not None  # loaded from a project
     options = TestOptions.from_settings(project.section("test"), project.config_file)
     options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
     options.examples, options.fuzz, options.seed = examples, fuzz, seed

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.run import RegistryOpt, StateOpt
+from toolctl.cli.options import RegistryOpt
+from toolctl.cli.run import StateOpt
 
 
 def register(app: typer.Typer) -> None:
@@ -20,13 +21,15 @@ def worker(
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Runs executed at once (threads).")
+        int,
+        typer.Option("--concurrency", min=1, metavar="N", help="Runs executed at once (threads)."),
     ] = 1,
     lease: Annotated[
         float,
         typer.Option(
             "--lease",
             min=1,
+            metavar="SECONDS",
             help="Seconds without a heartbeat after which a run is taken for lost "
             "(renewed every third of it).",
         ),
@@ -36,6 +39,7 @@ def worker(
         typer.Option(
             "--shutdown-timeout",
             min=0,
+            metavar="SECONDS",
             help="Seconds to let running runs finish after SIGTERM before aborting them.",
         ),
     ] = 30.0,
@@ -47,7 +51,7 @@ def worker(
     and lets running ones finish for --shutdown-timeout seconds. Imports and runs tool handlers.
     """
     from toolctl.cli.render import print_error
-    from toolctl.cli.runview import state_store
+    from toolctl.cli.registries import state_store
     from toolctl.runtime.pgstore import is_url
     from toolctl.runtime.queue import run_worker
 

@@ -18,7 +18,7 @@ from toolctl import refs
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
 from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
-from toolctl.export.formats import FormatEntry, installed, load
+from toolctl.export.formats import FormatEntry, installed, is_builtin, load
 from toolctl.spec import SCHEMA_KEYS, ToolSpec
 from toolctl.spec.providers import provider_key_problems
 from toolctl.yamlsrc import gc_paused
@@ -99,7 +99,7 @@ def export_result(
     exporter = load(entry)
     opts = ExportOptions.from_kwargs(**options)
     specs = select(tools, names, tags)
-    if entry.package == "toolctl":
+    if is_builtin(entry):
         with gc_paused():  # pure data work: nothing cyclic to collect (costly at 10,000 tools)
             result = exporter.export(specs, opts)
         return _with_declaration_checks(result, exporter, specs, opts)

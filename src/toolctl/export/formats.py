@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl import DISTRIBUTION
 from toolctl.errors import PluginError
 from toolctl.export.base import Exporter
 from toolctl.spec.providers import BUILTIN_FORMATS, GROUP
@@ -39,12 +40,18 @@ class FormatEntry:
 
 def installed() -> dict[str, FormatEntry]:
     """Every format by name, in name order (the built-ins even without installed metadata)."""
-    found = {n: FormatEntry(n, v, "toolctl") for n, v in BUILTIN.items()}
+    found = {n: FormatEntry(n, v, DISTRIBUTION) for n, v in BUILTIN.items()}
     for ep in entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
         package = dist.name if dist is not None else "?"
         found[ep.name] = FormatEntry(ep.name, ep.value, package)
     return dict(sorted(found.items()))
+
+
+def is_builtin(entry: FormatEntry) -> bool:
+    """True for a format toolctl ships (its errors are toolctl's own bugs), whichever installed
+    distribution declared the entry point."""
+    return BUILTIN.get(entry.name) == entry.value
 
 
 def load(entry: FormatEntry) -> Exporter:

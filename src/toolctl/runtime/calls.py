@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import ToolctlError
 from toolctl.runtime.limits import limits_of
 from toolctl.runtime.loading import python_path_of
 from toolctl.runtime.memo import PerObject
@@ -69,13 +68,9 @@ def locator(registry: Registry) -> dict[str, Any] | None:
 
 
 def spec_of(registry: Registry, name: str) -> ToolSpec:
-    """The enabled tool ``name``; :class:`ToolctlError` when it is disabled."""
+    """The enabled tool ``name``; :class:`DisabledToolError` when it is disabled."""
     spec = registry.get(name)
-    if not spec.enabled:
-        raise ToolctlError(
-            f"tool {name!r} is disabled (enabled: false in {spec.location})",
-            hint="set enabled: true to run it",
-        )
+    spec.check_enabled("run")
     return spec
 
 

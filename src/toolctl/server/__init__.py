@@ -10,11 +10,11 @@ import importlib.util
 
 from toolctl.errors import ToolctlError
 
-INSTALL_HINT = "pip install 'toolctl[mcp]'"
+INSTALL_HINT = "pip install 'toolctl-registry[mcp]' (from a checkout: pip install '.[mcp]')"
 
 
 class SdkMissingError(ToolctlError):
-    """The MCP SDK (the ``toolctl[mcp]`` extra) is not installed."""
+    """The MCP SDK (the ``mcp`` extra of toolctl-registry) is not installed."""
 
 
 def require_sdk() -> None:

@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import UsageError
-
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
     from toolctl.registry import Registry
@@ -45,17 +43,12 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     """Select the tools to serve (enabled ones, in name order) and build their listing.
 
     Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks,
-    and :class:`~toolctl.errors.UsageError` for one that is disabled.
+    and :class:`~toolctl.errors.DisabledToolError` for one that is disabled.
     """
     selection = selection or Selection()
     specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
-    disabled = [s for s in specs if not s.enabled]
-    if disabled:
-        raise UsageError(
-            f"--tool {disabled[0].name}: the tool is disabled (enabled: false in "
-            f"{disabled[0].location})",
-            hint="set enabled: true to serve it",
-        )
+    for spec in specs:
+        spec.check_enabled("serve")
     return ToolSet(registry, {s.name: s for s in specs}, *mcp_listing(specs))
 
 

@@ -155,6 +155,18 @@ class ToolSpec:
         line, col = self.document.locate((*self.pointer, *path), key=key)
         return Location(self.location.file, line, col)
 
+    def check_enabled(self, action: str = "run") -> None:
+        """Raise :class:`~toolctl.errors.DisabledToolError`, located at the ``enabled:`` line,
+        when the tool is disabled; ``action`` says what was asked ("run", "serve", "test")."""
+        if not self.enabled:
+            from toolctl.errors import DisabledToolError
+
+            where = self.locate("enabled", key=True)
+            raise DisabledToolError(
+                f"tool {self.name!r} is disabled (enabled: false at {where})",
+                hint=f"set enabled: true to {action} it",
+            )
+
     @functools.cached_property
     def digest(self) -> str:
         """SHA-256 of the canonical declaration (with bundled schemas): changes when it changes."""

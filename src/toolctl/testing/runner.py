@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.errors import ToolctlError
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
 from toolctl.testing.cases import EXAMPLE, TestCase, cannot_run, collect, fuzz_case, matches
@@ -168,9 +169,7 @@ class Runner:
                 " s: the pipeline did not enforce the timeout",
             )
         except Exception as exc:  # a bug in toolctl or a broken case: report it, go on
-            return CaseResult(
-                case, Outcome.ERROR, _ms(started), message=f"{type(exc).__name__}: {exc}"
-            )
+            return CaseResult(case, Outcome.ERROR, _ms(started), message=_problem(exc))
         validator = None
         if spec.output_schema is not None and not spec.background:
             # a background run's result comes from the history, which keeps only the
@@ -214,9 +213,7 @@ class Runner:
                 allow_errors=self.options.allow_errors,
             )
         except Exception as exc:
-            return CaseResult(
-                case, Outcome.ERROR, _ms(started), message=f"{type(exc).__name__}: {exc}"
-            )
+            return CaseResult(case, Outcome.ERROR, _ms(started), message=_problem(exc))
         if found.skipped:
             return CaseResult(case, Outcome.SKIPPED, _ms(started), message=found.skipped)
         if found.finding is None:
@@ -300,3 +297,10 @@ def run_tests(
 ) -> TestReport:
     """Synchronous :func:`arun_tests` (runs its own event loop)."""
     return asyncio.run(arun_tests(registry, options, on_progress))
+
+
+def _problem(exc: Exception) -> str:
+    """What went wrong: a user error's own message, a bug's exception type too."""
+    if isinstance(exc, ToolctlError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
