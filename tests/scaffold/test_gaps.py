@@ -73,7 +73,7 @@ def test_refuses_to_overwrite_without_force(
 def test_name_and_output_options(project: Path) -> None:
     out = project / "elsewhere" / "avg.yaml"
     assert (
-        cli(["new", "--from", "tests.scaffold.corpus:mean", "-n", "average", "-o", str(out)]) == 0
+        cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "average", "-o", str(out)]) == 0
     )
     doc = yaml.safe_load(out.read_text("utf-8"))
     assert doc["name"] == "average"
@@ -147,7 +147,7 @@ def test_a_tools_file_needs_output(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 def test_a_staticmethod_is_declared(project: Path) -> None:
-    assert cli(["new", "--from", "tests.scaffold.gaps:Service.ping", "-n", "ping"]) == 0
+    assert cli(["new", "--from", "tests.scaffold.gaps:Service.ping", "--name", "ping"]) == 0
     module = (project / "handlers" / "ping_tool.py").read_text("utf-8")
     assert "from tests.scaffold.gaps import Service\n" in module
     assert "handler = from_function(Service.ping)\n" in module
@@ -175,7 +175,7 @@ def test_a_name_taken_by_another_file_is_refused(
     err = capsys.readouterr().err
     assert "a tool named 'mean' exists already: tools.d/stats.yaml:2:7" in err
     assert not (project / "tools.d" / "mean.yaml").exists()
-    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "-n", "weighted_mean"]) == 0
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "weighted_mean"]) == 0
 
 
 def test_a_handler_dir_off_the_python_path_is_pointed_out(

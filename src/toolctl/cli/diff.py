@@ -43,12 +43,18 @@ def diff_command(
     packs: PacksOpt = True,
     fmt: Annotated[
         DiffFormat,
-        typer.Option("--format", "-f", help="text, json, markdown, sarif or github."),
+        typer.Option(
+            "--format",
+            "-f",
+            metavar="text|json|markdown|sarif|github",
+            help="Output format.",
+        ),
     ] = DiffFormat.text,
     fail_on: Annotated[
         DiffFailOn,
         typer.Option(
             "--fail-on",
+            metavar="breaking|safety|any",
             help="Exit 1 on breaking (and cannot-decide) changes, on those and safety "
             "changes, or on any change.",
         ),

@@ -22,7 +22,7 @@ def new(
     registry: RegistryOpt = None,
     name: Annotated[
         str | None,
-        typer.Option("--name", "-n", metavar="NAME", help="Tool name (default: the function's)."),
+        typer.Option("--name", metavar="NAME", help="Tool name (default: the function's)."),
     ] = None,
     output: Annotated[
         Path | None,

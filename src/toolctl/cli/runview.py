@@ -10,7 +10,7 @@ import sys
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import typer
 

@@ -186,7 +186,6 @@ def test(
     from toolctl.cli.render import print_diagnostics, print_error, print_json
     from toolctl.errors import ToolctlError
     from toolctl.testing import TestOptions, junit_xml, run_tests
-    from toolctl.yamlsrc import real_path
 
     registry = load(registry_path, paths, packs=packs)
     print_diagnostics(registry.diagnostics)

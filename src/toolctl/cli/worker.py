@@ -50,8 +50,8 @@ def worker(
     give --registry): each run is taken by one worker. SIGTERM or Ctrl-C stops taking new runs
     and lets running ones finish for --shutdown-timeout seconds. Imports and runs tool handlers.
     """
-    from toolctl.cli.render import print_error
     from toolctl.cli.registries import state_store
+    from toolctl.cli.render import print_error
     from toolctl.runtime.pgstore import is_url
     from toolctl.runtime.queue import run_worker
 
