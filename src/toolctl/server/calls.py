@@ -14,6 +14,7 @@ from toolctl.errors import ToolctlError
 from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import ProgressRelay, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
+from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -68,7 +69,10 @@ class CallHandler:
         meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys
         if CONTEXT_META_KEY in meta:
             options["context"] = meta[CONTEXT_META_KEY]
-        arguments = params.arguments if params.arguments is not None else {}
+        # The JSON text the transport kept when the SDK's parser dropped a duplicate key: the
+        # runtime refuses it as it refuses `toolctl run --input` (see strictwire).
+        raw = meta.get(RAW_ARGUMENTS_KEY)
+        arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
         progress = ProgressRelay.wanted(ctx)
         try:
             if progress:

@@ -12,6 +12,7 @@ import anyio
 
 from toolctl.server.app import ToolServer
 from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
 if TYPE_CHECKING:
@@ -113,12 +114,13 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         allowed_hosts=list(security.allowed_hosts),
         allowed_origins=list(security.allowed_origins),
     )
-    app = server.lowlevel.streamable_http_app(
+    app: Any = server.lowlevel.streamable_http_app(
         streamable_http_path=options.path,
         transport_security=settings,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
     )
+    app = StrictBodies(app, options.max_request_bytes)
     return BearerAuth(app, security.token) if security.token else app
 
 
