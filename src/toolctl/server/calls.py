@@ -79,7 +79,8 @@ class CallHandler:
                 result = await _with_progress(ctx, toolset, params.name, arguments, options)
             else:
                 result = await toolset.registry.acall(params.name, arguments, **options)
-            if result.status.value == "running":  # a background tool: its worker finishes it
+            stored = result.status.value == "running"
+            if stored:  # a background tool: its worker finishes it; the result is stored
                 result = await wait_for_run(toolset.registry, result, ctx, progress)
         except ToolctlError as exc:  # the server's setup (e.g. its run history), not the call
             log.error("cannot run %s: %s", params.name, exc)
@@ -95,7 +96,7 @@ class CallHandler:
                 "the server log has the details."
             )
         _log_result(result)
-        return call_result(result)
+        return call_result(result, spec, ctx.protocol_version, stored=stored)
 
 
 async def _with_progress(

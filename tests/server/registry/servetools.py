@@ -58,3 +58,12 @@ def chores(data: dict[str, Any]) -> dict[str, Any]:
 
 def whoami(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"user": ctx.request_context["userId"]}
+
+
+def tally(data: dict[str, Any]) -> dict[str, Any]:
+    label = str(data.get("label", "items"))
+    return {"label": label, "count": len(label), "scratch": "work notes"}
+
+
+def sloppy(data: dict[str, Any]) -> dict[str, Any]:
+    return {"total": "many"}
