@@ -56,11 +56,18 @@ def serve(
     max_request_bytes: Annotated[
         int, typer.Option("--max-request-bytes", help="Largest HTTP request body (413 above).")
     ] = 4 * 1024 * 1024,
+    forward_logging: Annotated[
+        bool,
+        typer.Option(
+            "--forward-logging",
+            help="Also send the Python logging records a tool writes to the client.",
+        ),
+    ] = False,
     log_level: Annotated[
         str, typer.Option("--log-level", help="Server log on stderr: debug, info, warning, error.")
     ] = "warning",
 ) -> None:
-    """Serve the registry's enabled tools to MCP clients (protocol 2025-11-25).
+    """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
     Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
     through the client's elicitation when it supports it), suspend/resume and the run history.
@@ -83,6 +90,8 @@ def serve(
         level=log_level.upper(),
         format="toolctl serve: %(levelname)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # tool lines sent to clients stay off stderr
+        handler.setLevel(log_level.upper())
     registry = load_registry(path)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
@@ -110,6 +119,7 @@ def serve(
         allowed_origins=tuple(allowed_origin or ()),
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
+        forward_logging=forward_logging,
         on_ready=ready,
     )
     try:

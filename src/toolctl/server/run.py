@@ -38,6 +38,7 @@ class ServeOptions:
     auth_token_env: str | None = None
     max_request_bytes: int = DEFAULT_MAX_BODY
     name: str = "toolctl"
+    forward_logging: bool = False
     on_ready: Callable[[str], None] | None = field(default=None, compare=False)
 
 
@@ -49,7 +50,10 @@ def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, Http
             options.host, options.allowed_hosts, options.allowed_origins, options.auth_token_env
         )
     toolset = build_toolset(registry, options.selection)
-    return ToolServer(toolset, name=options.name, reload=options.reload), security
+    server = ToolServer(
+        toolset, name=options.name, reload=options.reload, forward_logging=options.forward_logging
+    )
+    return server, security
 
 
 def serve(registry: Registry, options: ServeOptions) -> None:
@@ -86,7 +90,7 @@ async def serve_stdio(
     server: ToolServer, watcher: RegistryWatcher | None, options: ServeOptions
 ) -> None:
     """Serve over the process's stdin/stdout (one client) until stdin closes."""
-    from mcp.server.runner import serve_loop
+    from mcp.server.runner import serve_dual_era_loop
 
     from toolctl.server.stdio import stdio_streams
 
@@ -98,8 +102,8 @@ async def serve_stdio(
             async with anyio.create_task_group() as tg:
                 if watcher is not None:
                     tg.start_soon(watcher.run)
-                # The handshake-only loop (2025-11-25): see ToolServer's docstring.
-                await serve_loop(
+                # The client's first request chooses the revision (see ToolServer).
+                await serve_dual_era_loop(
                     low, read, write, lifespan_state=state, init_options=server.init_options()
                 )
                 tg.cancel_scope.cancel()
