@@ -100,6 +100,15 @@ def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport:
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
 
 
+def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir: Path) -> None:
+    async def body(c: Any) -> Any:
+        return await c.call_tool("delete_file", {"path": "/tmp/x"})
+
+    result = over_stdio(registry_dir, body)
+    assert result.is_error is True
+    assert result.meta["toolctl/run"]["status"] == "awaiting_approval"
+
+
 def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
     async def body(c: Any) -> Any:
         return await c.call_tool("delete_file", {"path": "/tmp/x"})
@@ -162,7 +171,8 @@ def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
                 errors.append(str(exc))
         return errors
 
-    assert over_stdio(registry_dir, body) == ["Invalid or expired requestState"] * 2
+    errors = over_stdio(registry_dir, body, elicitation_callback=_elicit("accept", {}))
+    assert errors == ["Invalid or expired requestState"] * 2
 
 
 def test_a_follow_up_for_a_changed_tool_is_refused(registry_dir: Path) -> None:
@@ -185,14 +195,15 @@ def test_a_follow_up_for_a_changed_tool_is_refused(registry_dir: Path) -> None:
             allow_input_required=True,
         )
 
-    result = over_stdio(registry_dir, body, "--reload")
+    result = over_stdio(registry_dir, body, "--reload", elicitation_callback=_elicit("accept", {}))
     assert result.is_error is True
     assert "changed since run" in result.content[0].text
 
 
 def test_any_replica_sharing_the_history_takes_the_follow_up(registry_dir: Path) -> None:
     with http_server(registry_dir) as one, http_server(registry_dir) as two:
-        first = over_http(one.url, lambda c: _first_round(c, "greet", {}))
+        asks = {"elicitation_callback": _elicit("accept", {})}
+        first = over_http(one.url, lambda c: _first_round(c, "greet", {}), **asks)
 
         async def follow(c: Any) -> Any:
             await c.list_tools()
@@ -203,7 +214,7 @@ def test_any_replica_sharing_the_history_takes_the_follow_up(registry_dir: Path)
                 request_state=first.request_state,
             )
 
-        result = over_http(two.url, follow)
+        result = over_http(two.url, follow, **asks)
     assert result.structured_content == {"greeting": "Hello, Grace!"}
 
 

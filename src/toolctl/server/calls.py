@@ -14,7 +14,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from toolctl.errors import ToolctlError
 from toolctl.runtime.callstate import new_run_id
 from toolctl.server.background import wait_for_run
-from toolctl.server.interaction import Relay, make_approver, make_on_suspend
+from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
@@ -103,7 +103,7 @@ class CallHandler:
                 "the server log has the details."
             )
         _log_result(result)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and client_elicits(ctx):
             asked = input_required(result, spec)
             if asked is not None:
                 return asked

@@ -50,7 +50,13 @@ LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "e
 
 def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     """True when this request may ask the user through ``elicitation/create``."""
-    return ctx.session.can_send_request and ctx.session.check_client_capability(_ELICIT)
+    return ctx.session.can_send_request and client_elicits(ctx)
+
+
+def client_elicits(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """True when the client declared the elicitation capability (at ``initialize``, or in the
+    request's 2026-07-28 envelope)."""
+    return ctx.session.check_client_capability(_ELICIT)
 
 
 def preview(value: Any) -> str:
