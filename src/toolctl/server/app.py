@@ -27,6 +27,7 @@ from toolctl import __version__
 from toolctl.server.calls import CallHandler
 from toolctl.server.clientlog import ClientLog
 from toolctl.server.roundtrip import STATE_TTL, state_keys
+from toolctl.server.tasks import Tasks
 from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
@@ -63,17 +64,16 @@ class ToolServer:
         # Registered by method so the handlers may return prebuilt wire dicts.
         low = self.lowlevel
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
-        low.add_request_handler(
-            "tools/call",
-            types.CallToolRequestParams,
-            CallHandler(lambda: self._toolset, self.client_log),
-        )
+        self._calls = CallHandler(lambda: self._toolset, self.client_log)
+        low.add_request_handler("tools/call", types.CallToolRequestParams, self._calls)
+        Tasks(lambda: self._toolset).register(low)
         # 2025-11-25 only (2026-07-28 clients choose a level per request in _meta).
         low.add_request_handler(
             "logging/setLevel", types.SetLevelRequestParams, self.client_log.set_level
         )
         self._stamp = {types.SERVER_INFO_META_KEY: low.server_info_stamp}
         low.middleware.insert(0, self._prebuilt_list)
+        low.middleware.insert(1, self._task_calls)
         # Seals and verifies the requestState of input-required round trips (2026-07-28).
         security = RequestStateSecurity(keys=state_keys(toolset.registry), ttl=STATE_TTL)
         low.middleware.append(RequestStateBoundary(security, default_audience=name))
@@ -88,9 +88,14 @@ class ToolServer:
     def init_options(self) -> InitializationOptions:
         """The ``initialize`` result (2025-11-25): ``tools.listChanged`` is true when
         reloading; ``logging`` is offered."""
-        return self.lowlevel.create_initialization_options(
+        options = self.lowlevel.create_initialization_options(
             NotificationOptions(tools_changed=self.reload)
         )
+        # Core tasks (2025-11-25): tools/call may run as a task; tasks/list and tasks/cancel.
+        options.capabilities.tasks = types.ServerTasksCapability.model_validate(
+            {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        )
+        return options
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
@@ -123,6 +128,22 @@ class ToolServer:
             if wire is not None:
                 # A 2026-07-28 result names the server in _meta (the runner's stamp).
                 return {**wire, "_meta": self._stamp} if ctx.protocol_version == MODERN else wire
+        return await call_next(ctx)
+
+    async def _task_calls(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # A 2025-11-25 task-augmented tools/call answers {"task": ...}, a shape the SDK's
+        # result check for tools/call does not know: the call is run here, past that check.
+        params = ctx.params
+        if (
+            ctx.method == "tools/call"
+            and ctx.protocol_version == PROTOCOL_VERSION
+            and isinstance(params, dict)
+            and params.get("task") is not None
+        ):
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+            return await self._calls(ctx, typed)
         return await call_next(ctx)
 
     async def _track_connection(

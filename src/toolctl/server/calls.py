@@ -18,6 +18,7 @@ from toolctl.server.interaction import Relay, client_elicits, make_approver, mak
 from toolctl.server.results import call_result, error_result
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
+from toolctl.server.tasks import created, wants_task
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -162,11 +163,23 @@ class CallHandler:
             # the runtime refuses it as it refuses `toolctl run --input` (see strictwire).
             raw = meta.get(RAW_ARGUMENTS_KEY)
             arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
+            as_task = wants_task(ctx, params) and (spec.background or params.task is not None)
+            if as_task:
+                options["background"] = True
             result = await registry.acall(params.name, arguments, **options)
+            if as_task and result.status.value == "running":  # the client polls the task
+                return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"
         if stored:  # a background tool: its worker finishes it; the result is stored
             result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx))
         return result, stored
+
+
+async def _record(registry: Any, run_id: str) -> Any:
+    from toolctl.runtime.api import resolve_store
+
+    store = resolve_store(registry)
+    return await anyio.to_thread.run_sync(store.get, run_id)
 
 
 async def _cancel_on_disconnect(

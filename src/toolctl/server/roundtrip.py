@@ -86,8 +86,7 @@ async def follow_up(
     """Continue the run a verified ``requestState`` names with the client's answer: its new
     result, or an ``isError`` result when it cannot continue."""
     from toolctl.errors import ToolctlError
-    from toolctl.runtime.api import aapprove, aresume, decline, resolve_store
-    from toolctl.runtime.errors import RunStateError
+    from toolctl.runtime.api import resolve_store
 
     run_id, ask = _state(params.request_state)
     store = resolve_store(registry)
@@ -104,6 +103,17 @@ async def follow_up(
             {"toolctl/run": {"id": run_id, "status": record.status}},
         )
     answer = (params.input_responses or {}).get(ask)
+    return await continue_run(registry, spec, run_id, ask, answer)
+
+
+async def continue_run(
+    registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
+) -> RunResult | dict[str, Any]:
+    """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
+    decline or resume it through the runtime. Its result, or an ``isError`` result."""
+    from toolctl.runtime.api import aapprove, aresume, decline, get_run
+    from toolctl.runtime.errors import RunStateError
+
     action = getattr(answer, "action", None)
     try:
         if ask == "approval" and action == "accept":
@@ -115,8 +125,6 @@ async def follow_up(
             return await aresume(registry, run_id, dict(content))
     except RunStateError as exc:
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
-    from toolctl.runtime.api import get_run
-
     # Dismissed (or no answer): the run stays pending and the result says so.
     return await anyio.to_thread.run_sync(get_run, registry, run_id)
 
