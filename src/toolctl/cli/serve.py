@@ -63,6 +63,13 @@ def serve(
             help="Also send the Python logging records a tool writes to the client.",
         ),
     ] = False,
+    trace_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--trace-arguments",
+            help="Put tool arguments (redacted as in the run history) on OpenTelemetry spans.",
+        ),
+    ] = False,
     log_level: Annotated[
         str, typer.Option("--log-level", help="Server log on stderr: debug, info, warning, error.")
     ] = "warning",
@@ -120,6 +127,7 @@ def serve(
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
         forward_logging=forward_logging,
+        trace_arguments=trace_arguments,
         on_ready=ready,
     )
     try:

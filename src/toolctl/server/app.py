@@ -52,6 +52,7 @@ class ToolServer:
         name: str = "toolctl",
         reload: bool = False,
         forward_logging: bool = False,
+        trace_arguments: bool = False,
     ) -> None:
         self.reload = reload
         self._toolset = toolset
@@ -64,7 +65,9 @@ class ToolServer:
         # Registered by method so the handlers may return prebuilt wire dicts.
         low = self.lowlevel
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
-        self._calls = CallHandler(lambda: self._toolset, self.client_log)
+        self._calls = CallHandler(
+            lambda: self._toolset, self.client_log, trace_arguments=trace_arguments
+        )
         low.add_request_handler("tools/call", types.CallToolRequestParams, self._calls)
         Tasks(lambda: self._toolset).register(low)
         # 2025-11-25 only (2026-07-28 clients choose a level per request in _meta).

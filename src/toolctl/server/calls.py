@@ -19,6 +19,7 @@ from toolctl.server.results import call_result, error_result
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 from toolctl.server.tasks import created, wants_task
+from toolctl.server.telemetry import record_call
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -38,9 +39,16 @@ class CallHandler:
     runs it, asking the user through the client where the tool needs it (elicitation in
     2025-11-25, an input-required round trip in 2026-07-28)."""
 
-    def __init__(self, current: Callable[[], ToolSet], client_log: ClientLog) -> None:
+    def __init__(
+        self,
+        current: Callable[[], ToolSet],
+        client_log: ClientLog,
+        *,
+        trace_arguments: bool = False,
+    ) -> None:
         self._current = current
         self._client_log = client_log
+        self._trace_arguments = trace_arguments
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -104,6 +112,7 @@ class CallHandler:
                 "the server log has the details."
             )
         _log_result(result)
+        record_call(result, arguments=self._trace_arguments)
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and client_elicits(ctx):
             asked = input_required(result, spec)
             if asked is not None:

@@ -39,6 +39,7 @@ class ServeOptions:
     max_request_bytes: int = DEFAULT_MAX_BODY
     name: str = "toolctl"
     forward_logging: bool = False
+    trace_arguments: bool = False
     on_ready: Callable[[str], None] | None = field(default=None, compare=False)
 
 
@@ -51,7 +52,11 @@ def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, Http
         )
     toolset = build_toolset(registry, options.selection)
     server = ToolServer(
-        toolset, name=options.name, reload=options.reload, forward_logging=options.forward_logging
+        toolset,
+        name=options.name,
+        reload=options.reload,
+        forward_logging=options.forward_logging,
+        trace_arguments=options.trace_arguments,
     )
     return server, security
 
