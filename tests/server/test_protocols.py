@@ -257,3 +257,43 @@ def test_no_log_lines_without_a_level_and_python_logging_is_opt_in(registry_dir:
         "trouble with rain",
         "plain logging about rain",
     ]
+
+
+def _modern_post(port: int, body: dict[str, Any], **headers: str) -> tuple[int, Any]:
+    import http.client
+    import json
+
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        **{k.replace("_", "-"): v for k, v in headers.items()},
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", "/mcp", body=json.dumps(body), headers=sent)
+        response = conn.getresponse()
+        text = response.read().decode()
+    finally:
+        conn.close()
+    data = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")]
+    return response.status, json.loads(data[-1] if data else text)
+
+
+def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": envelope},
+    }
+    with http_server(registry_dir) as server:
+        _, good = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="add")
+        _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
+    assert good["result"]["structuredContent"] == {"sum": 3}
+    assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
