@@ -114,6 +114,16 @@ def test_a_cancelled_task_stops_its_run(registry_dir: Path, modern: bool) -> Non
     assert unknown["code"] == -32602 and "not found" in unknown["message"]
 
 
+def test_background_tools_are_listed_as_task_capable_in_2025_11_25(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, False)
+    try:
+        tools = {t["name"]: t for t in wire.rpc("tools/list")["result"]["tools"]}
+    finally:
+        wire.close()
+    assert tools["tally"]["execution"] == {"taskSupport": "optional"}
+    assert "execution" not in tools["add"]
+
+
 def test_a_client_without_the_extension_gets_the_result_directly(registry_dir: Path) -> None:
     wire = Wire(registry_dir, True)
     wire_envelope = dict(ENVELOPE, **{"io.modelcontextprotocol/clientCapabilities": {}})

@@ -68,6 +68,9 @@ class McpExporter(ToolListExporter):
         if spec.meta:
             tool["_meta"] = spec.meta
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
+        if protocol == "2025-11-25" and spec.background and "execution" not in tool:
+            # A background tool may run as a task (toolctl serve answers task-augmented calls).
+            tool["execution"] = {"taskSupport": "optional"}
         if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
             out.warning(
                 "TX211",

@@ -76,7 +76,7 @@ class ToolServer:
         )
         self._stamp = {types.SERVER_INFO_META_KEY: low.server_info_stamp}
         low.middleware.insert(0, self._prebuilt_list)
-        low.middleware.insert(1, self._task_calls)
+        low.middleware.append(self._task_calls)  # inside the SDK's OpenTelemetry span
         # Seals and verifies the requestState of input-required round trips (2026-07-28).
         security = RequestStateSecurity(keys=state_keys(toolset.registry), ttl=STATE_TTL)
         low.middleware.append(RequestStateBoundary(security, default_audience=name))
