@@ -297,3 +297,22 @@ def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
         _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
     assert good["result"]["structuredContent"] == {"sum": 3}
     assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
+
+
+def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=registry_dir,
+        env={**os.environ, "TOOLCTL_REQUEST_STATE_KEY": "not-base64!"},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "TOOLCTL_REQUEST_STATE_KEY must be base64 keys" in done.stderr
+    assert "Traceback" not in done.stderr

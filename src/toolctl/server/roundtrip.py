@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 
 from toolctl.server.interaction import elicitation_schema, preview
 from toolctl.server.results import error_result
+from toolctl.server.security import ServeUsageError
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
     from toolctl.runtime import RunResult
     from toolctl.spec import ToolSpec
 
+log = logging.getLogger("toolctl.server")
 KEY_ENV = "TOOLCTL_REQUEST_STATE_KEY"
 KEY_FILE = "request-state.key"
 STATE_TTL = 24 * 3600.0  # a pending run may wait for its user this long per round
@@ -153,11 +156,29 @@ def state_keys(registry: Registry) -> list[bytes]:
     first use), which every replica sharing that history shares."""
     env = os.environ.get(KEY_ENV, "").strip()
     if env:
-        return [base64.b64decode(k) for k in env.split(",") if k.strip()]
-    path = _history_dir(registry)
-    if path is None:
-        return [os.urandom(32)]  # no shared history: this process alone continues its runs
-    key_file = path / KEY_FILE
+        try:
+            keys = [base64.b64decode(k, validate=True) for k in env.split(",") if k.strip()]
+        except ValueError:
+            keys = []
+        if not keys or any(len(k) < 32 for k in keys):
+            raise ServeUsageError(
+                f"{KEY_ENV} must be base64 keys of at least 32 bytes, comma-separated",
+                hint="make one with: openssl rand -base64 32",
+            )
+        return keys
+    store = _history(registry)
+    path = getattr(store, "path", None)
+    if path is None:  # no file to share it through: this process alone continues its runs
+        if store is not None and type(store).__name__ != "MemoryStore":  # a shared history
+            log.warning(
+                "requestState is sealed with a key of this process; set %s on every replica "
+                "so any of them can take an approval or resume follow-up",
+                KEY_ENV,
+            )
+        return [os.urandom(32)]
+    folder = Path(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    key_file = folder / KEY_FILE
     try:
         fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -178,16 +199,10 @@ def _read_key(key_file: Path) -> bytes:
     raise OSError(f"{key_file} does not hold a 32-byte key: remove it to make a new one")
 
 
-def _history_dir(registry: Registry) -> Path | None:
+def _history(registry: Registry) -> Any:
     from toolctl.runtime.api import resolve_store
 
     try:
-        store = resolve_store(registry)
+        return resolve_store(registry)
     except Exception:  # no usable history: calls report that themselves
         return None
-    path = getattr(store, "path", None)
-    if path is None:
-        return None
-    folder = Path(path).parent
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
