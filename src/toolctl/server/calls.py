@@ -12,7 +12,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime.callstate import new_run_id
+from toolctl.runtime.pipeline import new_run_id
 from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
