@@ -19,6 +19,9 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from mcp_types import LOG_LEVEL_META_KEY
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
 from toolctl.runtime.redact import RedactingFilter
 from toolctl.server.interaction import LEVELS
 
@@ -64,9 +67,6 @@ class ClientLog:
 
     def threshold(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """The lowest level to send for this request, or None when it wants no log lines."""
-        from mcp_types import LOG_LEVEL_META_KEY
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
         if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             level = (ctx.meta or {}).get(LOG_LEVEL_META_KEY)
             return str(level) if level in LEVELS else None
