@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 
@@ -146,3 +147,28 @@ def test_the_inspector_runs_a_task_to_completion(registry_dir: Path) -> None:
     # the result came from tasks/get: it names its task (the run)
     task = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
     assert task == result["_meta"]["toolctl/run"]["id"]
+
+
+def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, True)
+    try:
+        task_id = _start(wire, "greet_later", {})["taskId"]
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert got["status"] == "input_required"
+        form = got["inputRequests"]["resume"]
+        assert form["method"] == "elicitation/create"
+        assert form["params"]["requestedSchema"]["required"] == ["name"]
+        answer = {"resume": {"action": "accept", "content": {"name": "Lin"}}}
+        assert wire.rpc("tasks/update", taskId=task_id, inputResponses=answer)["result"] == {
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "toolctl", "version": ANY}},
+        }
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    assert got["result"]["structuredContent"] == {"greeting": "Hello, Lin!"}
