@@ -316,3 +316,24 @@ def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
     assert done.returncode == 2
     assert "TOOLCTL_REQUEST_STATE_KEY must be base64 keys" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "route", "arguments": {"region": "eu"}, "_meta": envelope},
+    }
+    headers = {"Mcp_Method": "tools/call", "Mcp_Name": "route"}
+    with http_server(registry_dir) as server:
+        status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
+        # the SDK client mirrors the parameter into Mcp-Param-Region itself
+        good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
+    assert status == 400 and bad["error"]["code"] == -32020
+    assert good.structured_content == {"region": "eu"}

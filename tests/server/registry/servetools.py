@@ -77,3 +77,7 @@ def chatty(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
     ctx.observe.log(f"trouble with {topic}", level=logging.WARNING, password="hunter2")
     logging.getLogger("servetools.plain").warning("plain logging about %s", topic)
     return {"topic": topic}
+
+
+def route(data: dict[str, Any]) -> dict[str, Any]:
+    return {"region": data["region"]}
