@@ -107,7 +107,7 @@ class _Forward(logging.Handler):
     def __init__(self, owner: ClientLog) -> None:
         super().__init__(logging.DEBUG)
         self._owner = owner
-        self.addFilter(RedactingFilter())  # records of other loggers are redacted too
+        self._redact = RedactingFilter()
 
     def emit(self, record: logging.LogRecord) -> None:
         owner = self._owner
@@ -121,6 +121,7 @@ class _Forward(logging.Handler):
         relay = owner.relay_for(record)
         if relay is None:
             return
+        self._redact.filter(record)  # records of other loggers are redacted too (only these)
         data: dict[str, Any] = {"message": record.getMessage()}
         fields = getattr(record, "toolctl_fields", None)
         if fields:
