@@ -182,7 +182,9 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
                 f"(run {result.run_id}): {found}. The output was not sent.",
                 _meta(result),
             )
-    shown = result.output if not stored else (None if value is _NONE else value)
+    # What the text block shows: the output, or (read back) its model view; failing that (no
+    # outputSchema, transcript hides the output) the transcript form, which is safe to show.
+    shown = result.output if not stored or value is _NONE else value
     out: dict[str, Any] = {
         "content": model_content(result.model_output, shown, result.run_id),
         "isError": False,
