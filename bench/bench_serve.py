@@ -1,12 +1,14 @@
 """tools/call and tools/list latency of ``toolctl serve`` over stdio, against the SDK's servers.
 
 Prints, in one run: tools/call p50 for a trivial tool served by ``toolctl serve``, by the SDK's
-high-level ``MCPServer`` and by a bare low-level SDK ``Server`` (the floor), then tools/list with
-1,000 tools. Budgets: toolctl within 1.3x the floor, faster than MCPServer, list under 100 ms.
+high-level ``MCPServer`` and by a bare low-level SDK ``Server`` (the floor), for each protocol
+revision (2025-11-25 with the initialize handshake, 2026-07-28 with per-request envelopes), then
+tools/list with 1,000 tools. Budgets, per revision: toolctl within 1.3x the floor, faster than
+MCPServer; list under 100 ms.
 
     .venv/bin/python bench/bench_serve.py [--calls 1000] [--lists 20]
 
-Every server is a real subprocess spoken to by the SDK's own client (protocol 2025-11-25).
+Every server is a real subprocess spoken to by the SDK's own client.
 """
 
 from __future__ import annotations
@@ -106,7 +108,7 @@ READ_ONLY = "mcp: {annotations: {readOnlyHint: true}}\n"
 # separates what toolctl's transport saves from what its pipeline and history cost.
 SDK_TRANSPORT = """
 import anyio, toolctl
-from mcp.server.runner import serve_loop
+from mcp.server.runner import serve_dual_era_loop
 from mcp.server.stdio import stdio_server
 from toolctl.server.app import ToolServer
 from toolctl.server.toolset import build_toolset
@@ -116,7 +118,9 @@ server = ToolServer(build_toolset(toolctl.load()))
 async def main():
     low = server.lowlevel
     async with stdio_server() as (read, write), low.lifespan(low) as state:
-        await serve_loop(low, read, write, lifespan_state=state, init_options=server.init_options())
+        await serve_dual_era_loop(
+            low, read, write, lifespan_state=state, init_options=server.init_options()
+        )
 
 anyio.run(main)
 """
@@ -145,13 +149,14 @@ def script(root: Path, name: str, text: str) -> Path:
 
 
 async def measure_calls(
-    servers: dict[str, Any], calls: int, rounds: int = 10
+    servers: dict[str, Any], calls: int, rounds: int = 10, mode: str = "legacy"
 ) -> dict[str, list[float]]:
     """Sequential tools/call latency per server, interleaved in rounds so that noise from the
-    rest of the machine falls on every server alike."""
+    rest of the machine falls on every server alike. ``mode``: the client's protocol choice
+    (``legacy``: 2025-11-25; ``2026-07-28``)."""
     async with AsyncExitStack() as stack:
         clients = {
-            label: await stack.enter_async_context(Client(server, mode="legacy"))
+            label: await stack.enter_async_context(Client(server, mode=mode))
             for label, server in servers.items()
         }
         for client in clients.values():
@@ -242,6 +247,19 @@ def table(times: dict[str, list[float]]) -> dict[str, float]:
     return {label: statistics.median(values) for label, values in times.items()}
 
 
+def budgets(p50: dict[str, float]) -> None:
+    """Print toolctl's ratios to the floor and to MCPServer, with their budgets."""
+    floor, high, ours = p50["lowlevel (floor)"], p50["MCPServer"], p50["toolctl serve"]
+    print(
+        f"  toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
+        f"{'OK' if ours <= 1.3 * floor else 'OVER'}"
+    )
+    print(
+        f"  toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
+        f"{'OK' if ours < high else 'OVER'}"
+    )
+
+
 def p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -280,17 +298,15 @@ def main() -> None:
             servers["  history on tmpfs"] = StdioServerParameters(
                 command=py, args=serve, cwd=str(on_tmpfs)
             )
-        print(f"tools/call over stdio, {args.calls} sequential calls per server (interleaved)")
-        p50 = table(anyio.run(measure_calls, servers, args.calls))
-        floor, high, ours = p50["lowlevel (floor)"], p50["MCPServer"], p50["toolctl serve"]
-        print(
-            f"  toolctl / floor     = {ours / floor:.2f}x (budget <= 1.30x) "
-            f"{'OK' if ours <= 1.3 * floor else 'OVER'}"
-        )
-        print(
-            f"  toolctl / MCPServer = {ours / high:.2f}x (budget < 1.00x) "
-            f"{'OK' if ours < high else 'OVER'}"
-        )
+        for revision, mode in (("2025-11-25", "legacy"), ("2026-07-28", "2026-07-28")):
+            print(
+                f"tools/call over stdio, protocol {revision}, {args.calls} sequential calls "
+                "per server (interleaved)"
+            )
+            p50 = table(anyio.run(measure_calls, servers, args.calls, 10, mode))
+            budgets(p50)
+            # The variants isolate costs once; the newer revision compares the three servers.
+            servers = {k: v for k, v in servers.items() if not k.startswith(" ")}
         print("the same call in-process (SDK memory transport, run history off):")
         inproc = table(anyio.run(measure_inprocess, small, args.calls))
         layer = inproc["toolctl"] - inproc["lowlevel (floor)"] - inproc["registry.acall"]

@@ -73,7 +73,8 @@ def test_refuses_to_overwrite_without_force(
 def test_name_and_output_options(project: Path) -> None:
     out = project / "elsewhere" / "avg.yaml"
     assert (
-        cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "average", "-o", str(out)]) == 0
+        cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "average", "-o", str(out)])
+        == 0
     )
     doc = yaml.safe_load(out.read_text("utf-8"))
     assert doc["name"] == "average"

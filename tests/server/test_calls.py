@@ -164,7 +164,7 @@ def test_suspend_without_an_answer_returns_the_payload_and_run_id(registry_dir: 
     result = call(registry_dir, "greet", {}, elicitation_callback=_elicit("decline"))
     run = result["_meta"]["toolctl/run"]
     assert run["status"] == "suspended"
-    assert result["isError"] is False
+    assert result["isError"] is True  # not a success: no structuredContent to honour a schema
     text = result["content"][0]["text"]
     assert "What is your name?" in text and f"toolctl resume {run['id']}" in text
 

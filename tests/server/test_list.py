@@ -63,16 +63,3 @@ def test_mcp_export_equals_the_live_tools_list(where: str) -> None:
     registry = toolctl.load(root / "tools.d")
     live = list_stdio(root, str(root / "tools.d"))
     assert live == registry.export("mcp")["tools"]
-
-
-def test_clients_probing_for_2026_07_28_fall_back_to_the_handshake(registry_dir: Path) -> None:
-    from mcp import Client
-
-    async def probe(server: Any) -> tuple[str, int]:
-        async with Client(server) as client:  # mode="auto": server/discover first
-            return client.protocol_version, len((await client.list_tools()).tools)
-
-    over_stdio = anyio.run(probe, stdio_params(registry_dir))
-    with http_server(registry_dir) as server:
-        over_http = anyio.run(probe, server.url)
-    assert over_stdio == over_http == ("2025-11-25", len(list_stdio(registry_dir)))

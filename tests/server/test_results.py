@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 
@@ -14,8 +14,15 @@ def _result(**fields: Any) -> RunResult:
     return RunResult(run_id="r1", tool="t", status=RunStatus.SUCCEEDED, **fields)
 
 
+class _Spec:
+    """What call_result reads of a tool: its output contract."""
+
+    output_schema: Any = None
+    output_validation = "strict"
+
+
 def _checked(result: RunResult) -> dict[str, Any]:
-    out = call_result(result)
+    out = call_result(result, cast(Any, _Spec()))
     types.CallToolResult.model_validate(out, by_name=False)  # the SDK accepts the shape
     return out
 

@@ -84,6 +84,20 @@ def serve(
             help="HTTP: seconds to let calls in flight finish after SIGTERM (then cancelled).",
         ),
     ] = 30.0,
+    forward_logging: Annotated[
+        bool,
+        typer.Option(
+            "--forward-logging",
+            help="Also send the Python logging records a tool writes to the client.",
+        ),
+    ] = False,
+    trace_arguments: Annotated[
+        bool,
+        typer.Option(
+            "--trace-arguments",
+            help="Put tool arguments (redacted as in the run history) on OpenTelemetry spans.",
+        ),
+    ] = False,
     log_level: Annotated[
         str,
         typer.Option(
@@ -101,7 +115,7 @@ def serve(
         ),
     ] = False,
 ) -> None:
-    """Serve the registry's enabled tools to MCP clients (protocol 2025-11-25).
+    """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
     Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
     through the client's elicitation when it supports it), suspend/resume and the run history.
@@ -124,6 +138,8 @@ def serve(
         level=log_level.upper(),
         format="toolctl serve: %(levelname)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # tool lines sent to clients stay off stderr
+        handler.setLevel(log_level.upper())
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
     if not loaded.ok:
@@ -158,6 +174,8 @@ def serve(
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
         shutdown_timeout=shutdown_timeout,
+        forward_logging=forward_logging,
+        trace_arguments=trace_arguments,
         on_ready=ready,
         verify=verify,
     )

@@ -69,6 +69,9 @@ class McpExporter(ToolListExporter):
         # The contract digest lets a client pin what it reviewed (see toolctl.contract).
         tool["_meta"] = {**(spec.meta or {}), META_KEY: contract_digest(spec)}
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
+        if protocol == "2025-11-25" and spec.background and "execution" not in tool:
+            # A background tool may run as a task (toolctl serve answers task-augmented calls).
+            tool["execution"] = {"taskSupport": "optional"}
         if protocol != "2025-11-25" and tool.pop("execution", None) is not None:
             out.warning(
                 "TX211",

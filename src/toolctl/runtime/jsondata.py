@@ -84,16 +84,49 @@ def parse(
         raise InvalidJSONError(
             f"invalid JSON in {what}: {exc}", hint='pass a JSON object, e.g. \'{"city": "Paris"}\''
         ) from None
-    check(value, what=what, max_depth=max_depth)
+    check(value, what=what, max_depth=max_depth, max_bytes=max_bytes)
     return value
 
 
-def check(value: Any, *, what: str = "arguments", max_depth: int = MAX_DEPTH) -> None:
-    """Raise :class:`InvalidJSONError` unless ``value`` is plain, finite, bounded JSON data."""
+def check(
+    value: Any, *, what: str = "arguments", max_depth: int = MAX_DEPTH, max_bytes: int = MAX_BYTES
+) -> None:
+    """Raise :class:`InvalidJSONError` unless ``value`` is plain, finite, bounded JSON data.
+
+    Bounded means what :func:`parse` enforces on text: nesting up to ``max_depth`` and a JSON
+    text of at most ``max_bytes`` (so data that arrives already parsed, e.g. over MCP, meets
+    the same limits as ``--input``)."""
     problem = _problem(value, max_depth, 0)
     if problem is not None:
         where, msg = problem
         raise InvalidJSONError(f"invalid JSON in {what}: {msg}" + (f" at {where}" if where else ""))
+    # An escape takes at most 6 characters (\u001f): below a sixth of the limit the text
+    # cannot exceed it, so only larger values pay for an exact encoding.
+    if _size_floor(value, max_bytes) * 6 > max_bytes:
+        size = len(dumps(value).encode("utf-8"))
+        if size > max_bytes:
+            raise InvalidJSONError(f"{what} too large ({size} bytes > limit {max_bytes})")
+
+
+def _size_floor(value: Any, stop: int) -> int:
+    """A lower bound of the compact JSON size of checked ``value``; it stops counting past
+    ``stop`` (only then is the exact size worth an encoding)."""
+    total, stack = 0, [value]
+    while stack and total <= stop:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + len(item)
+            for key, inner in item.items():
+                total += len(key) + 2
+                stack.append(inner)
+        elif isinstance(item, list):
+            total += 2 + len(item)
+            stack.extend(item)
+        else:
+            total += 1
+    return total
 
 
 def _problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:

@@ -1,10 +1,13 @@
 """The MCP server object: a low-level SDK ``Server`` over a swappable :class:`ToolSet`.
 
 The low-level server fits a registry whose schemas come from YAML (no function signatures to
-introspect) and is several times cheaper per call than the SDK's high-level ``MCPServer``. The
-server speaks the 2025-11-25 handshake revision: it declines the 2026-07-28 ``server/discover``
-probe, so every client falls back to ``initialize`` (server-to-client requests such as
-elicitation, and ``notifications/tools/list_changed``, exist only in that revision).
+introspect) and is several times cheaper per call than the SDK's high-level ``MCPServer``.
+
+Two protocol revisions are served side by side, chosen by each client: 2026-07-28 (the default
+for a client that offers it: ``server/discover``, no ``initialize``, every request carrying its
+own envelope) and 2025-11-25 (the ``initialize`` handshake; elicitation and
+``notifications/tools/list_changed`` exist only there). Each revision has its own ``tools/list``
+result, serialized once per snapshot.
 """
 
 from __future__ import annotations
@@ -17,11 +20,15 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.shared.exceptions import MCPError
+from mcp.server.request_state import RequestStateBoundary, RequestStateSecurity
 from mcp_types.methods import serialize_server_result
 
 from toolctl import __version__
 from toolctl.server.calls import CallHandler
+from toolctl.server.clientlog import ClientLog
+from toolctl.server.roundtrip import STATE_TTL, state_keys
+from toolctl.server.tasks import Tasks
+from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
     from mcp.server.connection import Connection
@@ -31,26 +38,48 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolctl.server")
 NOTIFY_TIMEOUT = 1.0
-PROTOCOL_VERSION = "2025-11-25"  # the revision of the prebuilt listing (the mcp export's default)
+PROTOCOL_VERSION = "2025-11-25"  # the handshake revision (the mcp export's default)
+PROTOCOL_VERSIONS = (MODERN, PROTOCOL_VERSION)  # newest first
 
 
 class ToolServer:
     """Serves one :class:`ToolSet` at a time; :meth:`swap` replaces it atomically."""
 
-    def __init__(self, toolset: ToolSet, *, name: str = "toolctl", reload: bool = False) -> None:
-        self._toolset = toolset
-        self._wire_listing = wire_listing(toolset)
+    def __init__(
+        self,
+        toolset: ToolSet,
+        *,
+        name: str = "toolctl",
+        reload: bool = False,
+        forward_logging: bool = False,
+        trace_arguments: bool = False,
+    ) -> None:
         self.reload = reload
+        self._toolset = toolset
+        self._wire = self._wire_listings(toolset)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self.lowlevel: Server[Any] = Server(name, version=__version__)
+        self.client_log = ClientLog(forward_python_logging=forward_logging)
+        self.lowlevel: Server[Any] = Server(
+            name, version=__version__, get_tool_input_schema=self._input_schema
+        )
         # Registered by method so the handlers may return prebuilt wire dicts.
         low = self.lowlevel
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
-        low.add_request_handler(
-            "tools/call", types.CallToolRequestParams, CallHandler(lambda: self._toolset)
+        self._calls = CallHandler(
+            lambda: self._toolset, self.client_log, trace_arguments=trace_arguments
         )
-        low.add_request_handler("server/discover", types.RequestParams, _no_discover)
+        low.add_request_handler("tools/call", types.CallToolRequestParams, self._calls)
+        Tasks(lambda: self._toolset).register(low)
+        # 2025-11-25 only (2026-07-28 clients choose a level per request in _meta).
+        low.add_request_handler(
+            "logging/setLevel", types.SetLevelRequestParams, self.client_log.set_level
+        )
+        self._stamp = {types.SERVER_INFO_META_KEY: low.server_info_stamp}
         low.middleware.insert(0, self._prebuilt_list)
+        low.middleware.append(self._task_calls)  # inside the SDK's OpenTelemetry span
+        # Seals and verifies the requestState of input-required round trips (2026-07-28).
+        security = RequestStateSecurity(keys=state_keys(toolset.registry), ttl=STATE_TTL)
+        low.middleware.append(RequestStateBoundary(security, default_audience=name))
         if reload:
             self.lowlevel.middleware.append(self._track_connection)
 
@@ -60,10 +89,16 @@ class ToolServer:
         return self._toolset
 
     def init_options(self) -> InitializationOptions:
-        """The ``initialize`` result: ``tools.listChanged`` is true when reloading."""
-        return self.lowlevel.create_initialization_options(
+        """The ``initialize`` result (2025-11-25): ``tools.listChanged`` is true when
+        reloading; ``logging`` is offered."""
+        options = self.lowlevel.create_initialization_options(
             NotificationOptions(tools_changed=self.reload)
         )
+        # Core tasks (2025-11-25): tools/call may run as a task; tasks/list and tasks/cancel.
+        options.capabilities.tasks = types.ServerTasksCapability.model_validate(
+            {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        )
+        return options
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
@@ -71,14 +106,47 @@ class ToolServer:
         # Built once per snapshot; the whole list in one page, in name order.
         return self._toolset.listing
 
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        # What the 2026-07-28 HTTP entry checks Mcp-Param-* headers against.
+        spec = self._toolset.specs.get(name)
+        schema = spec.input_schema if spec is not None else None
+        return schema if isinstance(schema, dict) else None
+
+    def _wire_listings(self, toolset: ToolSet) -> dict[str, dict[str, Any]]:
+        wire = {PROTOCOL_VERSION: wire_listing(toolset)}
+        modern = serialize_server_result("tools/list", MODERN, toolset.modern_listing)
+        if self.reload:  # the list may change at any moment: clients must not reuse it
+            modern["ttlMs"] = 0
+        wire[MODERN] = modern
+        return wire
+
     async def _prebuilt_list(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         # tools/list is answered with the listing serialized once per snapshot: the SDK would
         # otherwise validate and re-serialize every tool on every request (about 20 ms for
-        # 1,000 tools). Other revisions go through the regular path.
-        if ctx.method == "tools/list" and ctx.protocol_version == PROTOCOL_VERSION:
-            return self._wire_listing
+        # 1,000 tools). Older revisions go through the regular path.
+        if ctx.method == "tools/list":
+            wire = self._wire.get(ctx.protocol_version)
+            if wire is not None:
+                # A 2026-07-28 result names the server in _meta (the runner's stamp).
+                return {**wire, "_meta": self._stamp} if ctx.protocol_version == MODERN else wire
+        return await call_next(ctx)
+
+    async def _task_calls(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        # A 2025-11-25 task-augmented tools/call answers {"task": ...}, a shape the SDK's
+        # result check for tools/call does not know: the call is run here, past that check.
+        params = ctx.params
+        if (
+            ctx.method == "tools/call"
+            and ctx.protocol_version == PROTOCOL_VERSION
+            and isinstance(params, dict)
+            and params.get("task") is not None
+        ):
+            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+            return await self._calls(ctx, typed)
         return await call_next(ctx)
 
     async def _track_connection(
@@ -93,8 +161,8 @@ class ToolServer:
 
     async def swap(self, toolset: ToolSet, *, notify: bool = True) -> None:
         """Serve ``toolset`` from now on and (with ``notify``) tell every connected client."""
-        wire = wire_listing(toolset)
-        self._toolset, self._wire_listing = toolset, wire
+        wire = self._wire_listings(toolset)
+        self._toolset, self._wire = toolset, wire
         if not notify:
             return
         for connection in list(self._connections):
@@ -107,9 +175,6 @@ class ToolServer:
 
 
 def wire_listing(toolset: ToolSet) -> dict[str, Any]:
-    """The ``tools/list`` result as the SDK would put it on the wire (validated once here)."""
+    """The 2025-11-25 ``tools/list`` result as the SDK would put it on the wire (validated
+    once here)."""
     return serialize_server_result("tools/list", PROTOCOL_VERSION, toolset.listing)
-
-
-async def _no_discover(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
-    raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="server/discover")

@@ -9,16 +9,23 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.pipeline import new_run_id
 from toolctl.server.background import wait_for_run
-from toolctl.server.interaction import ProgressRelay, make_approver, make_on_suspend
+from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
+from toolctl.server.roundtrip import follow_up, input_required, state_run_id
+from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
+from toolctl.server.tasks import created, wants_task
+from toolctl.server.telemetry import record_call
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
     from toolctl.runtime import RunResult
+    from toolctl.server.clientlog import ClientLog
     from toolctl.server.toolset import ToolSet
     from toolctl.spec import ToolSpec
 
@@ -29,12 +36,29 @@ CONTEXT_META_KEY = "toolctl/requestContext"  # the request context a caller may 
 
 class CallHandler:
     """The low-level server's ``on_call_tool``: looks the tool up in the current snapshot and
-    runs it, asking the user through the client where the tool needs it."""
+    runs it, asking the user through the client where the tool needs it (elicitation in
+    2025-11-25, an input-required round trip in 2026-07-28)."""
 
-    def __init__(self, current: Callable[[], ToolSet]) -> None:
+    def __init__(
+        self,
+        current: Callable[[], ToolSet],
+        client_log: ClientLog,
+        *,
+        trace_arguments: bool = False,
+    ) -> None:
         self._current = current
+        self._client_log = client_log
+        self._trace_arguments = trace_arguments
 
     async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> dict[str, Any]:
+        out = await self._handle(ctx, params)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            out.setdefault("resultType", "complete")  # required in 2026-07-28
+        return out
+
+    async def _handle(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         toolset = self._current()  # one snapshot for the whole call
@@ -61,28 +85,25 @@ class CallHandler:
         spec: ToolSpec,
         params: types.CallToolRequestParams,
     ) -> dict[str, Any]:
-        options: dict[str, Any] = {
-            "approver": make_approver(ctx, spec),
-            "on_suspend": make_on_suspend(ctx, spec),
-        }
-        meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys
-        if CONTEXT_META_KEY in meta:
-            options["context"] = meta[CONTEXT_META_KEY]
-        arguments = params.arguments if params.arguments is not None else {}
-        progress = ProgressRelay.wanted(ctx)
+        progress = Relay.wanted(ctx)
+        log_level = self._client_log.threshold(ctx)
+        relay = Relay(ctx, log_level) if progress or log_level is not None else None
         try:
-            if progress:
-                result = await _with_progress(ctx, toolset, params.name, arguments, options)
+            if relay is None:
+                outcome = await self._start(ctx, toolset, spec, params, None)
             else:
-                result = await toolset.registry.acall(params.name, arguments, **options)
-            if result.status.value == "running":  # a background tool: its worker finishes it
-                result = await wait_for_run(toolset.registry, result, ctx, progress)
+                outcome = await self._relayed(ctx, toolset, spec, params, relay)
+            if isinstance(outcome, dict):  # a follow-up that could not continue
+                return outcome
+            result, stored = outcome
         except ToolctlError as exc:  # the server's setup (e.g. its run history), not the call
             log.error("cannot run %s: %s", params.name, exc)
             return error_result(
                 f"toolctl could not run {params.name}: the server is misconfigured "
                 "(the server log says how to fix it)."
             )
+        except MCPError:
+            raise
         except Exception:
             # A bug, not a tool error: details stay in the server log, never reach the client.
             log.exception("internal error while calling %s", params.name)
@@ -91,26 +112,83 @@ class CallHandler:
                 "the server log has the details."
             )
         _log_result(result)
-        return call_result(result)
+        record_call(result, arguments=self._trace_arguments)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and client_elicits(ctx):
+            asked = input_required(result, spec)
+            if asked is not None:
+                return asked
+        return call_result(result, spec, ctx.protocol_version, stored=stored)
 
-
-async def _with_progress(
-    ctx: ServerRequestContext[Any, Any],
-    toolset: ToolSet,
-    name: str,
-    arguments: Any,
-    options: dict[str, Any],
-) -> RunResult:
-    relay = ProgressRelay(ctx)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(relay.run)
+    async def _relayed(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        toolset: ToolSet,
+        spec: ToolSpec,
+        params: types.CallToolRequestParams,
+        relay: Relay,
+    ) -> tuple[RunResult, bool] | dict[str, Any]:
+        # A follow-up continues the run its (verified) state names; its log lines carry that id.
+        run_id = state_run_id(params.request_state) if params.request_state else new_run_id()
+        token = self._client_log.attach(run_id, relay)
         try:
-            result: RunResult = await toolset.registry.acall(
-                name, arguments, on_progress=relay.report, **options
-            )
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay.run)
+                try:
+                    outcome = await self._start(ctx, toolset, spec, params, relay, run_id)
+                finally:
+                    relay.close()
         finally:
-            relay.close()
-    return result
+            self._client_log.detach(run_id, token)
+        return outcome
+
+    async def _start(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        toolset: ToolSet,
+        spec: ToolSpec,
+        params: types.CallToolRequestParams,
+        relay: Relay | None,
+        run_id: str | None = None,
+    ) -> tuple[RunResult, bool] | dict[str, Any]:
+        """The run's result (and whether it was read back from the history)."""
+        registry = toolset.registry
+        if params.request_state is not None:  # the follow-up of an input-required round trip
+            outcome = await follow_up(ctx, registry, spec, params)
+            if isinstance(outcome, dict):
+                return outcome
+            result = outcome
+        else:
+            options: dict[str, Any] = {
+                "approver": make_approver(ctx, spec),
+                "on_suspend": make_on_suspend(ctx, spec),
+                "run_id": run_id,
+            }
+            if relay is not None and Relay.wanted(ctx):
+                options["on_progress"] = relay.report
+            meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys
+            if CONTEXT_META_KEY in meta:
+                options["context"] = meta[CONTEXT_META_KEY]
+            # The JSON text the transport kept when the SDK's parser dropped a duplicate key:
+            # the runtime refuses it as it refuses `toolctl run --input` (see strictwire).
+            raw = meta.get(RAW_ARGUMENTS_KEY)
+            arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
+            as_task = wants_task(ctx, params) and (spec.background or params.task is not None)
+            if as_task:
+                options["background"] = True
+            result = await registry.acall(params.name, arguments, **options)
+            if as_task and result.status.value == "running":  # the client polls the task
+                return created(await _record(registry, result.run_id), ctx.protocol_version)
+        stored = result.status.value == "running"
+        if stored:  # a background tool: its worker finishes it; the result is stored
+            result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx))
+        return result, stored
+
+
+async def _record(registry: Any, run_id: str) -> Any:
+    from toolctl.runtime.api import resolve_store
+
+    store = resolve_store(registry)
+    return await anyio.to_thread.run_sync(store.get, run_id)
 
 
 async def _cancel_on_disconnect(

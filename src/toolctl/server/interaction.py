@@ -45,14 +45,21 @@ _PROPERTY_KEYS = {
     "anyOf",
 }
 _PREVIEW_LIMIT = 2000
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 def can_elicit(ctx: ServerRequestContext[Any, Any]) -> bool:
     """True when this request may ask the user through ``elicitation/create``."""
-    return ctx.session.can_send_request and ctx.session.check_client_capability(_ELICIT)
+    return ctx.session.can_send_request and client_elicits(ctx)
 
 
-def _preview(value: Any) -> str:
+def client_elicits(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """True when the client declared the elicitation capability (at ``initialize``, or in the
+    request's 2026-07-28 envelope)."""
+    return ctx.session.check_client_capability(_ELICIT)
+
+
+def preview(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=True, default=str)
     # ensure_ascii escapes control and bidi characters, so a prompt cannot be disguised.
     return text if len(text) <= _PREVIEW_LIMIT else text[:_PREVIEW_LIMIT] + "…"
@@ -69,7 +76,7 @@ def make_approver(
         name = request.title or request.tool
         message = (
             f"Allow the tool {name!r} to run with this input?\n"
-            f"{_preview(request.display_input)}\nAccept to run it, decline to refuse."
+            f"{preview(request.display_input)}\nAccept to run it, decline to refuse."
         )
         answer = await _ask(ctx, message, {"type": "object", "properties": {}})
         log.info("approval for run %s: %s", request.run_id, answer and answer.action)
@@ -135,7 +142,7 @@ def make_on_suspend(
 
     async def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
         name = spec.title or spec.name
-        message = f"The tool {name!r} needs more input to continue.\n{_preview(payload)}"
+        message = f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
         answer = await _ask(ctx, message, form)
         if answer is not None and answer.action == "accept" and answer.content is not None:
             return dict(answer.content)
@@ -144,14 +151,16 @@ def make_on_suspend(
     return on_suspend
 
 
-class ProgressRelay:
-    """Turns the runtime's synchronous progress callback (from any thread) into ordered
-    ``notifications/progress`` for the request, when the client asked for progress."""
+class Relay:
+    """Turns the runtime's synchronous callbacks (from any thread) into ordered notifications
+    for the request: ``notifications/progress`` when the client asked for progress, and log
+    lines (``notifications/message``) at or above ``log_level``."""
 
-    def __init__(self, ctx: ServerRequestContext[Any, Any]) -> None:
+    def __init__(self, ctx: ServerRequestContext[Any, Any], log_level: str | None = None) -> None:
         self._ctx = ctx
         self._loop = asyncio.get_running_loop()
-        self._queue: asyncio.Queue[tuple[float, float | None, str | None] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        self._min_log = LEVELS.index(log_level) if log_level in LEVELS else None
 
     @staticmethod
     def wanted(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -160,16 +169,36 @@ class ProgressRelay:
 
     def report(self, progress: float, total: float | None, message: str | None) -> None:
         """The runtime's ``on_progress``: safe to call from a worker thread."""
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, (progress, total, message))
+        self._loop.call_soon_threadsafe(
+            self._queue.put_nowait, ("progress", progress, total, message)
+        )
+
+    def log(self, level: str, data: Any, logger: str | None) -> None:
+        """Queue a log line (dropped below the client's level): safe from any thread."""
+        if self._min_log is None or LEVELS.index(level) < self._min_log:
+            return
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, ("log", level, data, logger))
 
     def close(self) -> None:
         """Stop the relay after the notifications queued so far."""
         self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
 
     async def run(self) -> None:
-        """Send queued progress until :meth:`close`."""
+        """Send queued notifications until :meth:`close`."""
+        session = self._ctx.session
         while (item := await self._queue.get()) is not None:
             try:
-                await self._ctx.session.report_progress(*item)
+                if item[0] == "progress":
+                    await session.report_progress(*item[1:])
+                else:
+                    # Sent as a plain notification on the request's stream: the level was
+                    # already checked against the client's choice (see ClientLog.threshold).
+                    level, data, logger = item[1:]
+                    note = types.LoggingMessageNotification(
+                        params=types.LoggingMessageNotificationParams(
+                            level=level, data=data, logger=logger
+                        )
+                    )
+                    await session.send_notification(note, related_request_id=self._ctx.request_id)
             except Exception:  # a closed channel must not fail the call
-                log.debug("progress notification not delivered", exc_info=True)
+                log.debug("notification not delivered", exc_info=True)

@@ -4,7 +4,11 @@
   embedded resource); an object output is also ``structuredContent``. Without ``toModelOutput``
   the content is the output's JSON, so the text block mirrors ``structuredContent``.
 * failure: ``isError: true`` and the runtime's model-actionable message (already redacted).
-* suspended or awaiting approval: a text block that says so, with the run id to continue it.
+* suspended or awaiting approval: ``isError: true``, a text block that says so, with the run
+  id to continue it (a client that can take part answers through elicitation or, in 2026-07-28,
+  an input-required round trip instead).
+* output that breaks the advertised ``outputSchema`` (``outputValidation: warn`` or ``off``):
+  ``isError: true``; a success result always carries ``structuredContent`` the schema accepts.
 
 Every result carries ``_meta["toolctl/run"]`` (run id and status) so a client can find the run.
 """
@@ -14,10 +18,14 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from toolctl.schema import cached_validator
+
 if TYPE_CHECKING:
     from toolctl.runtime import RunResult
+    from toolctl.spec import ToolSpec
 
 RUN_META_KEY = "toolctl/run"
+LEGACY_PROTOCOL = "2025-11-25"
 
 
 def _json(value: Any) -> str:
@@ -121,24 +129,81 @@ def error_text(result: RunResult) -> str:
     return result.error.text()
 
 
-def call_result(result: RunResult) -> dict[str, Any]:
-    """The ``tools/call`` result for a finished or paused run."""
+def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | bool | None:
+    """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol`` (2025-11-25 lists
+    only object-rooted schemas; 2026-07-28 lists any)."""
+    schema = spec.output_schema
+    if schema is None or isinstance(schema, bool):
+        return schema if protocol != LEGACY_PROTOCOL else None
+    if protocol == LEGACY_PROTOCOL and schema.get("type") != "object":
+        return None
+    return dict(schema)
+
+
+def call_result(
+    result: RunResult, spec: ToolSpec, protocol: str = LEGACY_PROTOCOL, *, stored: bool = False
+) -> dict[str, Any]:
+    """The ``tools/call`` result for a finished or paused run.
+
+    A success carries ``structuredContent`` valid against the advertised ``outputSchema``;
+    anything else (paused, failed, output the schema does not accept) is ``isError: true``
+    with the run id. ``stored``: the result was read back from the run history (a background
+    run), whose ``output`` is the transcript form and never becomes ``structuredContent``.
+    """
     status = result.status.value
     if status == "succeeded":
-        out: dict[str, Any] = {
-            "content": model_content(result.model_output, result.output, result.run_id),
-            "isError": False,
-            "_meta": _meta(result),
-        }
-        if isinstance(result.output, dict):
-            out["structuredContent"] = result.output
-        return out
+        return _success(result, spec, protocol, stored)
     if status == "suspended":
-        return {
-            "content": [_text(suspended_text(result))],
-            "isError": False,
-            "_meta": _meta(result),
-        }
+        return error_result(suspended_text(result), _meta(result))
     if status == "awaiting_approval":
         return error_result(approval_text(result), _meta(result))
     return error_result(error_text(result), _meta(result))
+
+
+def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> dict[str, Any]:
+    value = _structured_value(result, stored)
+    schema = advertised_output_schema(spec, protocol)
+    if schema is not None:
+        if value is _NONE:
+            return error_result(
+                f"The tool {result.tool} finished (run {result.run_id}), but its output cannot "
+                "be returned as structured content: the run history keeps only the transcript "
+                "form of a background run's output. See it with: "
+                f"toolctl runs show {result.run_id}",
+                _meta(result),
+            )
+        # The runtime already refused live output that breaks a strict schema.
+        checked = not stored and spec.output_validation == "strict"
+        problems = [] if checked else cached_validator(schema).errors(value, limit=5)
+        if problems:
+            found = "; ".join(f"{p.pointer or '/'}: {p.message}" for p in problems)
+            return error_result(
+                f"The tool {result.tool} returned output that does not match its outputSchema "
+                f"(run {result.run_id}): {found}. The output was not sent.",
+                _meta(result),
+            )
+    # What the text block shows: the output, or (read back) its model view; failing that (no
+    # outputSchema, transcript hides the output) the transcript form, which is safe to show.
+    shown = result.output if not stored or value is _NONE else value
+    out: dict[str, Any] = {
+        "content": model_content(result.model_output, shown, result.run_id),
+        "isError": False,
+        "_meta": _meta(result),
+    }
+    if value is not _NONE and (schema is not None or isinstance(value, dict)):
+        out["structuredContent"] = value
+    return out
+
+
+_NONE: Any = object()
+
+
+def _structured_value(result: RunResult, stored: bool) -> Any:
+    """The raw output, or (read from the history) the model's JSON view of it; ``_NONE`` when
+    neither is available."""
+    if not stored:
+        return result.output
+    model = result.model_output
+    if isinstance(model, dict) and model.get("type") == "json":
+        return model.get("value")
+    return _NONE

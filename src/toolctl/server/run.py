@@ -12,6 +12,7 @@ import anyio
 
 from toolctl.server.app import ToolServer
 from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ class ServeOptions:
     max_request_bytes: int = DEFAULT_MAX_BODY
     shutdown_timeout: float = 30.0
     name: str = "toolctl"
+    forward_logging: bool = False
+    trace_arguments: bool = False
     on_ready: Callable[[str], None] | None = field(default=None, compare=False)
     # --locked: raises ToolctlError for a registry that must not be served (checked on reload)
     verify: Callable[[Registry], None] | None = field(default=None, compare=False)
@@ -51,7 +54,14 @@ def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, Http
             options.host, options.allowed_hosts, options.allowed_origins, options.auth_token_env
         )
     toolset = build_toolset(registry, options.selection)
-    return ToolServer(toolset, name=options.name, reload=options.reload), security
+    server = ToolServer(
+        toolset,
+        name=options.name,
+        reload=options.reload,
+        forward_logging=options.forward_logging,
+        trace_arguments=options.trace_arguments,
+    )
+    return server, security
 
 
 def serve(registry: Registry, options: ServeOptions) -> None:
@@ -88,7 +98,7 @@ async def serve_stdio(
     server: ToolServer, watcher: RegistryWatcher | None, options: ServeOptions
 ) -> None:
     """Serve over the process's stdin/stdout (one client) until stdin closes."""
-    from mcp.server.runner import serve_loop
+    from mcp.server.runner import serve_dual_era_loop
 
     from toolctl.server.stdio import stdio_streams
 
@@ -100,8 +110,8 @@ async def serve_stdio(
             async with anyio.create_task_group() as tg:
                 if watcher is not None:
                     tg.start_soon(watcher.run)
-                # The handshake-only loop (2025-11-25): see ToolServer's docstring.
-                await serve_loop(
+                # The client's first request chooses the revision (see ToolServer).
+                await serve_dual_era_loop(
                     low, read, write, lifespan_state=state, init_options=server.init_options()
                 )
                 tg.cancel_scope.cancel()
@@ -124,6 +134,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         host=options.host,
         max_request_body_size=options.max_request_bytes,
     )
+    app = StrictBodies(app, options.max_request_bytes)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))

@@ -4,7 +4,8 @@ The SDK's ``stdio_server`` reads stdin and writes stdout through ``anyio.wrap_fi
 read, write and flush is a hop to a worker thread, about a dozen per ``tools/call``, which on a
 small machine costs more than the call itself. Here the same descriptors are served by the
 event loop (``connect_read_pipe`` / ``connect_write_pipe``), and the SDK's ``stdio_server``
-still does the framing and message parsing.
+still does the framing and message parsing. Each line passes ``strictwire.guard`` first
+(duplicate keys in ``tools/call`` arguments, which the SDK's parser would drop).
 
 The SDK's descriptor claim is kept: while serving, fd 0 reads the null device and fd 1 points
 at stderr, so a handler's ``print()`` (or a child process) can never write onto the wire.
@@ -22,6 +23,8 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
+
+from toolctl.server.strictwire import guard
 
 log = logging.getLogger("toolctl.server")
 
@@ -41,6 +44,9 @@ class _Lines:
         line = await self._reader.readline()
         if not line:
             raise StopAsyncIteration
+        guarded = guard(line)
+        if guarded is not None:
+            line = guarded + b"\n"
         return line.decode("utf-8", errors="replace")
 
 

@@ -32,6 +32,8 @@ class ToolSet:
     specs: dict[str, ToolSpec]
     listing: dict[str, Any] = field(repr=False)
     diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
+    modern_listing: dict[str, Any] = field(default_factory=dict, repr=False)
+    """The ``tools/list`` result of protocol 2026-07-28 (any ``outputSchema``, cache hints)."""
 
     @property
     def fingerprint(self) -> dict[str, str]:
@@ -49,16 +51,28 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     specs: Sequence[ToolSpec] = registry.select(selection.names or None, selection.tags or None)
     for spec in specs:
         spec.check_enabled("serve")
-    return ToolSet(registry, {s.name: s for s in specs}, *mcp_listing(specs))
+    listing, diagnostics = mcp_listing(specs)
+    modern, _ = mcp_listing(specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public")
+    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics, modern)
 
 
-def mcp_listing(specs: Sequence[ToolSpec]) -> tuple[dict[str, Any], list[Diagnostic]]:
-    """The ``tools/list`` result for ``specs``: the ``mcp`` export (protocol 2025-11-25), so the
+MODERN = "2026-07-28"
+LIST_TTL_MS = (
+    300_000  # how long a 2026-07-28 client may reuse tools/list (the server: 0 when reloading)
+)
+
+
+def mcp_listing(
+    specs: Sequence[ToolSpec], protocol: str = "2025-11-25", **options: Any
+) -> tuple[dict[str, Any], list[Diagnostic]]:
+    """The ``tools/list`` result for ``specs``: the ``mcp`` export of ``protocol``, so the
     server lists exactly what ``toolctl export --format mcp`` writes. Raises when it refuses."""
     from toolctl.errors import ExportError
     from toolctl.export import export_result
 
-    result = export_result(specs, "mcp", names=[s.name for s in specs])
+    result = export_result(
+        specs, "mcp", names=[s.name for s in specs], mcp_protocol=protocol, **options
+    )
     if not result.ok:
         problems = [d for d in result.diagnostics if d.severity.value == "error"]
         raise ExportError(

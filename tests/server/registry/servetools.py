@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -58,3 +59,25 @@ def chores(data: dict[str, Any]) -> dict[str, Any]:
 
 def whoami(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
     return {"user": ctx.request_context["userId"]}
+
+
+def tally(data: dict[str, Any]) -> dict[str, Any]:
+    label = str(data.get("label", "items"))
+    return {"label": label, "count": len(label), "scratch": "work notes"}
+
+
+def sloppy(data: dict[str, Any]) -> dict[str, Any]:
+    return {"total": "many"}
+
+
+def chatty(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    topic = str(data.get("topic", "nothing"))
+    ctx.observe.log(f"thinking about {topic}", level=logging.DEBUG)
+    ctx.observe.log(f"working on {topic}", step=1)
+    ctx.observe.log(f"trouble with {topic}", level=logging.WARNING, password="hunter2")
+    logging.getLogger("servetools.plain").warning("plain logging about %s", topic)
+    return {"topic": topic}
+
+
+def route(data: dict[str, Any]) -> dict[str, Any]:
+    return {"region": data["region"]}

@@ -1,0 +1,216 @@
+"""Approval and suspend/resume as 2026-07-28 multi-round-trip requests.
+
+A run that needs the user (awaiting approval, or suspended with a ``resumeSchema`` a form can
+express) is kept in the run store, and the ``tools/call`` answers with an
+``InputRequiredResult``: an elicitation form under ``inputRequests`` and ``requestState`` naming
+the run. The client retries the same ``tools/call`` with its answer under ``inputResponses`` and
+the state echoed; the server continues the run from the store through the runtime's own
+approve / decline / resume, so any replica sharing the store can take the follow-up.
+
+What holds across the round trip:
+
+* ``requestState`` is sealed by the SDK's ``RequestStateBoundary`` (AES-GCM, bound to the tool
+  name and a digest of the arguments, with an expiry): a forged or edited state, or a follow-up
+  with other arguments or another tool, is refused before any handler runs.
+* the runtime binds the pending run to the tool digest, its input and its request context
+  (the stored ones are used, never the follow-up's); the server refuses a follow-up when the
+  tool's definition changed since the run was requested.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from toolctl.server.interaction import elicitation_schema, preview
+from toolctl.server.results import error_result
+from toolctl.server.security import ServeUsageError
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+    from toolctl.registry import Registry
+    from toolctl.runtime import RunResult
+    from toolctl.spec import ToolSpec
+
+log = logging.getLogger("toolctl.server")
+KEY_ENV = "TOOLCTL_REQUEST_STATE_KEY"
+KEY_FILE = "request-state.key"
+STATE_TTL = 24 * 3600.0  # a pending run may wait for its user this long per round
+
+
+def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
+    """The ``InputRequiredResult`` that asks the user for what the paused run needs, or None
+    when a form cannot ask it (the result then says how to continue with ``toolctl``)."""
+    status = result.status.value
+    name = spec.title or spec.name
+    if status == "awaiting_approval":
+        ask = "approval"
+        shown = result.transcript.get("approval", result.transcript.get("input"))
+        message = (
+            f"Allow the tool {name!r} to run with this input?\n{preview(shown)}\n"
+            "Accept to run it, decline to refuse."
+        )
+        form: dict[str, Any] | None = {"type": "object", "properties": {}}
+    elif status == "suspended":
+        ask = "resume"
+        form = elicitation_schema(spec.resume_schema)
+        value = (result.model_output or {}).get("value")
+        payload = value.get("payload") if isinstance(value, dict) else result.suspend_payload
+        message = f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
+    else:
+        return None
+    if form is None:
+        return None
+    ask_params = {"mode": "form", "message": message, "requestedSchema": form}
+    request = {"method": "elicitation/create", "params": ask_params}
+    return {
+        "resultType": "input_required",
+        "inputRequests": {ask: request},
+        "requestState": json.dumps({"run": result.run_id, "ask": ask}),
+    }
+
+
+async def follow_up(
+    ctx: ServerRequestContext[Any, Any],
+    registry: Registry,
+    spec: ToolSpec,
+    params: types.CallToolRequestParams,
+) -> RunResult | dict[str, Any]:
+    """Continue the run a verified ``requestState`` names with the client's answer: its new
+    result, or an ``isError`` result when it cannot continue."""
+    from toolctl.errors import ToolctlError
+    from toolctl.runtime.api import resolve_store
+
+    run_id, ask = _state(params.request_state)
+    store = resolve_store(registry)
+    try:
+        record = await anyio.to_thread.run_sync(store.get, run_id)
+    except ToolctlError:
+        return error_result(f"Run {run_id} no longer exists; call the tool again.")
+    if record.tool != spec.name:
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
+    if record.tool_digest != spec.digest:
+        return error_result(
+            f"The tool {spec.name} changed since run {run_id} was requested, so the answer was "
+            f"not applied. Call the tool again (toolctl decline {run_id} ends the old run).",
+            {"toolctl/run": {"id": run_id, "status": record.status}},
+        )
+    answer = (params.input_responses or {}).get(ask)
+    return await continue_run(registry, spec, run_id, ask, answer)
+
+
+async def continue_run(
+    registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
+) -> RunResult | dict[str, Any]:
+    """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
+    decline or resume it through the runtime. Its result, or an ``isError`` result."""
+    from toolctl.runtime.api import aapprove, aresume, decline, get_run
+    from toolctl.runtime.errors import RunStateError
+
+    action = getattr(answer, "action", None)
+    try:
+        if ask == "approval" and action == "accept":
+            return await aapprove(registry, run_id, by="mcp-client")
+        if ask == "approval" and action == "decline":
+            return await anyio.to_thread.run_sync(decline, registry, run_id, "declined by the user")
+        content = getattr(answer, "content", None)
+        if ask == "resume" and action == "accept" and isinstance(content, dict):
+            return await aresume(registry, run_id, dict(content))
+    except RunStateError as exc:
+        return error_result(f"Run {run_id} cannot continue: {exc.message}")
+    # Dismissed (or no answer): the run stays pending and the result says so.
+    return await anyio.to_thread.run_sync(get_run, registry, run_id)
+
+
+def state_run_id(text: str) -> str:
+    """The run a (verified) ``requestState`` names."""
+    return _state(text)[0]
+
+
+def _state(text: str | None) -> tuple[str, str]:
+    try:
+        state = json.loads(text or "")
+        run_id, ask = str(state["run"]), str(state["ask"])
+    except (ValueError, KeyError, TypeError):
+        raise MCPError(
+            code=types.INVALID_PARAMS, message="Invalid or expired requestState"
+        ) from None
+    if ask not in ("approval", "resume"):
+        raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
+    return run_id, ask
+
+
+def state_keys(registry: Registry) -> list[bytes]:
+    """The keys sealing ``requestState``: ``$TOOLCTL_REQUEST_STATE_KEY`` (base64, comma-separated
+    for rotation: the first seals), else a key kept next to the run history (0600; created on
+    first use), which every replica sharing that history shares."""
+    env = os.environ.get(KEY_ENV, "").strip()
+    if env:
+        try:
+            keys = [base64.b64decode(k, validate=True) for k in env.split(",") if k.strip()]
+        except ValueError:
+            keys = []
+        if not keys or any(len(k) < 32 for k in keys):
+            raise ServeUsageError(
+                f"{KEY_ENV} must be base64 keys of at least 32 bytes, comma-separated",
+                hint="make one with: openssl rand -base64 32",
+            )
+        return keys
+    store = _history(registry)
+    path = getattr(store, "path", None)
+    if path is None and hasattr(store, "ensure_queue_schema"):
+        # A PostgreSQL history shares its binding secret through the database: every replica
+        # derives the same sealing key from it (a separate key, not the binding key itself).
+        import hashlib
+        import hmac
+
+        secret = store.binding_key()
+        return [hmac.new(secret, b"toolctl requestState", hashlib.sha256).digest()]
+    if path is None:  # no file to share it through: this process alone continues its runs
+        if store is not None and type(store).__name__ != "MemoryStore":  # a shared history
+            log.warning(
+                "requestState is sealed with a key of this process; set %s on every replica "
+                "so any of them can take an approval or resume follow-up",
+                KEY_ENV,
+            )
+        return [os.urandom(32)]
+    folder = Path(path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    key_file = folder / KEY_FILE
+    try:
+        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return [_read_key(key_file)]
+
+    with os.fdopen(fd, "wb") as out:
+        key = os.urandom(32)
+        out.write(key)
+    return [key]
+
+
+def _read_key(key_file: Path) -> bytes:
+    for _ in range(50):  # another replica may be writing it right now
+        key = key_file.read_bytes()
+        if len(key) == 32:
+            return key
+        time.sleep(0.01)
+    raise OSError(f"{key_file} does not hold a 32-byte key: remove it to make a new one")
+
+
+def _history(registry: Registry) -> Any:
+    from toolctl.runtime.api import resolve_store
+
+    try:
+        return resolve_store(registry)
+    except Exception:  # no usable history: calls report that themselves
+        return None

@@ -1,0 +1,245 @@
+"""Background tools as MCP tasks, mapped onto background runs (the task id is the run id).
+
+* 2026-07-28, the ``io.modelcontextprotocol/tasks`` extension: a ``tools/call`` of a background
+  tool from a client that declares the extension in the request answers at once with a
+  ``CreateTaskResult`` (``resultType: "task"``); ``tasks/get`` polls (the final ``CallToolResult``
+  inlined once completed), ``tasks/update`` answers a paused run's input requests (approval,
+  resume data), ``tasks/cancel`` cancels.
+* 2025-11-25, core tasks: a ``tools/call`` with ``params.task`` runs in the background and answers
+  ``{"task": ...}``; ``tasks/get``, ``tasks/result`` (waits for the end), ``tasks/list`` (the
+  background runs) and ``tasks/cancel``.
+
+The run store is the task store, so any replica sharing it answers for any task. A task result
+goes through the same contract as any call result (``call_result``): it honours ``outputSchema``.
+Task ids are run ids: unguessable, but not bound to the client that created them (run behind
+authentication where clients must not see each other's runs).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import ConfigDict
+
+from toolctl.server.results import call_result
+from toolctl.server.roundtrip import continue_run, input_required
+from toolctl.server.toolset import MODERN
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+    from toolctl.runtime.records import RunRecord
+    from toolctl.server.toolset import ToolSet
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+POLL_MS = 500
+_WORKING = {"running"}
+_PENDING = {"awaiting_approval", "suspended"}
+_COMPLETED = {"succeeded", "failed", "declined", "timed_out"}
+
+
+class TaskParams(types.RequestParams):
+    """``{"taskId": ...}`` (and, for ``tasks/update``, ``inputResponses``)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    taskId: str
+    inputResponses: dict[str, Any] | None = None
+
+
+class ListParams(types.RequestParams):
+    """``tasks/list`` (2025-11-25): an optional cursor."""
+
+    model_config = ConfigDict(extra="allow")
+    cursor: str | None = None
+
+
+def wants_task(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> bool:
+    """True when this call should answer with a task handle instead of waiting."""
+    if ctx.protocol_version == MODERN:
+        caps = ctx.session.client_capabilities
+        extensions = getattr(caps, "extensions", None) or {}
+        return EXTENSION in extensions
+    return params.task is not None
+
+
+def created(record: RunRecord, protocol: str) -> dict[str, Any]:
+    """The ``CreateTaskResult`` for a run just handed to its worker."""
+    task = _task(record, "working", protocol)
+    if protocol == MODERN:
+        return {"resultType": "task", **task}
+    return {"task": task, "_meta": {RELATED_TASK: {"taskId": record.run_id}}}
+
+
+class Tasks:
+    """The ``tasks/*`` handlers over the current tool set's run store."""
+
+    def __init__(self, current: Callable[[], ToolSet]) -> None:
+        self._current = current
+
+    def register(self, server: Server[Any]) -> None:
+        """Add the handlers to ``server`` and advertise the extension."""
+        server.add_request_handler("tasks/get", TaskParams, self.get)
+        server.add_request_handler("tasks/update", TaskParams, self.update)
+        server.add_request_handler("tasks/cancel", TaskParams, self.cancel)
+        server.add_request_handler("tasks/result", TaskParams, self.result)
+        server.add_request_handler("tasks/list", ListParams, self.list)
+        server.extensions[EXTENSION] = {}
+
+    async def _record(self, task_id: str) -> RunRecord:
+        from toolctl.errors import ToolctlError
+        from toolctl.runtime.api import resolve_store
+
+        store = resolve_store(self._current().registry)
+        try:
+            record: RunRecord = await anyio.to_thread.run_sync(store.get, task_id)
+        except ToolctlError:
+            record = None  # type: ignore[assignment]
+        if record is None or not record.background:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"Failed to retrieve task: {task_id} not found"
+            )
+        return record
+
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
+        """``tasks/get``: the task's state (with its result once it ended, in 2026-07-28)."""
+        record = await self._record(params.taskId)
+        return self._detailed(record, ctx.protocol_version)
+
+    async def update(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> dict[str, Any]:
+        """``tasks/update`` (2026-07-28): answers to a paused run's input requests."""
+        record = await self._record(params.taskId)
+        toolset = self._current()
+        spec = toolset.specs.get(record.tool)
+        if record.status in _PENDING and spec is not None:
+            for ask in ("approval", "resume"):
+                answer = _elicit_result((params.inputResponses or {}).get(ask))
+                if answer is not None:
+                    await continue_run(toolset.registry, spec, record.run_id, ask, answer)
+        return {}
+
+    async def cancel(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> dict[str, Any]:
+        """``tasks/cancel``: cancel the run (a no-op once it ended)."""
+        from toolctl.runtime.errors import RunStateError
+        from toolctl.runtime.runs import cancel
+
+        record = await self._record(params.taskId)
+        store = _store(self._current())
+        try:
+            record = await anyio.to_thread.run_sync(cancel, store, record.run_id)
+        except RunStateError as exc:
+            if ctx.protocol_version != MODERN:
+                raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+        protocol = ctx.protocol_version
+        return {} if protocol == MODERN else _task(record, _status(record), protocol)
+
+    async def result(
+        self, ctx: ServerRequestContext[Any, Any], params: TaskParams
+    ) -> dict[str, Any]:
+        """``tasks/result`` (2025-11-25): the call result, once the run ended."""
+        record = await self._record(params.taskId)
+        store = _store(self._current())
+        while record.status in _WORKING:
+            await anyio.sleep(POLL_MS / 1000)
+            record = await anyio.to_thread.run_sync(store.get, record.run_id)
+        out = self._call_result(record, ctx.protocol_version)
+        out["_meta"] = {**out.get("_meta", {}), RELATED_TASK: {"taskId": record.run_id}}
+        return out
+
+    async def list(self, ctx: ServerRequestContext[Any, Any], params: ListParams) -> dict[str, Any]:
+        """``tasks/list`` (2025-11-25): the latest background runs."""
+        store = _store(self._current())
+        records = await anyio.to_thread.run_sync(lambda: store.query(limit=200))
+        tasks = [_task(r, _status(r), ctx.protocol_version) for r in records if r.background]
+        return {"tasks": tasks}
+
+    def _call_result(self, record: RunRecord, protocol: str) -> dict[str, Any]:
+        from toolctl.runtime.runs import to_result
+
+        spec = self._current().specs.get(record.tool)
+        if spec is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"the tool {record.tool} is no longer served"
+            )
+        return call_result(to_result(record), spec, protocol, stored=True)
+
+    def _detailed(self, record: RunRecord, protocol: str) -> dict[str, Any]:
+        status = _status(record)
+        task = _task(record, status, protocol)
+        if protocol != MODERN:
+            return task
+        if status == "completed":
+            result = self._call_result(record, protocol)
+            result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.run_id}}
+            task["result"] = {"resultType": "complete", **result}
+        elif status == "failed":
+            task["error"] = {"code": types.INTERNAL_ERROR, "message": task["statusMessage"]}
+        elif status == "input_required":
+            from toolctl.runtime.runs import to_result
+
+            spec = self._current().specs.get(record.tool)
+            asked = input_required(to_result(record), spec) if spec is not None else None
+            if asked is None:  # a form cannot ask it: report how to continue instead
+                task.update(status="completed", result=self._call_result(record, protocol))
+            else:
+                task["inputRequests"] = asked["inputRequests"]
+        return task
+
+
+def _store(toolset: ToolSet) -> Any:
+    from toolctl.runtime.api import resolve_store
+
+    return resolve_store(toolset.registry)
+
+
+def _elicit_result(value: Any) -> types.ElicitResult | None:
+    if isinstance(value, types.ElicitResult):
+        return value
+    try:
+        return types.ElicitResult.model_validate(value)
+    except ValueError:
+        return None
+
+
+def _status(record: RunRecord) -> str:
+    if record.status in _WORKING:
+        return "working"
+    if record.status in _PENDING:
+        return "input_required"
+    if record.status in _COMPLETED:
+        return "completed"
+    return "cancelled" if record.status == "cancelled" else "failed"
+
+
+def _iso(stamp: float | None) -> str:
+    moment = dt.datetime.fromtimestamp(stamp or 0.0, tz=dt.timezone.utc)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _task(record: RunRecord, status: str, protocol: str) -> dict[str, Any]:
+    updated = record.ended_at or record.started_at or record.created_at
+    # The same fields, named per revision (the 2026-07-28 extension adds the unit).
+    ttl, poll = ("ttlMs", "pollIntervalMs") if protocol == MODERN else ("ttl", "pollInterval")
+    task: dict[str, Any] = {
+        "taskId": record.run_id,
+        "status": status,
+        "statusMessage": f"run {record.run_id} of {record.tool}: {record.status}",
+        "createdAt": _iso(record.created_at),
+        "lastUpdatedAt": _iso(updated),
+        ttl: None,
+        poll: POLL_MS,
+    }
+    if status == "failed":
+        task["statusMessage"] = f"run {record.run_id} was {record.status}"
+    return task

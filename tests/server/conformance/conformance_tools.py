@@ -1,0 +1,53 @@
+"""Handlers of the conformance registry: each does what its scenario asks of a server."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+# A 1x1 red PNG and a minimal WAV (44-byte header, no samples).
+PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAF"
+    "BQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
+
+
+def simple_text(data: dict[str, Any]) -> str:
+    return "This is a simple text response for testing."
+
+
+def media(data: dict[str, Any]) -> dict[str, Any]:
+    return {"png": PNG, "wav": WAV}
+
+
+def failing(data: dict[str, Any]) -> Any:
+    raise RuntimeError("This tool intentionally returns an error for testing")
+
+
+def with_logging(data: dict[str, Any], ctx: Any) -> str:
+    ctx.observe.log("Tool execution started")
+    time.sleep(0.05)
+    ctx.observe.log("Tool processing data")
+    time.sleep(0.05)
+    ctx.observe.log("Tool execution completed")
+    return "Logging test completed"
+
+
+def with_progress(data: dict[str, Any], ctx: Any) -> str:
+    for step in (0, 50, 100):
+        ctx.progress(step, 100)
+        if step < 100:
+            time.sleep(0.05)
+    return "Progress test completed"
+
+
+def ask(data: dict[str, Any], ctx: Any) -> str:
+    """Asks the user (an elicitation form built from the tool's resumeSchema)."""
+    if ctx.resume_data is None:
+        ctx.suspend({"message": data.get("message", "Please answer")})
+    return f"User response: <action: accept, content: {ctx.resume_data}>"
+
+
+def echo(data: dict[str, Any]) -> dict[str, Any]:
+    return {"received": data}

@@ -1,0 +1,339 @@
+"""Protocols 2026-07-28 and 2025-11-25 side by side, with the SDK client over a real stdio
+subprocess and a real HTTP server: negotiation, tools/list, calls, input-required round trips
+(approval, suspend/resume) and log notifications."""
+
+# slow: these tests start server processes
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from .serve_helpers import http_server, stdio_params
+
+pytestmark = pytest.mark.timeout(120)
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+Body = Callable[[Any], Awaitable[Any]]
+
+
+def over_stdio(registry: Path, body: Body, *args: str, **client: Any) -> Any:
+    from mcp import Client
+
+    async def main() -> Any:
+        async with Client(stdio_params(registry, *args), **client) as c:
+            return await body(c)
+
+    return anyio.run(main)
+
+
+def over_http(url: str, body: Body, **client: Any) -> Any:
+    from mcp import Client
+
+    async def main() -> Any:
+        async with Client(url, **client) as c:
+            return await body(c)
+
+    return anyio.run(main)
+
+
+def _elicit(action: str, content: dict[str, Any] | None = None, seen: list[Any] | None = None):  # type: ignore[no-untyped-def]
+    from mcp_types import ElicitResult
+
+    async def answer(context: Any, params: Any) -> Any:
+        if seen is not None:
+            seen.append(params)
+        return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    return answer
+
+
+async def _version_and_names(c: Any) -> tuple[str, list[str], Any]:
+    listed = await c.list_tools()
+    return c.protocol_version, [t.name for t in listed.tools], listed
+
+
+def test_each_client_gets_its_revision_the_newer_by_default(registry_dir: Path) -> None:
+    modern = over_stdio(registry_dir, _version_and_names)
+    legacy = over_stdio(registry_dir, _version_and_names, mode="legacy")
+    with http_server(registry_dir) as server:
+        modern_http = over_http(server.url, _version_and_names)
+        legacy_http = over_http(server.url, _version_and_names, mode="legacy")
+    assert modern[0] == modern_http[0] == MODERN
+    assert legacy[0] == legacy_http[0] == LEGACY
+    names = legacy[1]
+    assert names == sorted(names) and modern[1] == names == modern_http[1] == legacy_http[1]
+    listed = modern[2]
+    assert listed.ttl_ms == 300_000 and listed.cache_scope == "public"
+
+
+def test_a_call_in_2026_07_28_honours_the_contract(registry_dir: Path) -> None:
+    async def body(c: Any) -> Any:
+        await c.list_tools()
+        return await c.call_tool("add", {"a": 2, "b": 3}), await c.call_tool("tally", {})
+
+    added, tally = over_stdio(registry_dir, body)
+    assert added.structured_content == {"sum": 5} and added.is_error is False
+    assert tally.structured_content == {"label": "items", "count": 5}
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport: str) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        assert c.protocol_version == MODERN
+        return await c.call_tool("delete_file", {"path": "/tmp/x"})
+
+    kwargs = {"elicitation_callback": _elicit("accept", {}, seen)}
+    if transport == "stdio":
+        result = over_stdio(registry_dir, body, **kwargs)
+    else:
+        with http_server(registry_dir) as server:
+            result = over_http(server.url, body, **kwargs)
+    assert result.is_error is False
+    assert result.structured_content == {"deleted": "/tmp/x"}
+    assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
+
+
+def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir: Path) -> None:
+    async def body(c: Any) -> Any:
+        return await c.call_tool("delete_file", {"path": "/tmp/x"})
+
+    result = over_stdio(registry_dir, body)
+    assert result.is_error is True
+    assert result.meta["toolctl/run"]["status"] == "awaiting_approval"
+
+
+def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
+    async def body(c: Any) -> Any:
+        return await c.call_tool("delete_file", {"path": "/tmp/x"})
+
+    result = over_stdio(registry_dir, body, elicitation_callback=_elicit("decline"))
+    assert result.is_error is True
+    assert result.meta["toolctl/run"]["status"] == "declined"
+
+
+def test_suspend_resumes_through_an_input_required_round_trip(registry_dir: Path) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        await c.list_tools()
+        return await c.call_tool("greet", {})
+
+    result = over_stdio(
+        registry_dir, body, elicitation_callback=_elicit("accept", {"name": "Ada"}, seen)
+    )
+    assert result.structured_content == {"greeting": "Hello, Ada!"}
+    assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
+    assert "What is your name?" in seen[0].message
+
+
+async def _first_round(c: Any, name: str, args: dict[str, Any]) -> Any:
+    from mcp_types import InputRequiredResult
+
+    first = await c.session.call_tool(name, args, allow_input_required=True)
+    assert isinstance(first, InputRequiredResult)
+    return first
+
+
+def _accept(key: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
+    from mcp_types import ElicitResult
+
+    return {key: ElicitResult(action="accept", content=content or {})}
+
+
+def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async def body(c: Any) -> list[str]:
+        first = await _first_round(c, "delete_file", {"path": "/tmp/x"})
+        state = first.request_state
+        errors = []
+        for args, sent in (
+            ({"path": "/etc/passwd"}, state),  # other arguments
+            ({"path": "/tmp/x"}, state[:-4] + "AAAA"),  # an edited state
+        ):
+            try:
+                await c.session.call_tool(
+                    "delete_file",
+                    args,
+                    input_responses=_accept("approval"),
+                    request_state=sent,
+                    allow_input_required=True,
+                )
+                errors.append("accepted")
+            except MCPError as exc:
+                errors.append(str(exc))
+        return errors
+
+    errors = over_stdio(registry_dir, body, elicitation_callback=_elicit("accept", {}))
+    assert errors == ["Invalid or expired requestState"] * 2
+
+
+def test_a_follow_up_for_a_changed_tool_is_refused(registry_dir: Path) -> None:
+    tool_file = registry_dir / "tools.d" / "flow.yaml"
+
+    async def body(c: Any) -> Any:
+        first = await _first_round(c, "delete_file", {"path": "/tmp/x"})
+        text = tool_file.read_text()
+        tool_file.write_text(text.replace("Delete a file", "Delete one file"))
+        for _ in range(100):  # the server reloads the changed file
+            listed = await c.list_tools()
+            if any("Delete one file" in (t.description or "") for t in listed.tools):
+                break
+            await anyio.sleep(0.1)
+        return await c.session.call_tool(
+            "delete_file",
+            {"path": "/tmp/x"},
+            input_responses=_accept("approval"),
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+
+    result = over_stdio(registry_dir, body, "--reload", elicitation_callback=_elicit("accept", {}))
+    assert result.is_error is True
+    assert "changed since run" in result.content[0].text
+
+
+def test_any_replica_sharing_the_history_takes_the_follow_up(registry_dir: Path) -> None:
+    with http_server(registry_dir) as one, http_server(registry_dir) as two:
+        asks = {"elicitation_callback": _elicit("accept", {})}
+        first = over_http(one.url, lambda c: _first_round(c, "greet", {}), **asks)
+
+        async def follow(c: Any) -> Any:
+            await c.list_tools()
+            return await c.session.call_tool(
+                "greet",
+                {},
+                input_responses=_accept("resume", {"name": "Grace"}),
+                request_state=first.request_state,
+            )
+
+        result = over_http(two.url, follow, **asks)
+    assert result.structured_content == {"greeting": "Hello, Grace!"}
+
+
+def _collect_logs(level: str | None, mode: str = "auto", **extra: Any) -> Any:
+    logs: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logs.append(params)
+
+    async def body(c: Any) -> Any:
+        if level is not None and c.protocol_version == LEGACY:
+            with warnings.catch_warnings():  # the SDK marks logging deprecated in 2026-07-28
+                warnings.simplefilter("ignore")
+                await c.set_logging_level(level)
+        await c.call_tool("chatty", {"topic": "rain"})
+        return logs
+
+    client: dict[str, Any] = {"logging_callback": on_log, "mode": mode}
+    if level is not None and mode != "legacy":
+        client["log_level"] = level
+    return client, body
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_tool_log_lines_reach_the_client_at_its_level(registry_dir: Path, mode: str) -> None:
+    client, body = _collect_logs("info", mode)
+    logs = over_stdio(registry_dir, body, **client)
+    messages = [(entry.level, entry.data["message"].split(" {")[0]) for entry in logs]
+    assert messages == [("info", "working on rain"), ("warning", "trouble with rain")]
+    assert logs[0].logger == "toolctl.tool.chatty" and logs[0].data["fields"] == {"step": 1}
+    assert "hunter2" not in repr(logs)
+
+
+def test_no_log_lines_without_a_level_and_python_logging_is_opt_in(registry_dir: Path) -> None:
+    client, body = _collect_logs(None, "legacy")
+    assert over_stdio(registry_dir, body, **client) == []
+    client, body = _collect_logs("warning", "legacy")
+    logs = over_stdio(registry_dir, body, "--forward-logging", **client)
+    assert [entry.data["message"].split(" {")[0] for entry in logs] == [
+        "trouble with rain",
+        "plain logging about rain",
+    ]
+
+
+def _modern_post(port: int, body: dict[str, Any], **headers: str) -> tuple[int, Any]:
+    import http.client
+    import json
+
+    sent = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        **{k.replace("_", "-"): v for k, v in headers.items()},
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("POST", "/mcp", body=json.dumps(body), headers=sent)
+        response = conn.getresponse()
+        text = response.read().decode()
+    finally:
+        conn.close()
+    data = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")]
+    return response.status, json.loads(data[-1] if data else text)
+
+
+def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": envelope},
+    }
+    with http_server(registry_dir) as server:
+        _, good = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="add")
+        _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
+    assert good["result"]["structuredContent"] == {"sum": 3}
+    assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
+
+
+def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=registry_dir,
+        env={**os.environ, "TOOLCTL_REQUEST_STATE_KEY": "not-base64!"},
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "TOOLCTL_REQUEST_STATE_KEY must be base64 keys" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) -> None:
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "route", "arguments": {"region": "eu"}, "_meta": envelope},
+    }
+    headers = {"Mcp_Method": "tools/call", "Mcp_Name": "route"}
+    with http_server(registry_dir) as server:
+        status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
+        # the SDK client mirrors the parameter into Mcp-Param-Region itself
+        good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
+    assert status == 400 and bad["error"]["code"] == -32020
+    assert good.structured_content == {"region": "eu"}

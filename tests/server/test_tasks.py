@@ -1,0 +1,174 @@
+"""Background tools as MCP tasks over a real stdio server, in both revisions: to completion
+(the result honours outputSchema), cancelled, unknown; and with the MCP Inspector CLI."""
+
+# slow: these tests start server processes
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from unittest.mock import ANY
+
+import pytest
+
+from .nodetools import node_tools
+from .test_node_clients import _call
+
+pytestmark = pytest.mark.timeout(120)
+TASKS = "io.modelcontextprotocol/tasks"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
+    "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+}
+
+
+class Wire:
+    """A ``toolctl serve`` subprocess spoken to one JSON-RPC line at a time."""
+
+    def __init__(self, registry: Path, modern: bool) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "toolctl", "serve"],
+            cwd=registry,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.modern, self.next_id = modern, 0
+        if not modern:
+            self.rpc("initialize", protocolVersion="2025-11-25", capabilities={"tasks": {}},
+                     clientInfo={"name": "probe", "version": "0"})  # fmt: skip
+            self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def rpc(self, method: str, **params: Any) -> Any:
+        self.next_id += 1
+        if self.modern:
+            params["_meta"] = ENVELOPE
+        self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            reply = json.loads(self.proc.stdout.readline())
+            if reply.get("id") == self.next_id:
+                return reply
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(30)
+        self.proc.stdout.close()
+
+
+def _start(wire: Wire, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    extra = {} if wire.modern else {"task": {"ttl": 60000}}
+    reply = wire.rpc("tools/call", name=name, arguments=args, **extra)["result"]
+    task: dict[str, Any] = reply if wire.modern else reply["task"]
+    assert task["status"] == "working" and (reply.get("resultType") == "task") == wire.modern
+    return task
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+def test_a_background_tool_runs_as_a_task_to_completion(registry_dir: Path, modern: bool) -> None:
+    wire = Wire(registry_dir, modern)
+    try:
+        task_id = _start(wire, "tally", {"label": "plums"})["taskId"]
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert got["status"] == "completed"
+        if modern:
+            result = got["result"]
+        else:
+            result = wire.rpc("tasks/result", taskId=task_id)["result"]
+            listed = wire.rpc("tasks/list")["result"]["tasks"]
+            assert [t["taskId"] for t in listed] == [task_id]
+    finally:
+        wire.close()
+    # the model view, valid against the outputSchema (never the transcript form)
+    assert result["structuredContent"] == {"label": "plums", "count": 5}
+    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+def test_a_cancelled_task_stops_its_run(registry_dir: Path, modern: bool) -> None:
+    from toolctl.runtime.store import open_store
+
+    wire = Wire(registry_dir, modern)
+    try:
+        task_id = _start(wire, "chores", {"seconds": 60})["taskId"]
+        wire.rpc("tasks/cancel", taskId=task_id)
+        status = wire.rpc("tasks/get", taskId=task_id)["result"]["status"]
+        unknown = wire.rpc("tasks/get", taskId="0000")["error"]
+    finally:
+        wire.close()
+    assert status == "cancelled"
+    assert open_store(registry_dir / ".toolctl" / "state.db").get(task_id).status == "cancelled"
+    assert unknown["code"] == -32602 and "not found" in unknown["message"]
+
+
+def test_background_tools_are_listed_as_task_capable_in_2025_11_25(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, False)
+    try:
+        tools = {t["name"]: t for t in wire.rpc("tools/list")["result"]["tools"]}
+    finally:
+        wire.close()
+    assert tools["tally"]["execution"] == {"taskSupport": "optional"}
+    assert "execution" not in tools["add"]
+
+
+def test_a_client_without_the_extension_gets_the_result_directly(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, True)
+    wire_envelope = dict(ENVELOPE, **{"io.modelcontextprotocol/clientCapabilities": {}})
+    try:
+        wire.next_id += 1
+        params = {"name": "tally", "arguments": {}, "_meta": wire_envelope}
+        wire._send({"jsonrpc": "2.0", "id": wire.next_id, "method": "tools/call", "params": params})
+        assert wire.proc.stdout is not None
+        reply = json.loads(wire.proc.stdout.readline())
+    finally:
+        wire.close()
+    assert reply["result"]["resultType"] == "complete"
+    assert reply["result"]["structuredContent"] == {"label": "items", "count": 5}
+
+
+def test_the_inspector_runs_a_task_to_completion(registry_dir: Path) -> None:
+    tools = node_tools()
+    result = _call(tools, registry_dir, "modern", "tally", {"label": "figs"})
+    assert result["structuredContent"] == {"label": "figs", "count": 4}
+    # the result came from tasks/get: it names its task (the run)
+    task = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
+    assert task == result["_meta"]["toolctl/run"]["id"]
+
+
+def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, True)
+    try:
+        task_id = _start(wire, "greet_later", {})["taskId"]
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert got["status"] == "input_required"
+        form = got["inputRequests"]["resume"]
+        assert form["method"] == "elicitation/create"
+        assert form["params"]["requestedSchema"]["required"] == ["name"]
+        answer = {"resume": {"action": "accept", "content": {"name": "Lin"}}}
+        assert wire.rpc("tasks/update", taskId=task_id, inputResponses=answer)["result"] == {
+            "resultType": "complete",
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "toolctl", "version": ANY}},
+        }
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    assert got["result"]["structuredContent"] == {"greeting": "Hello, Lin!"}
