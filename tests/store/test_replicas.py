@@ -266,3 +266,43 @@ def _settle(store: PostgresStore, timeout: float = 60.0) -> None:
     raise AssertionError(
         "runs still running: " + json.dumps([r.run_id for r in store.query(status="running")])
     )
+
+
+def test_an_approval_asked_by_one_replica_is_answered_on_another(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    """Protocol 2026-07-28: the input-required round trip carries its state, so the follow-up
+    can go to any replica on the same PostgreSQL history; the run executes once."""
+    from mcp.client import Client
+    from mcp_types import ElicitResult, InputRequiredResult
+
+    url = pg.create_database("roundtrip")
+
+    async def accept(context: Any, params: Any) -> Any:
+        return ElicitResult(action="accept", content={})
+
+    async def scenario(first_url: str, second_url: str) -> Any:
+        async with Client(first_url, elicitation_callback=accept) as c:
+            asked = await c.session.call_tool("guarded", {"id": "rt1"}, allow_input_required=True)
+        assert isinstance(asked, InputRequiredResult)
+        assert not (project / "marks" / "rt1").exists()  # nothing ran before the answer
+        async with Client(second_url, elicitation_callback=accept) as c:
+            await c.list_tools()
+            return await c.session.call_tool(
+                "guarded",
+                {"id": "rt1"},
+                input_responses={"approval": ElicitResult(action="accept", content={})},
+                request_state=asked.request_state,
+            )
+
+    with replica(project, url) as one, replica(project, url) as two:
+        result = asyncio.run(scenario(one.url, two.url))
+    assert result.is_error is False, result
+    assert result.structured_content == {"id": "rt1"}
+    assert (project / "marks" / "rt1").read_text().count("\n") == 1
+    store = PostgresStore(url)
+    try:
+        (row,) = store.query(tool="guarded")
+        assert row.status == "succeeded" and row.raw_input is None
+    finally:
+        store.close()
