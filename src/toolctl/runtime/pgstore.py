@@ -20,16 +20,16 @@ the SQLite store, shared by many processes on many machines (``toolctl serve`` r
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import threading
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -37,23 +37,6 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 KEY_ENV = "TOOLCTL_STATE_KEY"  # the binding secret (hex); else one shared row in the database
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
-
-_JSON_COLUMNS = frozenset(
-    (
-        "input",
-        "output",
-        "error",
-        "suspend",
-        "resume",
-        "notes",
-        "raw_input",
-        "raw_context",
-        "approval",
-        "registry",
-        "model_output",
-        "display",
-    )
-)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS toolctl_schema (version INTEGER NOT NULL);
@@ -106,9 +89,6 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
 )
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
-_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
 
 def is_url(state: object) -> bool:
     """Whether a ``state`` setting names a PostgreSQL database rather than a file."""
@@ -145,23 +125,6 @@ def _secret_of(url: str) -> str | None:
         if item.lower().startswith("password="):
             return item.split("=", 1)[1]
     return None
-
-
-def _encode(name: str, value: Any) -> Any:
-    if name in _JSON_COLUMNS:
-        return None if value is None else _to_json(value)
-    if name == "background":
-        return bool(value)
-    return value
-
-
-def _decode(row: dict[str, Any]) -> RunRecord:
-    data = {name: row[name] for name in _FIELDS}
-    for name in _JSON_COLUMNS:
-        if data[name] is not None:
-            data[name] = json.loads(data[name])
-    data["notes"] = data["notes"] or []
-    return RunRecord(**data)
 
 
 class PostgresStore:
@@ -308,10 +271,10 @@ class PostgresStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` commits synchronously (a run inserted in a pending state)."""
-        values = [_encode(name, getattr(record, name)) for name in _FIELDS]
-        marks = ",".join(["%s"] * len(_FIELDS))
+        values = [rowcodec.encode(name, getattr(record, name), booleans=True) for name in FIELDS]
+        marks = ",".join(["%s"] * len(FIELDS))
         self._run(
-            f"INSERT INTO toolctl_runs ({','.join(_FIELDS)}) VALUES ({marks})",
+            f"INSERT INTO toolctl_runs ({','.join(FIELDS)}) VALUES ({marks})",
             values,
             durable=durable,
         )
@@ -327,11 +290,11 @@ class PostgresStore:
     ) -> bool:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
         ``expect_owner``; False when another writer got there first (compare-and-set)."""
-        unknown = set(changes) - set(_FIELDS)
+        unknown = set(changes) - set(FIELDS)
         if unknown:
             raise ValueError(f"unknown run fields: {sorted(unknown)}")
         sets = ", ".join(f"{k} = %s" for k in changes)
-        args: list[Any] = [_encode(k, v) for k, v in changes.items()]
+        args: list[Any] = [rowcodec.encode(k, v, booleans=True) for k, v in changes.items()]
         clauses: list[str] = ["run_id = %s"]
         where_args: list[Any] = [run_id]
         if isinstance(expect_status, str):
@@ -364,7 +327,7 @@ class PostgresStore:
                 f"no run {run_id!r} in {self.where}",
                 hint="toolctl runs list shows the recorded runs",
             )
-        return _decode(rows[0])
+        return rowcodec.decode(rows[0])
 
     def query(
         self, *, tool: str | None = None, status: str | None = None, limit: int = 50
@@ -382,7 +345,7 @@ class PostgresStore:
             [*args, limit],
             fetch=True,
         )
-        return [_decode(r) for r in rows]
+        return [rowcodec.decode(r) for r in rows]
 
     def sweep(self) -> list[str]:
         """Mark runs left ``running`` by a dead owner as ``interrupted`` (never re-run them),
@@ -395,7 +358,7 @@ class PostgresStore:
         now = time.time()
         rows = self._run("SELECT * FROM toolctl_runs WHERE status = 'running'", fetch=True)
         done = []
-        for rec in map(_decode, rows):
+        for rec in map(rowcodec.decode, rows):
             if owner_alive(rec, now):
                 continue
             if rec.background and (rec.registry or {}).get("idempotent"):

@@ -20,9 +20,6 @@ pending.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
-import json
 import os
 import sqlite3
 import threading
@@ -31,6 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
@@ -39,27 +37,11 @@ from toolctl.runtime.ownership import owner_fields as owner_fields
 from toolctl.runtime.records import HasProject
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
+from toolctl.runtime.rowcodec import FIELDS
 from toolctl.yamlsrc import real_path
 
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 5.0
-
-_JSON_COLUMNS = frozenset(
-    (
-        "input",
-        "output",
-        "error",
-        "suspend",
-        "resume",
-        "notes",
-        "raw_input",
-        "raw_context",
-        "approval",
-        "registry",
-        "model_output",
-        "display",
-    )
-)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -109,95 +91,11 @@ _MIGRATIONS = (
 )
 
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
-
-
 # ---------------------------------------------------------------- SQLite
 
 
-# One encoder (json.dumps with options builds a new encoder on every call).
-_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def _encode(name: str, value: Any) -> Any:
-    if name in _JSON_COLUMNS:
-        return None if value is None else _to_json(value)
-    if name == "background":
-        return int(bool(value))
-    return value
-
-
-# Columns whose decoded value must have a given shape; anything else is a damaged row.
-_NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
-_INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}
-_TEXTS = ("run_id", "tool", "status", "tool_digest", "input_hash", "owner", "owner_host")
-_OBJECTS = ("error", "approval", "registry", "model_output", "display")
-
-
-@functools.cache
-def _statuses() -> frozenset[str]:
-    from toolctl.runtime.result import RunStatus
-
-    return frozenset(s.value for s in RunStatus)
-
-
-def _shape_problems(data: dict[str, Any]) -> list[str]:
-    """Repair (in place) the columns of ``data`` whose values have the wrong shape."""
-    bad = []
-    for name in _NUMBERS:
-        value = data[name]
-        if value is not None and (type(value) not in (int, float) or value != value):
-            data[name] = 0.0 if name == "created_at" else None
-            bad.append(name)
-    for name, default in _INTEGERS.items():
-        if data[name] is not None and type(data[name]) is not int:
-            data[name] = default
-            bad.append(name)
-    for name in _TEXTS:
-        if data[name] is not None and not isinstance(data[name], str):
-            data[name] = str(data[name])
-            bad.append(name)
-    for name in _OBJECTS:
-        if data[name] is not None and not isinstance(data[name], dict):
-            data[name] = None
-            bad.append(name)
-    if data["status"] not in _statuses():  # unknown outcome: as for a run whose process died
-        data["status"] = "interrupted"
-        bad.append("status")
-    notes = data["notes"]
-    if notes is not None and not (
-        isinstance(notes, list) and all(isinstance(n, str) for n in notes)
-    ):
-        data["notes"] = None
-        bad.append("notes")
-    return bad
-
-
 def _decode(row: sqlite3.Row) -> RunRecord:
-    """A row as a record. A damaged column (not JSON, or the wrong type) is shown empty and
-    flagged, so one bad row never hides the others: its notes say which column, and its error
-    is ``damaged_record`` unless it had a readable error of its own."""
-    data = dict(zip(row.keys(), tuple(row), strict=True))
-    damaged = []
-    for name in _JSON_COLUMNS:
-        if data[name] is not None:
-            try:
-                data[name] = json.loads(data[name])
-            except (ValueError, TypeError):  # not JSON, or not text at all
-                data[name] = None
-                damaged.append(name)
-    damaged += _shape_problems(data)
-    notes = data["notes"] or []
-    data["background"] = bool(data["background"])
-    if damaged:
-        what = f"damaged record: column(s) {', '.join(damaged)} unreadable, shown empty"
-        if "status" in damaged:
-            what += " (the status as interrupted)"
-        notes = [*notes, what]
-        if data["error"] is None:
-            data["error"] = {"code": "damaged_record", "message": what, "details": []}
-    data["notes"] = notes
-    return RunRecord(**data)
+    return rowcodec.decode(dict(zip(row.keys(), tuple(row), strict=True)))
 
 
 def _text(raw: bytes) -> str:
@@ -383,9 +281,9 @@ class SqliteStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
-        values = [_encode(name, getattr(record, name)) for name in _FIELDS]
-        marks = ",".join("?" * len(_FIELDS))
-        self._write(f"INSERT INTO runs ({','.join(_FIELDS)}) VALUES ({marks})", values, durable)
+        values = [rowcodec.encode(name, getattr(record, name)) for name in FIELDS]
+        marks = ",".join("?" * len(FIELDS))
+        self._write(f"INSERT INTO runs ({','.join(FIELDS)}) VALUES ({marks})", values, durable)
 
     def _write(self, sql: str, args: list[Any], durable: bool) -> int:
         """One write statement; its row count.
@@ -414,7 +312,7 @@ class SqliteStore:
         ``expect_owner``; False when another writer got there first (compare-and-set).
         ``durable`` for transitions that must survive a power loss."""
         sets = ", ".join(f"{k} = ?" for k in changes)
-        args = [_encode(k, v) for k, v in changes.items()]
+        args = [rowcodec.encode(k, v) for k, v in changes.items()]
         where, wargs = _where(run_id, expect_status, expect_owner)
         return self._write(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs], durable) == 1
 

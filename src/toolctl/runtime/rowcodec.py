@@ -1,0 +1,119 @@
+"""One codec between :class:`~toolctl.runtime.records.RunRecord` and the columns of the SQL
+stores (SQLite and PostgreSQL): which columns hold JSON, how values are written, and how a row is
+read back, damaged columns included."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from typing import Any
+
+from toolctl.runtime.records import RunRecord
+
+FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
+
+JSON_COLUMNS = frozenset(
+    (
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "raw_input",
+        "raw_context",
+        "approval",
+        "registry",
+        "model_output",
+        "display",
+    )
+)
+
+# One encoder (json.dumps with options builds a new encoder on every call).
+_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def encode(name: str, value: Any, *, booleans: bool = False) -> Any:
+    """The column value of field ``name``: JSON text for JSON columns; ``background`` as an
+    integer (SQLite) or a boolean (``booleans``: PostgreSQL)."""
+    if name in JSON_COLUMNS:
+        return None if value is None else _to_json(value)
+    if name == "background":
+        return bool(value) if booleans else int(bool(value))
+    return value
+
+
+# Columns whose decoded value must have a given shape; anything else is a damaged row.
+_NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
+_INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}
+_TEXTS = ("run_id", "tool", "status", "tool_digest", "input_hash", "owner", "owner_host")
+_OBJECTS = ("error", "approval", "registry", "model_output", "display")
+
+
+@functools.cache
+def _statuses() -> frozenset[str]:
+    from toolctl.runtime.result import RunStatus
+
+    return frozenset(s.value for s in RunStatus)
+
+
+def _shape_problems(data: dict[str, Any]) -> list[str]:
+    """Repair (in place) the columns of ``data`` whose values have the wrong shape."""
+    bad = []
+    for name in _NUMBERS:
+        value = data[name]
+        if value is not None and (type(value) not in (int, float) or value != value):
+            data[name] = 0.0 if name == "created_at" else None
+            bad.append(name)
+    for name, default in _INTEGERS.items():
+        if data[name] is not None and type(data[name]) is not int:
+            data[name] = default
+            bad.append(name)
+    for name in _TEXTS:
+        if data[name] is not None and not isinstance(data[name], str):
+            data[name] = str(data[name])
+            bad.append(name)
+    for name in _OBJECTS:
+        if data[name] is not None and not isinstance(data[name], dict):
+            data[name] = None
+            bad.append(name)
+    if data["status"] not in _statuses():  # unknown outcome: as for a run whose process died
+        data["status"] = "interrupted"
+        bad.append("status")
+    notes = data["notes"]
+    if notes is not None and not (
+        isinstance(notes, list) and all(isinstance(n, str) for n in notes)
+    ):
+        data["notes"] = None
+        bad.append("notes")
+    return bad
+
+
+def decode(columns: dict[str, Any]) -> RunRecord:
+    """A row as a record. A damaged column (not JSON, or the wrong type) is shown empty and
+    flagged, so one bad row never hides the others: its notes say which column, and its error
+    is ``damaged_record`` unless it had a readable error of its own."""
+    data = {name: columns[name] for name in FIELDS}
+    if isinstance(data["background"], bool):  # PostgreSQL's boolean column
+        data["background"] = int(data["background"])
+    damaged = []
+    for name in JSON_COLUMNS:
+        if data[name] is not None:
+            try:
+                data[name] = json.loads(data[name])
+            except (ValueError, TypeError):  # not JSON, or not text at all
+                data[name] = None
+                damaged.append(name)
+    damaged += _shape_problems(data)
+    notes = data["notes"] or []
+    data["background"] = bool(data["background"])
+    if damaged:
+        what = f"damaged record: column(s) {', '.join(damaged)} unreadable, shown empty"
+        if "status" in damaged:
+            what += " (the status as interrupted)"
+        notes = [*notes, what]
+        if data["error"] is None:
+            data["error"] = {"code": "damaged_record", "message": what, "details": []}
+    data["notes"] = notes
+    return RunRecord(**data)
