@@ -112,3 +112,15 @@ def project_of(registry: Path | None = None, paths: list[Path] | None = None) ->
                     tool_paths.append(tool_path)
         project.tool_paths = tool_paths
     return project
+
+
+ShutdownTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--shutdown-timeout",
+        min=0,
+        metavar="SECONDS",
+        help="After SIGTERM, how long calls or runs in flight may finish before they are "
+        "cancelled.",
+    ),
+]

@@ -8,7 +8,14 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, tag_option, tool_option
+from toolctl.cli.options import (
+    PacksOpt,
+    PathsArg,
+    RegistryOpt,
+    ShutdownTimeoutOpt,
+    tag_option,
+    tool_option,
+)
 
 
 class Transport(str, enum.Enum):
@@ -75,15 +82,7 @@ def serve(
             help="Largest HTTP request body (413 above).",
         ),
     ] = 4 * 1024 * 1024,
-    shutdown_timeout: Annotated[
-        float,
-        typer.Option(
-            "--shutdown-timeout",
-            min=0,
-            metavar="SECONDS",
-            help="HTTP: seconds to let calls in flight finish after SIGTERM (then cancelled).",
-        ),
-    ] = 30.0,
+    shutdown_timeout: ShutdownTimeoutOpt = 30.0,
     forward_logging: Annotated[
         bool,
         typer.Option(

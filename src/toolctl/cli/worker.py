@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import RegistryOpt
+from toolctl.cli.options import RegistryOpt, ShutdownTimeoutOpt
 from toolctl.cli.run import StateOpt
 
 
@@ -34,15 +34,7 @@ def worker(
             "(renewed every third of it).",
         ),
     ] = 30.0,
-    shutdown_timeout: Annotated[
-        float,
-        typer.Option(
-            "--shutdown-timeout",
-            min=0,
-            metavar="SECONDS",
-            help="Seconds to let running runs finish after SIGTERM before aborting them.",
-        ),
-    ] = 30.0,
+    shutdown_timeout: ShutdownTimeoutOpt = 30.0,
 ) -> None:
     """Execute background runs from the task queue of a PostgreSQL run history.
 
