@@ -71,7 +71,7 @@ def _check_keys(settings: dict[str, Any], where: Callable[[str], str]) -> None:
 def _shown(path: Path) -> str:
     """``path`` relative to the working directory when it is below it (as diagnostics show)."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(real_path(path).relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
@@ -196,7 +196,7 @@ def _root_without_config(start: Path, tools: list[Path] | None) -> Path:
     """The root when no config is found: see the module docstring."""
     if not tools:
         return start
-    target = tools[0].resolve()
+    target = real_path(tools[0])
     for directory in (target, *target.parents):
         if directory.name == TOOLS_DIR:
             return directory.parent

@@ -113,7 +113,7 @@ def test_a_secret_quoted_in_an_error_never_leaves_the_handler(
     assert result.error.message == "RuntimeError: login failed for pin [REDACTED] (user ann)"
     assert result.traceback is not None and "[REDACTED]" in result.traceback
     rec = api.resolve_store(greg).get(result.run_id)
-    mcp = call_result(result)
+    mcp = call_result(result, greg.get("login"))
     for sink in (
         json.dumps(result.to_dict()),
         json.dumps(rec.public()),
