@@ -10,7 +10,7 @@ stime of its process from /proc, before and after), then toolctl's ratios agains
 the floor. Budgets (against MCPServer, in one run): CPU per call <= 1.00x, throughput >= 1.00x,
 p99 <= 1.00x.
 
-    .venv/bin/python bench/bench_http.py [--calls 600] [--rounds 3] [--clients 1,10,50]
+    .venv/bin/python bench/bench_http.py [--calls 1200] [--rounds 4] [--clients 1,10,50]
 
 Bounded: every loop has a fixed count, every server is stopped at the end.
 """
@@ -196,8 +196,8 @@ def setting() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=600, help="calls per server and concurrency")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=1200, help="calls per server and concurrency")
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--clients", default="1,10,50", help="concurrency levels, comma-separated")
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",")]
