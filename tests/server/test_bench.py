@@ -32,8 +32,9 @@ def test_bench_http_prints_every_server_at_every_concurrency_and_the_ratios() ->
         for label in ("lowlevel \\(floor\\)", "MCPServer", "toolctl serve"):
             assert re.search(row.format(label), section), (heading, label)
         for what in ("CPU/call", "calls/s ", "p99     "):
+            # CPU time comes in clock ticks: so few calls may measure none (then n/a).
             assert re.search(
-                rf"toolctl / MCPServer {what} = \d+\.\d\dx \(budget [<>]= 1\.00x\) (OK|OVER); "
-                r"toolctl / floor = \d+\.\d\dx",
+                rf"toolctl / MCPServer {what} = (\d+\.\d\dx \(budget [<>]= 1\.00x\) (OK|OVER); "
+                r"toolctl / floor = \d+\.\d\dx|n/a \(too few calls to measure\))\n",
                 section,
             ), (heading, what)
