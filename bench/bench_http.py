@@ -52,27 +52,23 @@ class ServerProcess:
             text=True,
         )
         self.log: list[str] = []
-        self.url = self._wait_for_url()
-        # Keep draining stderr so a chatty server never blocks on a full pipe.
+        self.url = ""
+        self._announced = threading.Event()
+        # Drains stderr for the whole run, so a chatty server never blocks on a full pipe.
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
-
-    def _wait_for_url(self) -> str:
-        assert self.proc.stderr is not None
-        deadline = time.monotonic() + START_TIMEOUT
-        for line in self.proc.stderr:
-            self.log.append(line)
-            if " on http://" in line:
-                return line.rsplit(" on ", 1)[1].strip()
-            if time.monotonic() > deadline:
-                break
-        self.stop()
-        raise SystemExit("a server did not start:\n" + "".join(self.log[-30:]))
+        if not self._announced.wait(START_TIMEOUT) or not self.url:
+            self.stop()
+            raise SystemExit("a server did not start:\n" + "".join(self.log[-30:]))
 
     def _drain(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
             self.log.append(line)
+            if not self.url and " on http://" in line:
+                self.url = line.rsplit(" on ", 1)[1].strip()
+                self._announced.set()
+        self._announced.set()  # the server exited
 
     def cpu(self) -> float:
         """The CPU seconds (user + system, all threads) the process has used so far."""
@@ -86,6 +82,7 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self._reader.join(5)  # it ends at the pipe's end of file
         if self.proc.stderr is not None:
             self.proc.stderr.close()
 
