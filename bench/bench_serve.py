@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -28,81 +27,8 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from serve_common import LOWLEVEL_STDIO, LOWLEVEL_TOOL, MCPSERVER_STDIO, p, registry, script
 from stdio_probe import INIT, INITIALIZED, RawServe
-
-HANDLER = """
-def add(data):
-    return {"sum": data["a"] + data["b"]}
-"""
-
-TOOL = """toolctl: 1
-name: {name}
-description: Add two integers.
-{annotations}handler: benchtools:add
-inputSchema:
-  type: object
-  properties: {{a: {{type: integer}}, b: {{type: integer}}}}
-  required: [a, b]
-outputSchema:
-  type: object
-  properties: {{sum: {{type: integer}}}}
-  required: [sum]
-"""
-
-MCPSERVER = '''
-from typing import TypedDict
-
-from mcp.server.mcpserver import MCPServer
-
-server = MCPServer("bench")
-
-class Sum(TypedDict):
-    sum: int
-
-@server.tool()
-def add(a: int, b: int) -> Sum:
-    """Add two integers."""
-    return {"sum": a + b}
-
-server.run("stdio")
-'''
-
-LOWLEVEL = """
-import json
-
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
-
-# The same tool and result shape as toolctl's (output schema, structured content + JSON text).
-TOOLS = types.ListToolsResult(tools=[types.Tool(
-    name="add", description="Add two integers.",
-    input_schema={"type": "object", "properties": {"a": {"type": "integer"},
-                  "b": {"type": "integer"}}, "required": ["a", "b"]},
-    output_schema={"type": "object", "properties": {"sum": {"type": "integer"}},
-                   "required": ["sum"]})])
-
-async def list_tools(ctx, params):
-    return TOOLS
-
-async def call_tool(ctx, params):
-    args = params.arguments or {}
-    out = {"sum": args["a"] + args["b"]}
-    return types.CallToolResult(content=[types.TextContent(text=json.dumps(out))],
-                                structured_content=out)
-
-server = Server("floor", on_list_tools=list_tools, on_call_tool=call_tool)
-
-async def main():
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
-
-anyio.run(main)
-"""
-
-
-READ_ONLY = "mcp: {annotations: {readOnlyHint: true}}\n"
 
 # toolctl's server and pipeline on the SDK's own (threaded) stdio transport, as the floor uses:
 # separates what toolctl's transport saves from what its pipeline and history cost.
@@ -124,28 +50,6 @@ async def main():
 
 anyio.run(main)
 """
-
-
-def registry(root: Path, count: int, state: str | None = None, read_only: bool = True) -> Path:
-    """A registry with ``count`` copies of the trivial tool (``add`` first), declared read-only
-    (a pure function) unless ``read_only`` is false."""
-    (root / "tools.d").mkdir(parents=True)
-    (root / "benchtools.py").write_text(textwrap.dedent(HANDLER))
-    config = "tools: tools.d\npythonPath: [.]\n" + (f"state: {state}\n" if state else "")
-    (root / "toolctl.yaml").write_text(config)
-    names = ["add"] + [f"add_{i:04d}" for i in range(1, count)]
-    for name in names:
-        annotations = READ_ONLY if read_only else ""
-        (root / "tools.d" / f"{name}.yaml").write_text(
-            TOOL.format(name=name, annotations=annotations)
-        )
-    return root
-
-
-def script(root: Path, name: str, text: str) -> Path:
-    path = root / name
-    path.write_text(text)
-    return path
 
 
 async def measure_calls(
@@ -220,7 +124,7 @@ async def measure_inprocess(root: Path, calls: int, rounds: int = 10) -> dict[st
     from toolctl.server.toolset import build_toolset
 
     namespace: dict[str, Any] = {}
-    exec(LOWLEVEL.split("async def main")[0], namespace)  # the floor server, not run
+    exec(LOWLEVEL_TOOL, namespace)  # the floor server, not run
     registry = NoHistory(toolctl.load(root / "tools.d"))
     ours = ToolServer(build_toolset(registry))  # type: ignore[arg-type]
     times = await measure_calls(
@@ -260,11 +164,6 @@ def budgets(p50: dict[str, float]) -> None:
     )
 
 
-def p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
@@ -278,10 +177,10 @@ def main() -> None:
         serve = ["-m", "toolctl", "serve"]
         servers: dict[str, Any] = {
             "lowlevel (floor)": StdioServerParameters(
-                command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL))]
+                command=py, args=[str(script(root, "lowlevel.py", LOWLEVEL_STDIO))]
             ),
             "MCPServer": StdioServerParameters(
-                command=py, args=[str(script(root, "mcpserver.py", MCPSERVER))]
+                command=py, args=[str(script(root, "mcpserver.py", MCPSERVER_STDIO))]
             ),
             "toolctl serve": StdioServerParameters(command=py, args=serve, cwd=str(small)),
         }

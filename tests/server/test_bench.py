@@ -20,3 +20,23 @@ def test_bench_serve_prints_every_server_and_the_ratios() -> None:
     assert len(re.findall(r"toolctl / floor\s+= \d+\.\d\dx \(budget <= 1\.30x\)", out)) == 2
     assert len(re.findall(r"toolctl / MCPServer = \d+\.\d\dx \(budget < 1\.00x\)", out)) == 2
     assert "tools/list with 1000 tools over stdio" in out
+
+
+# slow: starts three HTTP servers and drives each with SDK clients
+@pytest.mark.timeout(240)
+def test_bench_http_prints_every_server_at_every_concurrency_and_the_ratios() -> None:
+    args = ("--calls", "12", "--rounds", "2", "--clients", "1,3")
+    out = run_bench("bench_http.py", *args, timeout=230)
+    assert "uvicorn's HTTP parser: " in out
+    row = r"\n  {}\s+\d+\s+\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d\d\n"
+    for heading in ("1 concurrent client, 12 calls", "3 concurrent clients, 12 calls"):
+        section = out.split(heading, 1)[1].split("concurrent client", 1)[0]
+        for label in ("lowlevel \\(floor\\)", "MCPServer", "toolctl serve"):
+            assert re.search(row.format(label), section), (heading, label)
+        for what in ("CPU/call", "calls/s ", "p99     "):
+            # CPU time comes in clock ticks: so few calls may measure none (then n/a).
+            assert re.search(
+                rf"toolctl / MCPServer {what} = (\d+\.\d\dx \(budget [<>]= 1\.00x\) (OK|OVER); "
+                r"toolctl / floor = \d+\.\d\dx|n/a \(too few calls to measure\))\n",
+                section,
+            ), (heading, what)
