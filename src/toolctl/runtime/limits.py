@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
+
+if TYPE_CHECKING:
+    from toolctl.runtime.records import HasProject
 
 DEFAULT_MEMORY_LIMIT_MB = 1024
 MIB = 1024 * 1024
@@ -44,7 +47,7 @@ class ResourceLimits:
         }
 
 
-def limits_of(registry: Any) -> ResourceLimits:
+def limits_of(registry: HasProject) -> ResourceLimits:
     """The limits in the registry project's ``run:`` section (defaults without a project)."""
     project = getattr(registry, "project", None)
     if project is None:

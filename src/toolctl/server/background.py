@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
+    from toolctl.runtime.records import RunStore
 
 POLL_START, POLL_MAX, SWEEP_EVERY = 0.05, 1.0, 5.0
 
@@ -51,7 +52,7 @@ async def wait_for_run(
         raise
 
 
-def _cancel_quietly(cancel: Any, store: Any, run_id: str) -> None:
+def _cancel_quietly(cancel: Any, store: RunStore, run_id: str) -> None:
     from toolctl.runtime.errors import RunStateError
 
     with contextlib.suppress(RunStateError):  # it ended meanwhile: nothing to cancel

@@ -25,7 +25,9 @@ from toolctl.server.telemetry import record_call
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
+    from toolctl.registry import Registry
     from toolctl.runtime import RunResult
+    from toolctl.runtime.records import RunRecord
     from toolctl.server.clientlog import ClientLog
     from toolctl.server.toolset import ToolSet
     from toolctl.spec import ToolSpec
@@ -185,7 +187,7 @@ class CallHandler:
         return result, stored
 
 
-async def _record(registry: Any, run_id: str) -> Any:
+async def _record(registry: Registry, run_id: str) -> RunRecord:
     from toolctl.runtime.api import resolve_store
 
     store = resolve_store(registry)

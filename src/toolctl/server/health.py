@@ -20,10 +20,13 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
+
+if TYPE_CHECKING:
+    from toolctl.registry import Registry
 
 PATHS = ("/healthz", "/readyz")
 QUIET_S = 0.3  # draining ends after this long with no request in flight
@@ -148,7 +151,7 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
-def store_check(registry: Any) -> Callable[[], None]:
+def store_check(registry: Registry) -> Callable[[], None]:
     """A readiness check for the registry's run history (raises when it does not answer)."""
 
     def check() -> None:
