@@ -65,11 +65,25 @@ def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
 
     The strict export makes optional properties nullable and required, so a model sends
     ``null`` for an argument it leaves out; only nulls the declared schema would not accept are
-    dropped (imported lazily: only strict tools pay for the export module).
+    dropped (imported lazily: only strict tools pay for the export module, and only for a call
+    with a null in it: without one there is nothing to drop).
     """
+    if not _has_null(value):
+        return value
     from toolctl.export.strict import from_strict_instance
 
     return from_strict_instance(schema, value)
+
+
+def _has_null(value: Any) -> bool:
+    """Whether a JSON value holds ``null`` anywhere."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
 
 
 class Call:
