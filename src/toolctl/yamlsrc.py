@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -359,13 +359,18 @@ class _Builder:
         self.stack.append([container, child, isinstance(event, yaml.MappingStartEvent), None])
 
 
-def _events(text: str) -> Iterator[Any]:
-    loader = _Parser(text)
+def _feed_events(text: str, feed: Callable[[Any], None]) -> None:
+    """Hand each libyaml event of ``text`` to ``feed``: one call into the parser per event
+    (``get_event`` returns None after the stream ends) and no generator in between."""
+    parser = _Parser(text)
     try:
-        while loader.check_event():
-            yield loader.get_event()
+        get_event = parser.get_event
+        event = get_event()
+        while event is not None:
+            feed(event)
+            event = get_event()
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
 @contextlib.contextmanager
@@ -405,8 +410,7 @@ def loads(text: str, file: str = "<string>") -> Document:
     builder = _Builder()
     try:
         with gc_paused():
-            for event in _events(text):
-                builder.feed(event)
+            _feed_events(text, builder.feed)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
