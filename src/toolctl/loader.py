@@ -250,7 +250,7 @@ def _check_schemas(
     for key in SCHEMA_KEYS:
         if key not in raw:
             continue
-        schema, problems = refs.bundle(
+        schema, problems, has_refs = refs.bundle(
             raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
         )
         for p in problems:
@@ -265,7 +265,7 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        depth, cycles = refs.reference_structure(schema)
+        depth, cycles = refs.reference_structure(schema, has_refs=has_refs)
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
                 error(
