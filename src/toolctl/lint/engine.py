@@ -129,11 +129,12 @@ def _comment_reader(root: Path) -> Callable[[str], list[str] | None]:
     def read(file: str) -> list[str] | None:
         if file not in seen:
             try:
-                text = (root / file).read_text("utf-8-sig")
+                with open(root / file, "rb") as fh:
+                    data = fh.read()
+                # the directive is ASCII: in UTF-8 its bytes are there whenever the text is
+                seen[file] = data.decode("utf-8-sig").splitlines() if b"toolctl:" in data else []
             except (OSError, UnicodeDecodeError):
                 seen[file] = None
-            else:
-                seen[file] = text.splitlines() if "toolctl:" in text else []
         return seen[file]
 
     return read
