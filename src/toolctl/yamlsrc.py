@@ -470,6 +470,17 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     return decode_text(read_bytes(path, max_bytes=max_bytes))
 
 
+def may_hold_directive(data: bytes) -> bool:
+    """Whether a file's bytes may hold a ``# toolctl: ...`` comment (an ignore or a misspelt
+    directive). Every tool file starts with ``toolctl: 1``, which is not one: ``toolctl:`` at
+    the start of a line has no ``#`` before it. (Lint reads a file for ignores only if so.)"""
+    count = data.count(b"toolctl:")
+    if count != 1:
+        return count > 1
+    at = data.index(b"toolctl:")
+    return not (at == 0 or data[at - 1 : at] == b"\n" or data[:at] == b"\xef\xbb\xbf")
+
+
 def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most ``max_bytes`` (see :func:`read_text`)."""
     try:

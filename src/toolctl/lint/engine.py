@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
 from toolctl.lint.suppress import apply, unknown_selectors, unused
 from toolctl.spec import ToolSpec
-from toolctl.yamlsrc import gc_paused
+from toolctl.yamlsrc import gc_paused, may_hold_directive
 
 
 def check_selectors(config: LintConfig, cat: Catalogue) -> None:
@@ -117,22 +117,29 @@ def _findings(
     return found
 
 
-def _comment_reader(root: Path) -> Callable[[str], list[str] | None]:
+def _comment_reader(
+    root: Path, directive_files: Mapping[str, bool] | None = None
+) -> Callable[[str], list[str] | None]:
     """Each file's lines as the ignore-comment checks read them, each file read once per run.
 
-    A file that holds no ``toolctl:`` directive reads as no lines: no inline comment can apply
-    to it, and the scans for unused or unknown ignores have nothing to look at (they read every
-    tool file; keeping 10,000 files' lines, or reading them twice, was a tenth of a lint).
+    A file without a ``# toolctl:`` comment (:func:`~toolctl.yamlsrc.may_hold_directive`) reads
+    as no lines: no inline comment can apply to it, and the scans for unused or unknown ignores
+    have nothing to look at (they read every tool file; keeping 10,000 files' lines, or reading
+    them twice, was a tenth of a lint). A file ``directive_files`` (what loading saw) says has
+    none is not read at all.
     """
     seen: dict[str, list[str] | None] = {}
 
     def read(file: str) -> list[str] | None:
         if file not in seen:
+            if directive_files is not None and directive_files.get(file) is False:
+                seen[file] = []
+                return seen[file]
             try:
                 with open(root / file, "rb") as fh:
                     data = fh.read()
-                # the directive is ASCII: in UTF-8 its bytes are there whenever the text is
-                seen[file] = data.decode("utf-8-sig").splitlines() if b"toolctl:" in data else []
+                lines = data.decode("utf-8-sig").splitlines() if may_hold_directive(data) else []
+                seen[file] = lines
             except (OSError, UnicodeDecodeError):
                 seen[file] = None
         return seen[file]
@@ -193,18 +200,20 @@ def run(
     *,
     python_path: Sequence[Path] = (),
     root: Path | None = None,
+    directive_files: Mapping[str, bool] | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the active rules on ``tools``, suppressions applied, sorted.
 
     ``root`` is where relative diagnostic file names are read from for inline ignore comments
-    (default: the working directory).
+    (default: the working directory); ``directive_files`` says which of them loading saw holding
+    a ``toolctl:`` directive (a file it says holds none is not read).
     """
     check_selectors(config, cat)
     rules = active_rules(config, cat)
     with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
         found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
     found = [*cat.problems, *found]
-    read_lines = _comment_reader((root or Path.cwd()).resolve())
+    read_lines = _comment_reader((root or Path.cwd()).resolve(), directive_files)
     used: set[tuple[str, int]] = set()
     kept = apply(found, cat.rules, config.per_file_ignores, read_lines, used)
     files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
