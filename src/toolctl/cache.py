@@ -208,11 +208,12 @@ class LoadCache:
                     ensure_ascii=False,
                     separators=(",", ":"),
                     default=_encode_array,
+                    check_circular=False,  # loaded YAML is a tree (aliases are refused)
                 ).encode()
                 with open(tmp, "wb") as fh:
                     fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
                 os.replace(tmp, target)
-            except (OSError, ValueError, TypeError):  # nothing cached is better than failing
+            except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
                 with contextlib.suppress(OSError):
                     tmp.unlink()
 

@@ -31,6 +31,7 @@ from toolctl.yamlsrc import (
     gc_paused,
     load_file,
     loads,
+    may_hold_directive,
     read_bytes,
     real_path,
 )
@@ -76,6 +77,7 @@ class _Context:
     invalid: set[int] = field(default_factory=set)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     touched: dict[Path, None] = field(default_factory=dict)  # $ref files of the current file
+    directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
 
     def load_doc(self, path: Path) -> Document:
         path = real_path(path)
@@ -250,7 +252,7 @@ def _check_schemas(
     for key in SCHEMA_KEYS:
         if key not in raw:
             continue
-        schema, problems = refs.bundle(
+        schema, problems, has_refs = refs.bundle(
             raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
         )
         for p in problems:
@@ -265,7 +267,7 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        depth, cycles = refs.reference_structure(schema)
+        depth, cycles = refs.reference_structure(schema, has_refs=has_refs)
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
                 error(
@@ -377,6 +379,7 @@ def _load_file(
     except YamlError as exc:
         ctx.diagnostics.append(_yaml_error(origin.file, exc))
         return []
+    ctx.directives[origin.file] = may_hold_directive(content)
     if ctx.cache is None:
         return _check_file(content, path, root, origin, ctx)[0]
     digest = sha256(content)
@@ -607,7 +610,7 @@ def _load_registry(
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
-    return Registry(tools, sorted_unique(ctx.diagnostics), project)
+    return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives)
 
 
 def _sources(project: Project, packs: bool, ctx: _Context) -> Iterator[tuple[Path, Path, str, str]]:

@@ -313,13 +313,14 @@ def bundle(
     display: str,
     root_dir: Path,
     load: Callable[[Path], Document],
-) -> tuple[Any, list[RefProblem]]:
-    """Return ``schema`` made self-contained, and the reference problems found.
+) -> tuple[Any, list[RefProblem], bool]:
+    """Return ``schema`` made self-contained, the reference problems found, and whether it
+    holds any ``$ref`` (for :func:`reference_structure`, which need not scan it again).
 
     ``schema`` is not modified; when it has no external references it is returned as is.
     """
     if not isinstance(schema, dict):
-        return schema, []
+        return schema, [], False
     found = _scan(schema, id_keys=_id_keys(schema))
     problems = [
         RefProblem(
@@ -344,7 +345,7 @@ def bundle(
             )
     problems += _dynamic_problems(schema, found, display)
     if not external:
-        return schema, problems
+        return schema, problems, bool(refs)
     own_defs = schema.get("$defs")
     bundler = _Bundler(
         root_dir, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ())
@@ -356,7 +357,7 @@ def bundle(
             defs.setdefault(name, value if value is not None else {})
     for p in bundler.problems:
         p.path = (*p.path, "$ref")  # point at the reference itself, in whichever file
-    return out, problems + bundler.problems + bundler.content
+    return out, problems + bundler.problems + bundler.content, True
 
 
 MAX_EXPANDED_DEPTH = 64
@@ -412,10 +413,15 @@ def expanded_depth(schema: Any) -> int:
     return depth[id(schema)]
 
 
-def reference_structure(schema: Any) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
+def reference_structure(
+    schema: Any, *, has_refs: bool | None = None
+) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
-    first: a schema without any ``$ref`` (the common case) has neither problem."""
-    if not isinstance(schema, dict) or not _scan(schema).refs:
+    first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
+    has neither problem."""
+    if has_refs is None:
+        has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
+    if not isinstance(schema, dict) or not has_refs:
         return 0, []
     depth = expanded_depth(schema)
     if depth > MAX_EXPANDED_DEPTH:

@@ -31,6 +31,10 @@ class Registry:
     tools: dict[str, ToolSpec]
     diagnostics: list[Diagnostic] = field(default_factory=list)
     project: Project | None = None
+    # Tool file (as named in diagnostics) -> whether loading saw a "# toolctl:" comment in it
+    # (yamlsrc.may_hold_directive): lint need not read a file again to look for ignore comments
+    # it cannot hold. None: not known.
+    directive_files: dict[str, bool] | None = field(default=None, repr=False, compare=False)
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.tools.values())

@@ -18,7 +18,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -359,13 +359,18 @@ class _Builder:
         self.stack.append([container, child, isinstance(event, yaml.MappingStartEvent), None])
 
 
-def _events(text: str) -> Iterator[Any]:
-    loader = _Parser(text)
+def _feed_events(text: str, feed: Callable[[Any], None]) -> None:
+    """Hand each libyaml event of ``text`` to ``feed``: one call into the parser per event
+    (``get_event`` returns None after the stream ends) and no generator in between."""
+    parser = _Parser(text)
     try:
-        while loader.check_event():
-            yield loader.get_event()
+        get_event = parser.get_event
+        event = get_event()
+        while event is not None:
+            feed(event)
+            event = get_event()
     finally:
-        loader.dispose()
+        parser.dispose()
 
 
 @contextlib.contextmanager
@@ -405,8 +410,7 @@ def loads(text: str, file: str = "<string>") -> Document:
     builder = _Builder()
     try:
         with gc_paused():
-            for event in _events(text):
-                builder.feed(event)
+            _feed_events(text, builder.feed)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -464,6 +468,17 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
     FIFOs, devices and directories are refused before opening; a BOM is accepted.
     """
     return decode_text(read_bytes(path, max_bytes=max_bytes))
+
+
+def may_hold_directive(data: bytes) -> bool:
+    """Whether a file's bytes may hold a ``# toolctl: ...`` comment (an ignore or a misspelt
+    directive). Every tool file starts with ``toolctl: 1``, which is not one: ``toolctl:`` at
+    the start of a line has no ``#`` before it. (Lint reads a file for ignores only if so.)"""
+    count = data.count(b"toolctl:")
+    if count != 1:
+        return count > 1
+    at = data.index(b"toolctl:")
+    return not (at == 0 or data[at - 1 : at] == b"\n" or data[:at] == b"\xef\xbb\xbf")
 
 
 def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:

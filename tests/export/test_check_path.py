@@ -24,6 +24,7 @@ OPTION_SETS: list[dict[str, Any]] = [
     {"gemini_parameters": "openapi"},
     {"mcp_protocol": "2026-07-28"},
     {"check": True},
+    {"infos": False},
 ]
 
 
@@ -102,3 +103,22 @@ def test_conversion_is_copy_on_write() -> None:
     strict, _ = convert(spec.input_schema, OPENAI_STRICT, Findings(spec, "t"), ("inputSchema",))
     assert strict["additionalProperties"] is False
     assert "additionalProperties" not in spec.input_schema
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_without_infos_only_the_infos_are_left_out(fixtures: Registry, fmt: str) -> None:
+    exporter = get_exporter(fmt)
+    for spec in fixtures.tools.values():
+        every = exporter.check(spec, ExportOptions(examples_in_description=False))
+        fewer = exporter.check(spec, ExportOptions(infos=False))
+        assert fewer == [d for d in every if d.severity.value != "info"], spec.name
+
+
+def test_a_meta_override_is_judged_alike_by_check_and_export() -> None:
+    # check leaves the contract digest out, except where providerOptions.mcp._meta meets it
+    meta = {"dev.toolctl/contractDigest": "sha256:0"}
+    spec = make_spec(
+        "pinned", inputSchema={"type": "object"}, providerOptions={"mcp": {"_meta": meta}}
+    )
+    codes = [d.code for d in get_exporter("mcp").check(spec, ExportOptions())]
+    assert codes == [d.code for d in export_result([spec], "mcp").diagnostics] == ["TX210"]

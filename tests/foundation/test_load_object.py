@@ -60,3 +60,25 @@ def test_the_tool_error_of_a_crashing_module_names_reference_and_exception(
     assert result.error is not None and result.error.code == "handler_not_found"
     assert "lo_crash_at_import:handler" in result.error.message
     assert "RuntimeError" in result.error.message and "hunter2" not in result.error.message
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["pkg.mod:func", "mod:Class.method", "pkg.mod : func", "pkg.mod:func [extra]", "été:façon"],
+)
+def test_references_split_as_entry_points_do(ref: str) -> None:
+    from importlib_metadata import EntryPoint
+
+    from toolctl.references import parse
+
+    ep = EntryPoint(name="ref", value=ref, group="toolctl")
+    parsed = parse(ref)
+    assert (parsed.module, parsed.attr) == (ep.module, ep.attr)
+
+
+@pytest.mark.parametrize("ref", ["pkg.mod", "pkg.mod:", ":func", "pkg mod:func", ""])
+def test_a_malformed_reference_is_refused(ref: str) -> None:
+    from toolctl.references import parse
+
+    with pytest.raises(HandlerReferenceError, match="not a Python reference"):
+        parse(ref)

@@ -46,3 +46,25 @@ def test_follows_the_selection_of_the_engine_family(project: Project) -> None:
     )
     assert len(_messages(project, select=["descriptions"])) == 0  # engine rules not selected
     assert len(_messages(project, select=["descriptions", "engine"])) == 1
+
+
+def test_only_files_loading_saw_a_directive_in_are_read_again(project: Project) -> None:
+    from toolctl.config import project_for
+    from toolctl.loader import load_registry
+
+    project.write(CLEAN.replace("title: Get weather", f"title: Get weather  {TL999}"))
+    project.write(CLEAN.replace("get_weather", "get_other"), name="other.yaml")
+    assert len(_messages(project)) == 1
+    registry = load_registry(project=project_for(project.root / "tools.d"), packs=False)
+    assert registry.directive_files == {"tools.d/other.yaml": False, "tools.d/tool.yaml": True}
+
+
+def test_what_may_hold_a_directive() -> None:
+    from toolctl.yamlsrc import may_hold_directive
+
+    assert not may_hold_directive(b"toolctl: 1\nname: a\n")
+    assert not may_hold_directive(b"\xef\xbb\xbftoolctl: 1\n")
+    assert not may_hold_directive(b"# a comment\ntoolctl: 1\n")
+    assert not may_hold_directive(b"name: a\n")
+    assert may_hold_directive(b"toolctl: 1\nname: a  # toolctl: ignore[TL101]\n")
+    assert may_hold_directive(b"name: a  #toolctl: ingore[TL101]\n")

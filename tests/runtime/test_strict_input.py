@@ -49,3 +49,10 @@ def test_toolctl_run_accepts_a_strict_call(
     out, err = capsys.readouterr()
     assert code == 0, err
     assert json.loads(out) == {"query": "tea", "cursor": None}
+
+
+def test_a_strict_call_without_nulls_reaches_the_handler_unchanged(reg: Registry) -> None:
+    sent = {"query": "tea", "limit": 3, "filters": {"lang": "en"}}
+    result = reg.call("strict_search", sent)
+    assert result.status is RunStatus.SUCCEEDED, result.error
+    assert result.output == sent

@@ -192,6 +192,8 @@ def main() -> None:
     argv = sys.argv[1:]
     gc.disable()  # registering builds long-lived objects only (see toolctl/cli/__init__.py)
     _register(_modules_for(argv))
+    gc.freeze()  # and they leave the young generation unscanned (as there)
+    gc.unfreeze()
     gc.enable()
     code = _run(argv)
     # The process ends here: the final collection would walk every object still alive (all

@@ -108,8 +108,7 @@ def state_store(
     """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
     when an SQLite history does not exist yet and ``create`` is false)."""
     from toolctl.cli.options import project_of
-    from toolctl.runtime.pgstore import is_url
-    from toolctl.runtime.store import open_store, state_location
+    from toolctl.runtime.store import is_url, open_store, state_location
 
     holder = _Holder(project_of(registry_path))
     where: str | Path = state if state is not None else state_location(holder)

@@ -148,8 +148,11 @@ def run(
     """
     from toolctl.cli.registries import for_tool
     from toolctl.cli.runview import read_json_arg
-    from toolctl.runtime import api
-    from toolctl.runtime.options import CallOptions
+    from toolctl.yamlsrc import gc_paused
+
+    with gc_paused():  # the runtime's modules live until the process ends: nothing to collect
+        from toolctl.runtime import api
+        from toolctl.runtime.options import CallOptions
 
     show = _show(raw, display, fmt)
     if approve and decline:

@@ -44,8 +44,8 @@ def worker(
     """
     from toolctl.cli.registries import state_store
     from toolctl.cli.render import print_error
-    from toolctl.runtime.pgstore import is_url
     from toolctl.runtime.queue import run_worker
+    from toolctl.runtime.store import is_url
 
     store = state_store(registry_path, state)
     url = getattr(store, "url", None)

@@ -49,6 +49,9 @@ class ExportOptions:
     gemini_parameters: str = "json-schema"  # or "openapi": the OpenAPI-subset ``parameters``
     mcp_protocol: str = "2025-11-25"
     check: bool = False
+    # False: leave out info findings (faithful rewrites) for a caller that acts only on errors
+    # and warnings (the lint provider rules: building them was a fifth of their time).
+    infos: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -74,11 +77,20 @@ class ExportResult:
 
 
 class Findings:
-    """Collects diagnostics for one tool, located at paths inside its declaration."""
+    """Collects diagnostics for one tool, located at paths inside its declaration.
 
-    def __init__(self, spec: ToolSpec, target: str) -> None:
+    ``checking``: only the findings are wanted (:meth:`ToolListExporter.check`), so an entry may
+    leave out a value that can produce no finding (the MCP contract digest: hashing the whole
+    declaration for every tool was most of what ``lint`` spent on the MCP export).
+    """
+
+    def __init__(
+        self, spec: ToolSpec, target: str, *, checking: bool = False, infos: bool = True
+    ) -> None:
         self.spec = spec
         self.target = target
+        self.checking = checking
+        self.infos = infos
         self.items: list[Diagnostic] = []
 
     def add(
@@ -90,6 +102,8 @@ class Findings:
         hint: str | None = None,
     ) -> None:
         """Record a finding at ``path`` (a JSON path inside the declaration)."""
+        if severity is Severity.INFO and not self.infos:
+            return
         loc = self.spec.locate(*path, key=True)
         pointer = json_pointer(path) or "/"
         self.items.append(
@@ -160,10 +174,10 @@ class ToolListExporter:
         return []
 
     def _convert(
-        self, spec: ToolSpec, options: ExportOptions
+        self, spec: ToolSpec, options: ExportOptions, *, checking: bool = False
     ) -> tuple[list[Any], list[Diagnostic]]:
         """The entries (sharing unchanged parts with ``spec``: read-only) and the findings."""
-        out = Findings(spec, self.label or self.name)
+        out = Findings(spec, self.label or self.name, checking=checking, infos=options.infos)
         entries = self.entry(spec, options, out)
         return entries, out.items
 
@@ -172,7 +186,7 @@ class ToolListExporter:
 
         The same code path as :meth:`export`, without detaching the entries: nothing is copied.
         """
-        return finalize(self._convert(spec, options)[1], options)
+        return finalize(self._convert(spec, options, checking=True)[1], options)
 
     def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult:
         """Export ``specs`` (already selected); ``data`` is None when there are errors."""

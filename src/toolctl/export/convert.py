@@ -12,6 +12,7 @@ TX330 a strict-mode limit exceeded.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,11 @@ class Profile:
     formats: frozenset[str] | None = None
     max_min_items: int | None = None
     describe_dropped: bool = False
+
+    @functools.cached_property
+    def passes_through(self) -> bool:
+        """True when this profile changes nothing (every field at its default)."""
+        return self == Profile(self.target)
 
 
 def _nullable_already(s: Any) -> bool:
@@ -453,7 +459,7 @@ def convert(schema: Any, profile: Profile, out: Findings, path: JsonPath) -> tup
     the walker copies a node only to change it, and the result shares every other part with
     ``schema`` (treat it as read-only; :func:`~toolctl.export.base.detach` makes it yours).
     """
-    if profile == Profile(profile.target):
+    if profile.passes_through:
         return schema, True  # nothing to rewrite: the schema itself, uncopied
     if profile.keywords is not None and "definitions" not in profile.keywords:
         schema = _definitions_to_defs(schema)

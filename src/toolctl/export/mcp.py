@@ -66,8 +66,15 @@ class McpExporter(ToolListExporter):
             tool["annotations"] = spec.annotations
         if spec.icons:
             tool["icons"] = list(spec.icons)
-        # The contract digest lets a client pin what it reviewed (see toolctl.contract).
-        tool["_meta"] = {**(spec.meta or {}), META_KEY: contract_digest(spec)}
+        # The contract digest lets a client pin what it reviewed (see toolctl.contract). A check
+        # leaves it out unless providerOptions.mcp._meta is compared with it (see merge).
+        overridden = spec.provider_options.get("mcp")
+        digest = (
+            ""
+            if out.checking and not (isinstance(overridden, dict) and "_meta" in overridden)
+            else contract_digest(spec)
+        )
+        tool["_meta"] = {**(spec.meta or {}), META_KEY: digest}
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
         if protocol == "2025-11-25" and spec.background and "execution" not in tool:
             # A background tool may run as a task (toolctl serve answers task-augmented calls).

@@ -12,7 +12,7 @@ entry-point group, built-ins included.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,11 +72,23 @@ def lint_tools(
     *,
     python_path: Sequence[Path] = (),
     root: Path | None = None,
+    directive_files: Mapping[str, bool] | None = None,
 ) -> list[Diagnostic]:
-    """Lint findings for ``tools`` (e.g. built with ``ToolSpec.from_validated``)."""
+    """Lint findings for ``tools`` (e.g. built with ``ToolSpec.from_validated``).
+
+    ``directive_files``: which files hold a ``toolctl:`` comment, when known (see
+    :attr:`Registry.directive_files`); files it says hold none are not read for ignores.
+    """
     from toolctl.lint.engine import run
 
-    return run(tools, config or LintConfig(), catalogue(), python_path=python_path, root=root)
+    return run(
+        tools,
+        config or LintConfig(),
+        catalogue(),
+        python_path=python_path,
+        root=root,
+        directive_files=directive_files,
+    )
 
 
 def lint(
@@ -108,5 +120,6 @@ def lint(
         list(registry.tools.values()),
         config,
         python_path=project.python_path if project else (),
+        directive_files=registry.directive_files,
     )
     return sorted_unique([*registry.diagnostics, *findings] if include_load else findings)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
 from toolctl.lint.suppress import apply, unknown_selectors, unused
 from toolctl.spec import ToolSpec
-from toolctl.yamlsrc import gc_paused
+from toolctl.yamlsrc import gc_paused, may_hold_directive
 
 
 def check_selectors(config: LintConfig, cat: Catalogue) -> None:
@@ -118,16 +117,42 @@ def _findings(
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def _read_lines(root: Path, file: str) -> list[str] | None:
-    try:
-        return (root / file).read_text("utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
+def _comment_reader(
+    root: Path, directive_files: Mapping[str, bool] | None = None
+) -> Callable[[str], list[str] | None]:
+    """Each file's lines as the ignore-comment checks read them, each file read once per run.
+
+    A file without a ``# toolctl:`` comment (:func:`~toolctl.yamlsrc.may_hold_directive`) reads
+    as no lines: no inline comment can apply to it, and the scans for unused or unknown ignores
+    have nothing to look at (they read every tool file; keeping 10,000 files' lines, or reading
+    them twice, was a tenth of a lint). A file ``directive_files`` (what loading saw) says has
+    none is not read at all.
+    """
+    seen: dict[str, list[str] | None] = {}
+
+    def read(file: str) -> list[str] | None:
+        if file not in seen:
+            if directive_files is not None and directive_files.get(file) is False:
+                seen[file] = []
+                return seen[file]
+            try:
+                with open(root / file, "rb") as fh:
+                    data = fh.read()
+                lines = data.decode("utf-8-sig").splitlines() if may_hold_directive(data) else []
+                seen[file] = lines
+            except (OSError, UnicodeDecodeError):
+                seen[file] = None
+        return seen[file]
+
+    return read
 
 
 def _stale_ignores(
-    files: list[str], used: set[tuple[str, int]], active: list[Rule], level: Severity, base: Path
+    files: list[str],
+    used: set[tuple[str, int]],
+    active: list[Rule],
+    level: Severity,
+    read_lines: Callable[[str], list[str] | None],
 ) -> list[Diagnostic]:
     extra = {"rule": "unused-ignore", "family": "engine"}
     return [
@@ -141,15 +166,18 @@ def _stale_ignores(
             hint="remove the comment",
             extra=extra,
         )
-        for file, line, col, text in unused(files, used, active, lambda f: _read_lines(base, f))
+        for file, line, col, text in unused(files, used, active, read_lines)
     ]
 
 
 def _unknown_ignores(
-    files: list[str], cat: Catalogue, level: Severity, base: Path
+    files: list[str],
+    cat: Catalogue,
+    level: Severity,
+    read_lines: Callable[[str], list[str] | None],
 ) -> list[Diagnostic]:
     extra = {"rule": "unknown-ignore", "family": "engine"}
-    found = unknown_selectors(files, list(cat), lambda f: _read_lines(base, f))
+    found = unknown_selectors(files, list(cat), read_lines)
     return [
         Diagnostic(
             level,
@@ -172,29 +200,30 @@ def run(
     *,
     python_path: Sequence[Path] = (),
     root: Path | None = None,
+    directive_files: Mapping[str, bool] | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the active rules on ``tools``, suppressions applied, sorted.
 
     ``root`` is where relative diagnostic file names are read from for inline ignore comments
-    (default: the working directory).
+    (default: the working directory); ``directive_files`` says which of them loading saw holding
+    a ``toolctl:`` directive (a file it says holds none is not read).
     """
     check_selectors(config, cat)
     rules = active_rules(config, cat)
     with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
         found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
     found = [*cat.problems, *found]
-    base = (root or Path.cwd()).resolve()
-    _read_lines.cache_clear()  # files may have changed since the last run
+    read_lines = _comment_reader((root or Path.cwd()).resolve(), directive_files)
     used: set[tuple[str, int]] = set()
-    kept = apply(found, cat.rules, config.per_file_ignores, lambda f: _read_lines(base, f), used)
+    kept = apply(found, cat.rules, config.per_file_ignores, read_lines, used)
     files = {t.location.file for t in tools if t.origin.kind == "file"} | {f for f, _ in used}
     typo = next((level for rule, level in rules if rule.code == "TL003"), None)
     if typo is not None:
-        kept += _unknown_ignores(sorted(files), cat, typo, base)
+        kept += _unknown_ignores(sorted(files), cat, typo, read_lines)
     stale = next((level for rule, level in rules if rule.code == "TL002"), None)
     if stale is not None:
         # With fewer providers than usual, an ignore for a provider finding may just be idle.
         narrowed = set(PROVIDERS) - set(config.providers)
         active = [r for r, _ in rules if not (narrowed and r.family == "providers")]
-        kept += _stale_ignores(sorted(files), used, active, stale, base)
+        kept += _stale_ignores(sorted(files), used, active, stale, read_lines)
     return sorted_unique(kept)

@@ -6,7 +6,6 @@ state; :func:`user_traceback` keeps the frames of a failed handler for the devel
 
 from __future__ import annotations
 
-import asyncio
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
 MAX_TRACEBACK_CHARS = 16_000
 # Frames of these files are the machinery around a handler, not the developer's code.
-_STDLIB = Path(asyncio.__file__).resolve().parent.parent
+_STDLIB = Path(traceback.__file__).resolve().parent
 _MACHINERY = (
     str(Path(__file__).resolve().parent),
     str(_STDLIB / "asyncio"),

@@ -10,15 +10,16 @@ private loop of the synchronous API, there is nobody to stall: the write runs in
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from toolctl.runtime.sync import owns_running_loop
+
+if TYPE_CHECKING:  # imported when first needed: a synchronous call writes in place
+    import concurrent.futures
 
 T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
@@ -30,6 +31,8 @@ _active = 0
 def _executor() -> concurrent.futures.ThreadPoolExecutor:
     global _writer
     if _writer is None:
+        import concurrent.futures
+
         _writer = concurrent.futures.ThreadPoolExecutor(1, "toolctl-history")
     return _writer
 
@@ -63,6 +66,8 @@ async def write(fn: Callable[[], T], *, if_cancelled: Callable[[], object] | Non
     """
     if _active <= 1 or owns_running_loop():
         return fn()
+    import asyncio
+
     writer = _executor()
     try:
         return await asyncio.shield(asyncio.wrap_future(writer.submit(fn)))

@@ -18,7 +18,6 @@ workers here are daemon threads (reused, and ended after ``IDLE_EXIT_S`` idle).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
@@ -26,9 +25,13 @@ import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.runtime.context import AbortSignal, SuspendRequested
+from toolctl.runtime.sync import cancelled_error, running_loop
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -60,7 +63,9 @@ class HandlerExit(Exception):
         self.original = original
 
 
-_TRAVEL = (Exception, asyncio.CancelledError, KeyboardInterrupt)
+def _travel() -> tuple[type[BaseException], ...]:
+    """What leaves a handler as it is (asyncio is imported lazily, see toolctl.runtime.sync)."""
+    return (Exception, cancelled_error(), KeyboardInterrupt)
 
 
 def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -68,7 +73,7 @@ def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     ``SuspendRequested`` (a ``BaseException`` on purpose) and Ctrl-C travel as they are."""
     try:
         return fn(*args)
-    except _TRAVEL:
+    except _travel():
         raise
     except BaseException as exc:
         if isinstance(exc, SuspendRequested):
@@ -81,7 +86,7 @@ async def _contained_async(awaitable: Awaitable[Any]) -> Any:
     # (ending asyncio.run or the server), so it is turned into HandlerExit inside the task.
     try:
         return await awaitable
-    except _TRAVEL:
+    except _travel():
         raise
     except BaseException as exc:
         if isinstance(exc, SuspendRequested):
@@ -193,6 +198,8 @@ def is_async(fn: Callable[..., Any]) -> bool:
 def _complete(call: Callable[[], Any]) -> Any:
     result = call()
     if inspect.isawaitable(result):  # a sync function that returned an awaitable
+        import asyncio
+
         result = asyncio.run(_wrap(result))
     return result
 
@@ -213,7 +220,7 @@ def _named(name: str, call: Callable[[], Any]) -> Any:
 
 def _on_worker(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
     """Run ``call`` on a pool worker; its outcome in a future of the running loop."""
-    loop = asyncio.get_running_loop()
+    loop = running_loop()
     afut: asyncio.Future[Any] = loop.create_future()
 
     def job() -> None:
@@ -253,14 +260,18 @@ async def invoke(
 
     ``in_place``: a sync handler without a timeout may run right here (on a private loop).
     """
-    if is_async(fn):
-        task = asyncio.ensure_future(_contained_async(fn(*args)))
-        return await _await_task(task, timeout, abort)
-    if in_place and timeout is None:
+    if in_place and timeout is None and not is_async(fn):
         result = _contained(fn, args)
         if type(result) in _PLAIN or not inspect.isawaitable(result):
             return result
+        running_loop()  # whatever it awaits needs the loop
         return await result
+    import asyncio
+
+    running_loop()
+    if is_async(fn):
+        task = asyncio.ensure_future(_contained_async(fn(*args)))
+        return await _await_task(task, timeout, abort)
     afut = _on_worker(lambda: _contained(fn, args), name)
     try:
         done, _ = await asyncio.wait({afut}, timeout=timeout)
@@ -278,6 +289,9 @@ async def invoke(
 async def in_task(awaitable: Awaitable[T]) -> T:
     """Await user code (an async hook, approver, ``on_suspend``) as a task of its own: it then
     has a current task (``asyncio.timeout`` needs one) however the pipeline was started."""
+    import asyncio
+
+    running_loop()
     return await asyncio.ensure_future(awaitable)
 
 
@@ -295,6 +309,8 @@ def invoke_sync(
 
 
 async def _await_task(task: asyncio.Future[Any], timeout: float | None, abort: AbortSignal) -> Any:
+    import asyncio
+
     try:
         done, _ = await asyncio.wait({task}, timeout=timeout)
     except asyncio.CancelledError:

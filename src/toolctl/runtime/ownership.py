@@ -8,7 +8,6 @@ owner is gone as ``interrupted``; it is never re-run.
 from __future__ import annotations
 
 import os
-import socket
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,17 @@ def start_time(pid: int) -> str | None:
     return data.rsplit(")", 1)[-1].split()[19]
 
 
-HOST = socket.gethostname()
+def _hostname() -> str:
+    """``socket.gethostname()``: on POSIX the kernel's node name, read without importing socket
+    (a millisecond of every ``toolctl run``)."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
+HOST = _hostname()
 _SELF: dict[int, str | None] = {}
 
 

@@ -90,11 +90,6 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def is_url(state: object) -> bool:
-    """Whether a ``state`` setting names a PostgreSQL database rather than a file."""
-    return isinstance(state, str) and state.startswith(("postgresql://", "postgres://"))
-
-
 def display_url(url: str) -> str:
     """``url`` with its password (and any ``password=`` query parameter) masked."""
     try:

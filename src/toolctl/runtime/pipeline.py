@@ -24,7 +24,6 @@ continues through :meth:`Call.continue_pending`.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from toolctl.runtime.state import (
     schema_problems,
 )
 from toolctl.runtime.suspension import Suspension
+from toolctl.runtime.sync import cancelled_error, running_loop
 from toolctl.runtime.views import Views
 
 if TYPE_CHECKING:
@@ -65,11 +65,25 @@ def _from_strict(schema: dict[str, Any], value: dict[str, Any]) -> Any:
 
     The strict export makes optional properties nullable and required, so a model sends
     ``null`` for an argument it leaves out; only nulls the declared schema would not accept are
-    dropped (imported lazily: only strict tools pay for the export module).
+    dropped (imported lazily: only strict tools pay for the export module, and only for a call
+    with a null in it: without one there is nothing to drop).
     """
+    if not _has_null(value):
+        return value
     from toolctl.export.strict import from_strict_instance
 
     return from_strict_instance(schema, value)
+
+
+def _has_null(value: Any) -> bool:
+    """Whether a JSON value holds ``null`` anywhere."""
+    if value is None:
+        return True
+    if isinstance(value, dict):
+        return any(_has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
 
 
 class Call:
@@ -270,7 +284,7 @@ class Call:
             return self._timed_out(exc)
         except StepFailed as exc:
             return recorder.error_result(exc.info, exc.status)
-        except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        except (KeyboardInterrupt, cancelled_error()) as exc:
             result = self.interrupted = recorder.cancelled()
             if isinstance(exc, KeyboardInterrupt):
                 raise RunCancelled(result) from None
@@ -285,7 +299,7 @@ class Call:
 
     async def _invoke_late(self, handler: Callable[..., Any]) -> Any:
         """Invoke the handler; its running row is written if it runs past the grace period."""
-        timer = asyncio.get_running_loop().call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
+        timer = running_loop().call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
         try:
             return await self.executor.invoke(handler)
         finally:

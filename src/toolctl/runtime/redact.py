@@ -36,32 +36,40 @@ _KEY_PARTS = (
 )
 _KEY_EXACT = frozenset({"auth", "pwd", "pass"})
 
-_VALUE_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
+
+@functools.cache
+def _value_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The secret-shaped value patterns and their replacements, compiled on the first text the
+    pre-check below lets through (compiling them is a noticeable part of a small `toolctl run`)."""
+    return (
+        (
+            re.compile(
+                r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)",
+                re.S,
+            ),
+            REDACTED,
         ),
-        REDACTED,
-    ),
-    (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + REDACTED),
-    (
-        re.compile(r"\b([a-z][a-z0-9+.-]*://)([^/\s:@]*):([^/\s@]+)@", re.I),
-        r"\1\2:" + REDACTED + "@",
-    ),
-    (
-        re.compile(
-            r"(?i)([?&](?:api[_-]?key|access[_-]?token|token|key|secret|password|sig|"
-            r"signature|client[_-]?secret)=)[^&\s#]+"
+        (re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + REDACTED),
+        (
+            re.compile(r"\b([a-z][a-z0-9+.-]*://)([^/\s:@]*):([^/\s@]+)@", re.I),
+            r"\1\2:" + REDACTED + "@",
         ),
-        r"\1" + REDACTED,
-    ),
-    (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
-)
+        (
+            re.compile(
+                r"(?i)([?&](?:api[_-]?key|access[_-]?token|token|key|secret|password|sig|"
+                r"signature|client[_-]?secret)=)[^&\s#]+"
+            ),
+            r"\1" + REDACTED,
+        ),
+        (re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}"), REDACTED),
+        (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
+        (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+        (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+        (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+        (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"), REDACTED),
+    )
+
+
 # A cheap pre-check: no value pattern can match a string without one of these.
 _MAYBE = re.compile(
     r"(?i)BEGIN|bearer|basic|token|://|[?&]|sk-|AKIA|ASIA|gh[pousr]_|github_pat|"
@@ -80,7 +88,7 @@ def redact_text(text: str) -> str:
     """``text`` with every secret-shaped substring replaced by ``[REDACTED]``."""
     if not _MAYBE.search(text):
         return text
-    for pattern, repl in _VALUE_PATTERNS:
+    for pattern, repl in _value_patterns():
         text = pattern.sub(repl, text)
     return text
 

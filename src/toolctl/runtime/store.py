@@ -418,6 +418,12 @@ def state_location(registry: HasProject | None = None) -> str | Path:
     return url if url else default_state_path(registry)
 
 
+def is_url(state: object) -> bool:
+    """Whether a ``state`` setting names a PostgreSQL database rather than a file
+    (here, not in ``pgstore``: an SQLite history need not import the PostgreSQL store)."""
+    return isinstance(state, str) and state.startswith(("postgresql://", "postgres://"))
+
+
 def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> RunStore:
     """The (per-process shared) store at ``path`` or at the registry's place.
 
@@ -425,8 +431,6 @@ def open_store(path: str | Path | None = None, registry: HasProject | None = Non
     :class:`~toolctl.runtime.pgstore.PostgresStore`. The default ``.toolctl`` folder is created
     (mode 0700) when missing; an explicit path's directory must exist.
     """
-    from toolctl.runtime.pgstore import is_url
-
     target = state_location(registry) if path is None else path
     if is_url(target):
         return _shared(str(target), lambda: _postgres(str(target)))

@@ -18,18 +18,25 @@ writes in place there (:func:`owns_running_loop`).
 Called from code that already runs an event loop (a handler calling ``registry.call``), the
 coroutine runs on a short-lived helper thread with its own private loop: a running loop cannot
 be re-entered.
+
+asyncio itself (with ssl, a fifth of ``toolctl run``'s start-up) is imported only when something
+needs a loop: the eager first step starts without one, and code that needs the loop asks
+:func:`running_loop`, which then creates the private loop and sets it running for the rest of
+the step. A call that needs no loop (a sync handler without a timeout) never imports asyncio.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import os
+import sys
 import threading
 import types
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -38,6 +45,8 @@ class _Loop:
     """A thread's private loop; closed when the thread (and so this holder) goes away."""
 
     def __init__(self) -> None:
+        import asyncio
+
         self.loop = asyncio.new_event_loop()
         self.loop._toolctl_private = True  # type: ignore[attr-defined]
 
@@ -48,6 +57,9 @@ class _Loop:
 
 class _Local(threading.local):
     holder: _Loop | None = None
+    # In the eager first step of run_sync, before anything asked for the loop: the step owns
+    # this thread as if the private loop were running (see running_loop).
+    loopless: bool = False
 
 
 _local = _Local()
@@ -62,11 +74,36 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+def _current_loop() -> asyncio.AbstractEventLoop | None:
+    """The running loop, if any (none can run while asyncio is not even imported)."""
+    asyncio = sys.modules.get("asyncio")
+    return None if asyncio is None else asyncio.events._get_running_loop()
+
+
 def owns_running_loop() -> bool:
     """True when the running loop is a private loop of :func:`run_sync` (nothing else runs on
-    it, so blocking it stalls nobody)."""
-    loop = asyncio.events._get_running_loop()
-    return getattr(loop, "_toolctl_private", False) is True
+    it, so blocking it stalls nobody), or would be (the eager step before it needed one)."""
+    if _local.loopless:
+        return True
+    return getattr(_current_loop(), "_toolctl_private", False) is True
+
+
+def running_loop() -> asyncio.AbstractEventLoop:
+    """The running loop (as ``asyncio.get_running_loop()``); in the eager first step of
+    :func:`run_sync`, the thread's private loop, created and set running on first use."""
+    import asyncio
+
+    if _local.loopless:
+        _local.loopless = False
+        asyncio.events._set_running_loop(_private_loop())
+    return asyncio.get_running_loop()
+
+
+def cancelled_error() -> type[BaseException]:
+    """``asyncio.CancelledError`` for an ``except`` clause; while asyncio is not imported nothing
+    can be cancelled, and ``KeyboardInterrupt`` (always listed beside it) stands in."""
+    asyncio = sys.modules.get("asyncio")
+    return KeyboardInterrupt if asyncio is None else asyncio.CancelledError
 
 
 def run_sync(
@@ -77,10 +114,19 @@ def run_sync(
     Ctrl-C while it waits cancels it (it records what it must) and then raises
     ``on_interrupt()`` (default: the ``KeyboardInterrupt``).
     """
-    if asyncio.events._get_running_loop() is not None:
+    if _local.loopless or _current_loop() is not None:
+        import concurrent.futures
+
         with concurrent.futures.ThreadPoolExecutor(1, "toolctl-sync") as helper:
             return helper.submit(_run_here, coro, on_interrupt).result()
     return _run_here(coro, on_interrupt)
+
+
+def _private_loop() -> asyncio.AbstractEventLoop:
+    holder = _local.holder
+    if holder is None or holder.loop.is_closed():
+        holder = _local.holder = _Loop()
+    return holder.loop
 
 
 @types.coroutine
@@ -104,19 +150,19 @@ async def _finish(coro: Coroutine[Any, Any, T], pending: Any) -> T:
 
 
 def _run_here(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], BaseException] | None) -> T:
-    holder = _local.holder
-    if holder is None or holder.loop.is_closed():
-        holder = _local.holder = _Loop()
-    loop = holder.loop
-    # The eager first step: with the loop set as running (get_running_loop() works), but no
-    # task: user coroutines run in tasks of their own (see invoke.in_task).
-    asyncio.events._set_running_loop(loop)
+    # The eager first step: no task (user coroutines run in tasks of their own, see
+    # invoke.in_task) and no loop until running_loop() sets the private one running.
+    _local.loopless = True
     try:
         pending = coro.send(None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     finally:
-        asyncio.events._set_running_loop(None)
+        if _local.loopless:
+            _local.loopless = False
+        else:
+            sys.modules["asyncio"].events._set_running_loop(None)
+    loop = _private_loop()
     task = loop.create_task(_finish(coro, pending))
     try:
         return loop.run_until_complete(task)

@@ -39,7 +39,7 @@ def _exporter(provider: str) -> Any:
 def _options() -> Any:
     from toolctl.export.base import ExportOptions
 
-    return ExportOptions()
+    return ExportOptions(infos=False)  # the rules report errors and warnings only
 
 
 def _checks(tool: ToolSpec, ctx: LintContext) -> list[tuple[str, Diagnostic]]:
