@@ -288,3 +288,21 @@ def test_lock_check_fails_on_a_change_outside_the_contract(
     assert "TD502 declaration changed outside the contract" in capsys.readouterr().out
     assert run(["diff"]) == 0  # not a contract change: only --fail-on any fails on it
     assert run(["diff", "--fail-on", "any"]) == 1
+
+
+def test_lock_and_diff_read_a_registry_directory_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A directory of tool files that also holds an unrelated pyproject.toml (no [tool.toolctl])
+    # is a tools directory for validate, lint and serve: lock and diff must see its tools too.
+    tools = tmp_path / "mytools"
+    tools.mkdir()
+    (tools / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tools / "greet.yaml").write_text(TOOL)
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    monkeypatch.chdir(tmp_path)
+    assert run(["validate", "-r", "mytools"]) == 0
+    assert run(["lock", "-r", "mytools"]) == 0
+    assert "(1 tool(s))" in capsys.readouterr().err
+    assert run(["diff", "mytools", "mytools"]) == 0
+    assert "no changes" in capsys.readouterr().out

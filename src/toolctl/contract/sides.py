@@ -81,32 +81,15 @@ def lock_path(project: Project) -> Path:
     return project.root / LOCK_NAME
 
 
-def _is_project_dir(path: Path) -> bool:
-    return (
-        any((path / n).is_file() for n in ("toolctl.yaml", "pyproject.toml"))
-        or (path / "tools.d").is_dir()
-    )
-
-
-def directory_project(path: Path) -> Project:
-    """The project a directory argument names: a project root, else a tools directory."""
-    from toolctl.config import project_at, project_for
-
-    return project_at(path) if _is_project_dir(path) else project_for(path)
-
-
 def resolve(spec: str, project: Project) -> Side:
     """The side a ``BASE``/``HEAD`` argument names: lock file, directory, tool file or git ref."""
+    from toolctl.config import find_project
     from toolctl.loader import load_registry
 
     path = Path(spec)
-    if path.is_dir():
-        return registry_side(load_registry(project=directory_project(path)), spec)
+    if path.is_dir() or (path.is_file() and path.suffix in (".yaml", ".yml")):
+        return registry_side(load_registry(project=find_project(path)), spec)
     if path.is_file():
-        if path.suffix in (".yaml", ".yml"):
-            from toolctl.config import project_for
-
-            return registry_side(load_registry(project=project_for(path)), spec)
         return lock_side(path)
     return git_side(spec, project)
 
