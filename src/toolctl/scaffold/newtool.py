@@ -139,7 +139,11 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
-    """Write every file (creating directories), or none when any exists and not ``force``."""
+    """Write every file (creating directories), or none when any exists and not ``force``.
+
+    A file that cannot be written (a read-only directory, a file where a directory must be) is
+    a :class:`UsageError`; without ``force`` the files written before it are removed again.
+    """
     existing = [p for p in files if p.exists()]
     if existing and not force:
         names = ", ".join(str(p) for p in existing)
@@ -147,12 +151,24 @@ def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
             f"refusing to overwrite {names}",
             hint="move them away, choose other paths, or pass --force",
         )
+    written: list[Path] = []
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w" if force else "x", encoding="utf-8") as out:  # "x": no clobbering
+                out.write(text)
+        except OSError as exc:
+            for done in [] if force else written:
+                done.unlink(missing_ok=True)
+            raise UsageError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                hint="check that the directory is writable and that no file stands where a "
+                "directory is needed",
+            ) from None
+        written.append(path)
         # The import of the function put the (maybe then missing) handler directory on
         # sys.path; forget what the import system cached about it, so this process sees the
         # new module too.
         sys.path_importer_cache.pop(str(path.parent), None)
     importlib.invalidate_caches()
-    return list(files)
+    return written
