@@ -63,10 +63,11 @@ def _make_app(url: str) -> App:
         from procrastinate import App, PsycopgConnector
     except ImportError:
         from toolctl.runtime.errors import StateError
+        from toolctl.runtime.pgstore import INSTALL_HINT
 
         raise StateError(
             "background runs with a PostgreSQL state need the procrastinate package",
-            hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
+            hint=INSTALL_HINT,
         ) from None
     app = App(connector=PsycopgConnector(conninfo=url))
     app.task(name=TASK, queue=QUEUE, pass_context=True)(_job)
