@@ -241,7 +241,7 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if env:  # a path in the variable is relative to the working directory, as on a command line
         check_state(env, STATE_ENV)
         is_url = env.startswith(_POSTGRES_URLS)
-        state = env if is_url else str(Path(env).resolve())
+        state = env if is_url else str(real_path(Path(env)))
     if not isinstance(state, str):
         raise ConfigError(
             f"{config_file}: 'state' must be a path or a postgresql:// URL",

@@ -126,3 +126,12 @@ def test_an_unwritable_place_is_a_usage_error_not_a_crash(
     err = capsys.readouterr().err
     assert "cannot write /proc/toolctl-init-test/toolctl.yaml" in err
     assert "internal error" not in err and "Traceback" not in err
+
+
+def test_init_into_a_symlink_loop_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    assert cli(["init", str(loop)]) == 2
+    assert f"{loop}: not a directory" in capsys.readouterr().err

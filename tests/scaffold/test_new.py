@@ -188,3 +188,19 @@ def test_the_cli_lint_is_clean_of_errors(declared: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(declared)
     assert cli(["validate"]) == 0
     assert cli(["lint"]) == 0  # --fail-on error: warnings allowed (annotations to decide)
+
+
+def test_a_symlink_loop_where_files_go_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project(tmp_path)
+    monkeypatch.chdir(root)
+    (root / "loop").symlink_to("loop")
+    (root / "loop.yaml").symlink_to("loop.yaml")
+    ref = f"tests.scaffold.corpus:{FUNCTIONS[0]}"
+    assert cli(["new", "--from", ref, "--handler-dir", "loop"]) == 2
+    assert "cannot write loop/" in capsys.readouterr().err
+    assert cli(["new", "--from", ref, "-o", "loop.yaml", "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write loop.yaml" in err and "internal error" not in err
+    assert list((root / "tools.d").iterdir()) == []

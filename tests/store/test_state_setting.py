@@ -41,3 +41,12 @@ def test_a_file_named_like_a_scheme_is_still_a_file(
 ) -> None:
     assert run(["runs", "list", "--state", "postgres_runs.db"]) == 0
     assert "no runs recorded" in capsys.readouterr().err
+
+
+def test_a_state_path_that_is_a_symlink_loop_is_no_crash(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "loop.db").symlink_to("loop.db")
+    monkeypatch.setenv("TOOLCTL_STATE", "loop.db")
+    assert run(["runs", "list"]) == 0
+    assert "internal error" not in capsys.readouterr().err

@@ -110,8 +110,10 @@ def new(
 
 
 def _shown(path: Path) -> str:
+    from toolctl.yamlsrc import real_path
+
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return real_path(path).relative_to(real_path(Path.cwd())).as_posix()
     except ValueError:
         return str(path)
 

@@ -20,6 +20,7 @@ from toolctl.config import CONFIG_NAME, Project
 from toolctl.errors import ToolctlError, UsageError
 from toolctl.scaffold.introspect import ToolDraft, describe_function
 from toolctl.scaffold.render import SCHEMA_FILE, handler_module, tool_file
+from toolctl.yamlsrc import real_path
 
 
 @dataclass
@@ -79,14 +80,14 @@ def plan_from_function(
     handler = f"{module}:handler"
     schema = project.root / SCHEMA_FILE
     schema_ref = (
-        Path(os.path.relpath(schema, tool_path.parent.resolve())).as_posix()
+        Path(os.path.relpath(schema, real_path(tool_path.parent))).as_posix()
         if schema.is_file()
         else None
     )
     plan = Plan(draft=draft, handler=handler)
-    if directory.resolve() not in [p.resolve() for p in project.python_path]:
+    if real_path(directory) not in [real_path(p) for p in project.python_path]:
         plan.notes.append(
-            f"{_shown(directory.resolve(), project.root)} is not on pythonPath: add it in "
+            f"{_shown(real_path(directory), project.root)} is not on pythonPath: add it in "
             f"{CONFIG_NAME}, or {handler} will not resolve"
         )
     plan.files[tool_path] = tool_file(
@@ -114,7 +115,7 @@ def _check_name_free(name: str, tool_path: Path, project: Project) -> None:
     from toolctl.loader import load_registry
 
     spec = load_registry(project=project).tools.get(name)
-    if spec is not None and Path(spec.location.file).resolve() != tool_path.resolve():
+    if spec is not None and real_path(Path(spec.location.file)) != real_path(tool_path):
         raise UsageError(
             f"a tool named {name!r} exists already: {spec.location}",
             hint="choose another name with --name",

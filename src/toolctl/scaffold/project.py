@@ -101,7 +101,7 @@ def init_project(root: Path) -> list[Path]:
     """
     from toolctl.scaffold.newtool import write_files
 
-    if root.exists() and not root.is_dir():
+    if (root.exists() or root.is_symlink()) and not root.is_dir():  # a symlink loop too
         raise UsageError(f"{root}: not a directory", hint="give a directory: toolctl init DIR")
     files = init_files(root)
     existing = [p for p in files if _blocked(p, root)]
