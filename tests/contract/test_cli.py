@@ -306,3 +306,17 @@ def test_lock_and_diff_read_a_registry_directory_as_every_command_does(
     assert "(1 tool(s))" in capsys.readouterr().err
     assert run(["diff", "mytools", "mytools"]) == 0
     assert "no changes" in capsys.readouterr().out
+
+
+def test_a_git_ref_without_git_installed_is_a_usage_error(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert run(["diff", "main"]) == 2
+    err = capsys.readouterr().err
+    assert "git is not installed" in err and "internal error" not in err

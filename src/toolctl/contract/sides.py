@@ -21,6 +21,8 @@ from toolctl.diagnostics import Location
 from toolctl.errors import DeclarationError, UsageError
 
 if TYPE_CHECKING:
+    from subprocess import CompletedProcess
+
     from toolctl.config import Project
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
@@ -97,13 +99,17 @@ def resolve(spec: str, project: Project) -> Side:
 # -- git ----------------------------------------------------------------------------------
 
 
-def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
+def _run_git(args: list[str], cwd: Path, stdin: bytes | None = None) -> CompletedProcess[bytes]:
     try:
-        done = subprocess.run(
+        return subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False
         )
     except FileNotFoundError:
         raise UsageError("git is not installed", hint="install git to diff git refs") from None
+
+
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
+    done = _run_git(args, cwd, stdin)
     if done.returncode != 0:
         raise UsageError(
             f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()}",
@@ -113,13 +119,7 @@ def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
 
 
 def _ref_exists(ref: str, cwd: Path) -> bool:
-    done = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        cwd=cwd,
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
+    return _run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd).returncode == 0
 
 
 def _blobs(ref: str, top: Path, prefix: str) -> list[tuple[str, str]]:
