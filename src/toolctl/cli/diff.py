@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, RegistryOpt
+from toolctl.cli.options import PacksOpt, RegistryOpt, format_option
 
 
 class DiffFormat(str, enum.Enum):
@@ -41,13 +41,7 @@ def diff_command(
     registry: RegistryOpt = None,
     packs: PacksOpt = True,
     fmt: Annotated[
-        DiffFormat,
-        typer.Option(
-            "--format",
-            "-f",
-            metavar="text|json|markdown|sarif|github",
-            help="Output format.",
-        ),
+        DiffFormat, format_option("Output format.", "text|json|markdown|sarif|github")
     ] = DiffFormat.text,
     fail_on: Annotated[
         DiffFailOn,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.options import RegistryOpt
+from toolctl.cli.options import RegistryOpt, output_option
 
 
 def new(
@@ -25,13 +25,7 @@ def new(
         typer.Option("--name", metavar="NAME", help="Tool name (default: the function's)."),
     ] = None,
     output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Tool file to write (default: tools.d/NAME.yaml).",
-        ),
+        Path | None, output_option("Tool file to write (default: tools.d/NAME.yaml).")
     ] = None,
     handler_dir: Annotated[
         Path | None,
