@@ -18,7 +18,7 @@ from pathlib import Path
 
 from toolctl.config import CONFIG_NAME, Project
 from toolctl.errors import ToolctlError, UsageError
-from toolctl.scaffold.introspect import ToolDraft, describe_function
+from toolctl.scaffold.introspect import ToolDraft, describe_function, valid_name
 from toolctl.scaffold.render import SCHEMA_FILE, handler_module, tool_file
 from toolctl.yamlsrc import real_path
 
@@ -55,6 +55,11 @@ def plan_from_function(
     """
     from toolctl.references import load_object, parse
 
+    if name is not None and not valid_name(name):  # it names the files written, too
+        raise UsageError(
+            f"--name {name!r} is not a valid tool name",
+            hint="use letters, digits, '_', '.' and '-' (at most 128)",
+        )
     try:
         target = parse(ref)
         fn = load_object(ref, project.python_path)
