@@ -81,6 +81,7 @@ def serve(
         int,
         typer.Option(
             "--max-request-bytes",
+            min=1,
             metavar="BYTES",
             help="Largest HTTP request body (413 above).",
         ),
