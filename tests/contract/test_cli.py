@@ -320,3 +320,17 @@ def test_a_git_ref_without_git_installed_is_a_usage_error(
     assert run(["diff", "main"]) == 2
     err = capsys.readouterr().err
     assert "git is not installed" in err and "internal error" not in err
+
+
+def test_an_unreadable_lock_file_is_named_with_the_reason(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "toolctl.lock").write_bytes(b"\xff\xfe{}")
+    assert run(["lock", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "toolctl.lock: cannot read: not UTF-8" in err and "regenerate it" in err
+    (project / "toolctl.lock").unlink()
+    (project / "toolctl.lock").mkdir()
+    assert run(["lock"]) == 1
+    err = capsys.readouterr().err
+    assert "toolctl.lock: " in err and "[Errno" not in err and "internal error" not in err

@@ -25,6 +25,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from toolctl.config import POSTGRES_URLS
 from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
@@ -98,7 +99,7 @@ INSTALL_HINT = (
 
 def is_url(state: object) -> bool:
     """Whether a ``state`` setting names a PostgreSQL database rather than a file."""
-    return isinstance(state, str) and state.startswith(("postgresql://", "postgres://"))
+    return isinstance(state, str) and state.startswith(POSTGRES_URLS)
 
 
 def display_url(url: str) -> str:
