@@ -334,3 +334,32 @@ def test_an_unreadable_lock_file_is_named_with_the_reason(
     assert run(["lock"]) == 1
     err = capsys.readouterr().err
     assert "toolctl.lock: " in err and "[Errno" not in err and "internal error" not in err
+
+
+def test_no_packs_applies_to_both_sides_of_a_diff(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import shutil
+    from collections.abc import Iterator
+
+    from toolctl import loader
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    packed = OTHER.replace("name: shout", "name: packed").replace("handlers:shout", "os:getcwd")
+    (pack / "packed.yaml").write_text(packed)
+
+    def pack_dirs(ctx: object) -> Iterator[tuple[str, Path]]:
+        yield "somepack", pack
+
+    monkeypatch.setattr(loader, "_pack_dirs", pack_dirs)
+    old = tmp_path / "old"
+    shutil.copytree(project, old)
+    code = run(["--no-cache", "diff", str(old), "--fail-on", "any"])
+    out = capsys.readouterr()
+    assert code == 0, out
+    assert run(["--no-cache", "diff", str(old), "--no-packs", "--fail-on", "any"]) == 0
+    assert "no changes" in capsys.readouterr().out

@@ -77,9 +77,9 @@ def diff_command(
     from toolctl.lint.report import github, sarif
 
     project = project_of(registry)
-    old = resolve(base, project) if base else lock_side(lock_path(project))
+    old = resolve(base, project, packs=packs) if base else lock_side(lock_path(project))
     new = (
-        resolve(head, project)
+        resolve(head, project, packs=packs)
         if head
         else registry_side(load(registry, packs=packs), "working tree")
     )

@@ -83,17 +83,17 @@ def lock_path(project: Project) -> Path:
     return project.root / LOCK_NAME
 
 
-def resolve(spec: str, project: Project) -> Side:
+def resolve(spec: str, project: Project, *, packs: bool = True) -> Side:
     """The side a ``BASE``/``HEAD`` argument names: lock file, directory, tool file or git ref."""
     from toolctl.config import find_project
     from toolctl.loader import load_registry
 
     path = Path(spec)
     if path.is_dir() or (path.is_file() and path.suffix in (".yaml", ".yml")):
-        return registry_side(load_registry(project=find_project(path)), spec)
+        return registry_side(load_registry(project=find_project(path), packs=packs), spec)
     if path.is_file():
         return lock_side(path)
-    return git_side(spec, project)
+    return git_side(spec, project, packs=packs)
 
 
 # -- git ----------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def _extract(ref: str, top: Path, prefix: str, into: Path) -> None:
         target.write_bytes(body)
 
 
-def git_side(ref: str, project: Project) -> Side:
+def git_side(ref: str, project: Project, *, packs: bool = True) -> Side:
     """The registry of ``project`` as it was at git ``ref`` (read-only: nothing checked out)."""
     from toolctl.config import project_at
     from toolctl.loader import load_registry
@@ -182,7 +182,7 @@ def git_side(ref: str, project: Project) -> Side:
         # Handler references are checked statically (never imported); modules outside the
         # extracted files (a pythonPath above the project) resolve against the working tree's.
         at_ref.python_path += [p for p in project.python_path if p not in at_ref.python_path]
-        registry = load_registry(project=at_ref)
+        registry = load_registry(project=at_ref, packs=packs)
         side = registry_side(registry, f"git:{ref}")
         side.rebase = (str(base), str(root))
         if registry.project is not None:  # no handle on the deleted directory survives
