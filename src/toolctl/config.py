@@ -31,6 +31,19 @@ CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
 KNOWN_KEYS = {"tools", "pythonPath", "state", "lint", "export", "test", "serve", "run"}
+_STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
+
+
+def check_state(state: str, origin: str) -> None:
+    """A :class:`ConfigError` when ``state`` is a URL toolctl cannot store runs in (``mysql://``,
+    ``sqlite://``): taken for a file name it would silently create a ``mysql:`` directory."""
+    match = _STATE_URL.match(state)
+    if match and not state.startswith(POSTGRES_URLS):
+        raise ConfigError(
+            f"{origin}: {match.group(1)}:// is not a run history toolctl can use",
+            hint="give an SQLite file path or a postgresql:// URL",
+        )
 
 
 @dataclass
@@ -226,14 +239,16 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     state = settings.get("state", ".toolctl/state.db")
     env = os.environ.get(STATE_ENV)
     if env:  # a path in the variable is relative to the working directory, as on a command line
-        is_url = env.startswith(("postgresql://", "postgres://"))
-        state = env if is_url else str(Path(env).resolve())
+        check_state(env, STATE_ENV)
+        is_url = env.startswith(POSTGRES_URLS)
+        state = env if is_url else str(real_path(Path(env)))
     if not isinstance(state, str):
         raise ConfigError(
             f"{config_file}: 'state' must be a path or a postgresql:// URL",
             hint=f"or set {STATE_ENV}, which keeps a database password out of the file",
         )
-    if state.startswith(("postgresql://", "postgres://")):
+    check_state(state, f"{config_file}: state")
+    if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(root, config_file, tool_paths, python_path, default, settings, state)
     return Project(root, config_file, tool_paths, python_path, (root / state), settings)

@@ -56,3 +56,20 @@ def test_serve_names_unknown_and_disabled_tools() -> None:
         assert proc.returncode == 2  # usage errors, as in `toolctl run`
         assert expected in proc.stderr
         assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("port", ["99999", "65536", "-1"])
+def test_a_port_out_of_range_is_a_usage_error_not_another_port(
+    port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 99999 used to wrap around to 34463 and serve there.
+    assert run(["serve", "--transport", "http", "--port", port]) == 2
+    assert "--port" in capsys.readouterr().err
+
+
+def test_a_request_size_limit_below_one_byte_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 0 used to start a server that answered every request with 413.
+    assert run(["serve", "--transport", "http", "--port", "0", "--max-request-bytes", "0"]) == 2
+    assert "--max-request-bytes" in capsys.readouterr().err

@@ -288,3 +288,78 @@ def test_lock_check_fails_on_a_change_outside_the_contract(
     assert "TD502 declaration changed outside the contract" in capsys.readouterr().out
     assert run(["diff"]) == 0  # not a contract change: only --fail-on any fails on it
     assert run(["diff", "--fail-on", "any"]) == 1
+
+
+def test_lock_and_diff_read_a_registry_directory_as_every_command_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A directory of tool files that also holds an unrelated pyproject.toml (no [tool.toolctl])
+    # is a tools directory for validate, lint and serve: lock and diff must see its tools too.
+    tools = tmp_path / "mytools"
+    tools.mkdir()
+    (tools / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tools / "greet.yaml").write_text(TOOL)
+    (tmp_path / "handlers.py").write_text(HANDLERS)
+    monkeypatch.chdir(tmp_path)
+    assert run(["validate", "-r", "mytools"]) == 0
+    assert run(["lock", "-r", "mytools"]) == 0
+    assert "(1 tool(s))" in capsys.readouterr().err
+    assert run(["diff", "mytools", "mytools"]) == 0
+    assert "no changes" in capsys.readouterr().out
+
+
+def test_a_git_ref_without_git_installed_is_a_usage_error(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    empty = tmp_path / "no-git-here"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    assert run(["diff", "main"]) == 2
+    err = capsys.readouterr().err
+    assert "git is not installed" in err and "internal error" not in err
+
+
+def test_an_unreadable_lock_file_is_named_with_the_reason(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "toolctl.lock").write_bytes(b"\xff\xfe{}")
+    assert run(["lock", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert "toolctl.lock: cannot read: not UTF-8" in err and "regenerate it" in err
+    (project / "toolctl.lock").unlink()
+    (project / "toolctl.lock").mkdir()
+    assert run(["lock"]) == 1
+    err = capsys.readouterr().err
+    assert "toolctl.lock: " in err and "[Errno" not in err and "internal error" not in err
+
+
+def test_no_packs_applies_to_both_sides_of_a_diff(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import shutil
+    from collections.abc import Iterator
+
+    from toolctl import loader
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    packed = OTHER.replace("name: shout", "name: packed").replace("handlers:shout", "os:getcwd")
+    (pack / "packed.yaml").write_text(packed)
+
+    def pack_dirs(ctx: object) -> Iterator[tuple[str, Path]]:
+        yield "somepack", pack
+
+    monkeypatch.setattr(loader, "_pack_dirs", pack_dirs)
+    old = tmp_path / "old"
+    shutil.copytree(project, old)
+    code = run(["--no-cache", "diff", str(old), "--fail-on", "any"])
+    out = capsys.readouterr()
+    assert code == 0, out
+    assert run(["--no-cache", "diff", str(old), "--no-packs", "--fail-on", "any"]) == 0
+    assert "no changes" in capsys.readouterr().out

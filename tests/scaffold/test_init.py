@@ -91,3 +91,47 @@ def test_refuses_a_project_configured_in_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.toolctl]\ntools = "t"\n', "utf-8")
     assert cli(["init", str(tmp_path)]) == 2
     assert not (tmp_path / "toolctl.yaml").exists()
+
+
+def test_a_file_where_a_directory_must_be_is_a_usage_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "handlers").write_text("not a directory\n", "utf-8")
+    assert cli(["init", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "not initialising over existing files: handlers/greeting.py" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["handlers"]
+    blocker = tmp_path / "handlers"
+    assert cli(["init", str(blocker)]) == 2
+    assert f"{blocker}: not a directory" in capsys.readouterr().err
+
+
+def test_a_write_that_fails_midway_leaves_nothing_behind(tmp_path: Path) -> None:
+    from toolctl.errors import UsageError
+    from toolctl.scaffold.newtool import write_files
+
+    (tmp_path / "blocker").write_text("a file\n", "utf-8")
+    first = tmp_path / "tools.d" / "t.yaml"
+    with pytest.raises(UsageError, match=r"cannot write .*blocker"):
+        write_files({first: "x\n", tmp_path / "blocker" / "h.py": "y\n"})
+    assert not first.exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux /proc")
+def test_an_unwritable_place_is_a_usage_error_not_a_crash(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # /proc refuses new entries whoever runs the test (root included).
+    assert cli(["init", "/proc/toolctl-init-test"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write /proc/toolctl-init-test/toolctl.yaml" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_init_into_a_symlink_loop_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to("loop")
+    assert cli(["init", str(loop)]) == 2
+    assert f"{loop}: not a directory" in capsys.readouterr().err

@@ -188,3 +188,33 @@ def test_the_cli_lint_is_clean_of_errors(declared: Path, monkeypatch: pytest.Mon
     monkeypatch.chdir(declared)
     assert cli(["validate"]) == 0
     assert cli(["lint"]) == 0  # --fail-on error: warnings allowed (annotations to decide)
+
+
+def test_a_symlink_loop_where_files_go_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_project(tmp_path)
+    monkeypatch.chdir(root)
+    (root / "loop").symlink_to("loop")
+    (root / "loop.yaml").symlink_to("loop.yaml")
+    ref = f"tests.scaffold.corpus:{FUNCTIONS[0]}"
+    assert cli(["new", "--from", ref, "--handler-dir", "loop"]) == 2
+    assert "cannot write loop/" in capsys.readouterr().err
+    assert cli(["new", "--from", ref, "-o", "loop.yaml", "--force"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write loop.yaml" in err and "internal error" not in err
+    assert list((root / "tools.d").iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "Bad Name!", ""])
+def test_a_bad_name_is_a_usage_error_and_names_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    (tmp_path / "proj").mkdir()
+    root = make_project(tmp_path / "proj")
+    monkeypatch.chdir(root)
+    ref = f"tests.scaffold.corpus:{FUNCTIONS[0]}"
+    assert cli(["new", "--from", ref, "--name", name]) == 2
+    assert "is not a valid tool name" in capsys.readouterr().err
+    assert list((root / "tools.d").iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proj"]

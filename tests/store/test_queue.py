@@ -213,3 +213,15 @@ def test_a_worker_killed_mid_run(
     else:
         assert executions(project, "k1") == 2  # re-run once, and said so
         assert any("re-queued as attempt 2" in note for note in shown["notes"])
+
+
+def test_worker_registry_names_a_project_as_every_command_does(tmp_path: Path) -> None:
+    # `toolctl worker -r ROOT` loads ROOT's configured tools (not ROOT itself as a tools path).
+    from toolctl.runtime.queue import registry_override
+
+    (tmp_path / "toolctl.yaml").write_text("tools: [defs]\n")
+    (tmp_path / "defs").mkdir()
+    locator = registry_override(tmp_path)
+    root = os.path.realpath(tmp_path)
+    assert locator == {"root": root, "tools": [os.path.join(root, "defs")]}
+    assert registry_override(tmp_path / "defs")["tools"] == [os.path.join(root, "defs")]

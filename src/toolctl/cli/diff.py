@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.lock import RegistryOpt, project_of
-from toolctl.cli.options import PacksOpt
+from toolctl.cli.options import PacksOpt, RegistryOpt, format_option
 
 
 class DiffFormat(str, enum.Enum):
@@ -42,13 +41,7 @@ def diff_command(
     registry: RegistryOpt = None,
     packs: PacksOpt = True,
     fmt: Annotated[
-        DiffFormat,
-        typer.Option(
-            "--format",
-            "-f",
-            metavar="text|json|markdown|sarif|github",
-            help="Output format.",
-        ),
+        DiffFormat, format_option("Output format.", "text|json|markdown|sarif|github")
     ] = DiffFormat.text,
     fail_on: Annotated[
         DiffFailOn,
@@ -69,6 +62,8 @@ def diff_command(
     compatible one without a minor bump is an error.
     """
     from toolctl import __version__
+    from toolctl.cli.options import project_of
+    from toolctl.cli.registries import load
     from toolctl.cli.render import print_json
     from toolctl.contract import diff, lock_path, registry_side, resolve
     from toolctl.contract.report import (
@@ -80,14 +75,13 @@ def diff_command(
     )
     from toolctl.contract.sides import lock_side
     from toolctl.lint.report import github, sarif
-    from toolctl.loader import load_registry
 
     project = project_of(registry)
-    old = resolve(base, project) if base else lock_side(lock_path(project))
+    old = resolve(base, project, packs=packs) if base else lock_side(lock_path(project))
     new = (
-        resolve(head, project)
+        resolve(head, project, packs=packs)
         if head
-        else registry_side(load_registry(project=project, packs=packs), "working tree")
+        else registry_side(load(registry, packs=packs), "working tree")
     )
     result = diff(old, new)
     policy = fail_on.value

@@ -20,12 +20,13 @@ def init(
     2. `toolctl validate && toolctl test` pass in the new project.
     """
     from toolctl.scaffold.project import init_project
+    from toolctl.yamlsrc import real_path
 
-    root = directory.resolve()
+    root = real_path(directory)
     written = init_project(root)
     for path in written:
         typer.echo(f"created {path.relative_to(root).as_posix()}")
-    where = "" if root == Path.cwd().resolve() else f"cd {directory} && "
+    where = "" if root == real_path(Path.cwd()) else f"cd {directory} && "
     typer.echo(f"next: {where}toolctl validate && toolctl test", err=True)
 
 

@@ -2,28 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from toolctl.cli import exitcodes
-
-if TYPE_CHECKING:
-    from toolctl.config import Project
-
-from toolctl.cli.options import PacksOpt
-from toolctl.cli.options import RegistryOpt as RegistryOpt
-
-
-def project_of(registry: Path | None) -> Project:
-    """The project ``--registry`` names: a project root, a tools directory or a tool file."""
-    from toolctl.config import project_for
-    from toolctl.contract.sides import directory_project
-
-    if registry is not None and registry.is_dir():
-        return directory_project(registry)
-    return project_for(registry)
+from toolctl.cli.options import PacksOpt, RegistryOpt
 
 
 def lock(
@@ -44,15 +28,17 @@ def lock(
     version was not bumped. `toolctl serve --locked` and `toolctl export --locked` refuse a
     registry that differs from it.
     """
+    from toolctl.cli.registries import load
     from toolctl.cli.render import print_diagnostics
     from toolctl.contract import diff, lock_path, read, registry_side, write
     from toolctl.contract.changes import Kind
     from toolctl.contract.report import render_text
     from toolctl.contract.sides import Side
-    from toolctl.loader import display_path, load_registry
+    from toolctl.loader import display_path
 
-    project = project_of(registry)
-    loaded = load_registry(project=project, packs=packs)
+    loaded = load(registry, packs=packs)
+    project = loaded.project
+    assert project is not None  # load() always names the project
     head = registry_side(loaded, "working tree")  # a registry with errors: listed, exit 1
     print_diagnostics(d for d in loaded.diagnostics if d.severity.value != "info")
     path = lock_path(project)

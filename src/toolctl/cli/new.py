@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from toolctl.cli.options import RegistryOpt
+from toolctl.cli.options import RegistryOpt, output_option
 
 
 def new(
@@ -25,13 +25,7 @@ def new(
         typer.Option("--name", metavar="NAME", help="Tool name (default: the function's)."),
     ] = None,
     output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="Tool file to write (default: tools.d/NAME.yaml).",
-        ),
+        Path | None, output_option("Tool file to write (default: tools.d/NAME.yaml).")
     ] = None,
     handler_dir: Annotated[
         Path | None,
@@ -110,8 +104,10 @@ def new(
 
 
 def _shown(path: Path) -> str:
+    from toolctl.yamlsrc import real_path
+
     try:
-        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+        return real_path(path).relative_to(real_path(Path.cwd())).as_posix()
     except ValueError:
         return str(path)
 

@@ -124,3 +124,14 @@ ShutdownTimeoutOpt = Annotated[
         "cancelled.",
     ),
 ]
+
+StateOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--state",
+        metavar="FILE|URL",
+        help="Run history: an SQLite file or a postgresql:// URL (default: `state` in "
+        "toolctl.yaml or TOOLCTL_STATE, else .toolctl/state.db).",
+    ),
+]
+"""``--state FILE|URL``: the run history to use."""

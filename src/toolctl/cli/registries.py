@@ -108,8 +108,15 @@ def state_store(
     """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
     when an SQLite history does not exist yet and ``create`` is false)."""
     from toolctl.cli.options import project_of
+    from toolctl.config import check_state
+    from toolctl.errors import ConfigError, UsageError
     from toolctl.runtime.store import is_url, open_store, state_location
 
+    if state is not None:
+        try:
+            check_state(state, "--state")
+        except ConfigError as exc:
+            raise UsageError(exc.message, hint=exc.hint) from None
     holder = _Holder(project_of(registry_path))
     where: str | Path = state if state is not None else state_location(holder)
     if is_url(where):

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat, PacksOpt, RegistryOpt, format_option
+from toolctl.cli.options import OutputFormat, PacksOpt, RegistryOpt, StateOpt, format_option
 from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
@@ -24,15 +24,6 @@ if TYPE_CHECKING:
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import ApprovalRequest, RunResult
 
-StateOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--state",
-        metavar="FILE|URL",
-        help="Run history: an SQLite file or a postgresql:// URL (default: `state` in "
-        "toolctl.yaml or TOOLCTL_STATE, else .toolctl/state.db).",
-    ),
-]
 InputOpt = Annotated[
     str | None,
     typer.Option(

@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat, RegistryOpt, format_option, tool_option
+from toolctl.cli.options import OutputFormat, RegistryOpt, StateOpt, format_option, tool_option
 from toolctl.cli.render import print_json
-from toolctl.cli.run import DisplayOpt, StateOpt
+from toolctl.cli.run import DisplayOpt
 
 runs_app = typer.Typer(
     help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True

@@ -40,7 +40,10 @@ def serve(
         str, typer.Option("--host", metavar="ADDRESS", help="HTTP bind address.")
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option("--port", metavar="PORT", help="HTTP port (0 picks a free one).")
+        int,
+        typer.Option(
+            "--port", min=0, max=65535, metavar="PORT", help="HTTP port (0 picks a free one)."
+        ),
     ] = 8000,
     tool: Annotated[list[str] | None, tool_option("Serve only this tool (repeatable).")] = None,
     tag: Annotated[
@@ -78,6 +81,7 @@ def serve(
         int,
         typer.Option(
             "--max-request-bytes",
+            min=1,
             metavar="BYTES",
             help="Largest HTTP request body (413 above).",
         ),

@@ -9,8 +9,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import RegistryOpt, ShutdownTimeoutOpt
-from toolctl.cli.run import StateOpt
+from toolctl.cli.options import RegistryOpt, ShutdownTimeoutOpt, StateOpt
 
 
 def register(app: typer.Typer) -> None:

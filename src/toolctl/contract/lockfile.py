@@ -91,8 +91,13 @@ def read(path: Path) -> dict[str, LockEntry]:
         raise LockError(
             f"{path}: no lock file", hint="create it with `toolctl lock` and commit it"
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"{path}: cannot read: {exc}") from None
+    except OSError as exc:
+        raise LockError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise LockError(
+            f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
+            hint="regenerate it with `toolctl lock` (and review the diff before committing)",
+        ) from None
     return parse(text, str(path))
 
 
@@ -104,5 +109,6 @@ def write(path: Path, entries: Mapping[str, LockEntry]) -> bool:
             return False
         path.write_text(text, encoding="utf-8", newline="\n")
     except (OSError, UnicodeDecodeError) as exc:
-        raise LockError(f"cannot write {path}: {exc}") from None
+        reason = exc.strerror if isinstance(exc, OSError) else exc
+        raise LockError(f"cannot write {path}: {reason or exc}") from None
     return True

@@ -21,6 +21,8 @@ from toolctl.diagnostics import Location
 from toolctl.errors import DeclarationError, UsageError
 
 if TYPE_CHECKING:
+    from subprocess import CompletedProcess
+
     from toolctl.config import Project
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
@@ -81,46 +83,33 @@ def lock_path(project: Project) -> Path:
     return project.root / LOCK_NAME
 
 
-def _is_project_dir(path: Path) -> bool:
-    return (
-        any((path / n).is_file() for n in ("toolctl.yaml", "pyproject.toml"))
-        or (path / "tools.d").is_dir()
-    )
-
-
-def directory_project(path: Path) -> Project:
-    """The project a directory argument names: a project root, else a tools directory."""
-    from toolctl.config import project_at, project_for
-
-    return project_at(path) if _is_project_dir(path) else project_for(path)
-
-
-def resolve(spec: str, project: Project) -> Side:
+def resolve(spec: str, project: Project, *, packs: bool = True) -> Side:
     """The side a ``BASE``/``HEAD`` argument names: lock file, directory, tool file or git ref."""
+    from toolctl.config import find_project
     from toolctl.loader import load_registry
 
     path = Path(spec)
-    if path.is_dir():
-        return registry_side(load_registry(project=directory_project(path)), spec)
+    if path.is_dir() or (path.is_file() and path.suffix in (".yaml", ".yml")):
+        return registry_side(load_registry(project=find_project(path), packs=packs), spec)
     if path.is_file():
-        if path.suffix in (".yaml", ".yml"):
-            from toolctl.config import project_for
-
-            return registry_side(load_registry(project=project_for(path)), spec)
         return lock_side(path)
-    return git_side(spec, project)
+    return git_side(spec, project, packs=packs)
 
 
 # -- git ----------------------------------------------------------------------------------
 
 
-def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
+def _run_git(args: list[str], cwd: Path, stdin: bytes | None = None) -> CompletedProcess[bytes]:
     try:
-        done = subprocess.run(
+        return subprocess.run(
             ["git", *args], cwd=cwd, input=stdin, capture_output=True, check=False
         )
     except FileNotFoundError:
         raise UsageError("git is not installed", hint="install git to diff git refs") from None
+
+
+def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
+    done = _run_git(args, cwd, stdin)
     if done.returncode != 0:
         raise UsageError(
             f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()}",
@@ -130,13 +119,7 @@ def _git(args: list[str], cwd: Path, stdin: bytes | None = None) -> bytes:
 
 
 def _ref_exists(ref: str, cwd: Path) -> bool:
-    done = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-        cwd=cwd,
-        capture_output=True,
-        check=False,
-    )
-    return done.returncode == 0
+    return _run_git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd).returncode == 0
 
 
 def _blobs(ref: str, top: Path, prefix: str) -> list[tuple[str, str]]:
@@ -178,7 +161,7 @@ def _extract(ref: str, top: Path, prefix: str, into: Path) -> None:
         target.write_bytes(body)
 
 
-def git_side(ref: str, project: Project) -> Side:
+def git_side(ref: str, project: Project, *, packs: bool = True) -> Side:
     """The registry of ``project`` as it was at git ``ref`` (read-only: nothing checked out)."""
     from toolctl.config import project_at
     from toolctl.loader import load_registry
@@ -199,7 +182,7 @@ def git_side(ref: str, project: Project) -> Side:
         # Handler references are checked statically (never imported); modules outside the
         # extracted files (a pythonPath above the project) resolve against the working tree's.
         at_ref.python_path += [p for p in project.python_path if p not in at_ref.python_path]
-        registry = load_registry(project=at_ref)
+        registry = load_registry(project=at_ref, packs=packs)
         side = registry_side(registry, f"git:{ref}")
         side.rebase = (str(base), str(root))
         if registry.project is not None:  # no handle on the deleted directory survives

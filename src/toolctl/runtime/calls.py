@@ -15,8 +15,10 @@ from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.pipeline import Call
 from toolctl.runtime.state import CallSite
 from toolctl.runtime.store import open_store
+from toolctl.yamlsrc import real_path
 
 if TYPE_CHECKING:
+    from toolctl.config import Project
     from toolctl.registry import Registry
     from toolctl.runtime.options import CallOptions, StoreChoice
     from toolctl.runtime.records import RunStore
@@ -59,11 +61,14 @@ def site_of(registry: Registry) -> CallSite:
 def locator(registry: Registry) -> dict[str, Any] | None:
     """How a background worker finds this registry again: project root and tool paths."""
     project = registry.project
-    if project is None:
-        return None
+    return None if project is None else project_locator(project)
+
+
+def project_locator(project: Project) -> dict[str, Any]:
+    """The locator of ``project`` (see :func:`locator`)."""
     return {
-        "root": str(Path(project.root).resolve()),
-        "tools": [str(Path(p).resolve()) for p in project.tool_paths],
+        "root": str(real_path(Path(project.root))),
+        "tools": [str(real_path(Path(p))) for p in project.tool_paths],
     }
 
 

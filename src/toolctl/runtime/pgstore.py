@@ -90,6 +90,12 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
+INSTALL_HINT = (
+    "install the postgres extra: pip install 'toolctl-registry[postgres]' "
+    "(from a checkout: pip install '.[postgres]')"
+)
+
+
 def display_url(url: str) -> str:
     """``url`` with its password (and any ``password=`` query parameter) masked."""
     try:
@@ -158,7 +164,7 @@ class PostgresStore:
         except ImportError:
             raise StateError(
                 f"state {self.where} is a PostgreSQL URL, but psycopg is not installed",
-                hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
+                hint=INSTALL_HINT,
             ) from None
         connect = {"autocommit": True, "connect_timeout": max(1, int(timeout))}
         try:  # one direct connection first: the pool would retry and hide the cause

@@ -63,10 +63,11 @@ def _make_app(url: str) -> App:
         from procrastinate import App, PsycopgConnector
     except ImportError:
         from toolctl.runtime.errors import StateError
+        from toolctl.runtime.pgstore import INSTALL_HINT
 
         raise StateError(
             "background runs with a PostgreSQL state need the procrastinate package",
-            hint="install the postgres extra: pip install 'toolctl-registry[postgres]'",
+            hint=INSTALL_HINT,
         ) from None
     app = App(connector=PsycopgConnector(conninfo=url))
     app.task(name=TASK, queue=QUEUE, pass_context=True)(_job)
@@ -219,15 +220,7 @@ def run_worker(
 
     store: PostgresStore = open_store(url)  # type: ignore[assignment]
     ensure_schema(store)
-    override = None
-    if registry is not None:
-        from toolctl.config import project_for
-
-        project = project_for(registry)
-        override = {
-            "root": str(project.root.resolve()),
-            "tools": [str(p.resolve()) for p in project.tool_paths],
-        }
+    override = None if registry is None else registry_override(registry)
     app = app_for(url)
     stop = threading.Event()
     sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
@@ -254,6 +247,15 @@ def run_worker(
     finally:
         stop.set()
         sweeper.join()
+
+
+def registry_override(registry: Path) -> dict[str, Any]:
+    """The locator of the project ``worker --registry`` names: a project root, a tools directory
+    or a tool file, as for every command."""
+    from toolctl.config import find_project
+    from toolctl.runtime.calls import project_locator
+
+    return project_locator(find_project(registry))
 
 
 def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:

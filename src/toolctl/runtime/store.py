@@ -421,7 +421,9 @@ def state_location(registry: HasProject | None = None) -> str | Path:
 def is_url(state: object) -> bool:
     """Whether a ``state`` setting names a PostgreSQL database rather than a file
     (here, not in ``pgstore``: an SQLite history need not import the PostgreSQL store)."""
-    return isinstance(state, str) and state.startswith(("postgresql://", "postgres://"))
+    from toolctl.config import POSTGRES_URLS
+
+    return isinstance(state, str) and state.startswith(POSTGRES_URLS)
 
 
 def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> RunStore:

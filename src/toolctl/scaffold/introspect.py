@@ -86,6 +86,11 @@ def declared_output(
     return output_schema(hints.get("return", signature.return_annotation), builder)
 
 
+def valid_name(name: str) -> bool:
+    """Whether ``name`` is a tool name (letters, digits, ``_.-``; at most 128): also a file name."""
+    return _NAME.match(name) is not None
+
+
 def describe_function(fn: Callable[..., Any], *, name: str | None = None) -> ToolDraft:
     """Draft the declaration of ``fn`` (named ``name``, by default the function's name)."""
     tool_name = str(name or getattr(fn, "__name__", "tool"))
@@ -94,7 +99,7 @@ def describe_function(fn: Callable[..., Any], *, name: str | None = None) -> Too
     gaps: list[Gap] = []
     if unresolved:
         gaps.append(Gap("annotations", f"cannot resolve the type hints ({unresolved})"))
-    if not _NAME.match(tool_name):
+    if not valid_name(tool_name):
         gaps.append(Gap("name", f"{tool_name!r} is not a valid tool name (letters, digits, _.-)"))
     builder = SchemaBuilder(field_docs)
     input_schema = _input_schema(signature, hints, doc.params, builder)

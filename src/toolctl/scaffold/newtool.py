@@ -18,8 +18,9 @@ from pathlib import Path
 
 from toolctl.config import CONFIG_NAME, Project
 from toolctl.errors import ToolctlError, UsageError
-from toolctl.scaffold.introspect import ToolDraft, describe_function
+from toolctl.scaffold.introspect import ToolDraft, describe_function, valid_name
 from toolctl.scaffold.render import SCHEMA_FILE, handler_module, tool_file
+from toolctl.yamlsrc import real_path
 
 
 @dataclass
@@ -54,6 +55,11 @@ def plan_from_function(
     """
     from toolctl.references import load_object, parse
 
+    if name is not None and not valid_name(name):  # it names the files written, too
+        raise UsageError(
+            f"--name {name!r} is not a valid tool name",
+            hint="use letters, digits, '_', '.' and '-' (at most 128)",
+        )
     try:
         target = parse(ref)
         fn = load_object(ref, project.python_path)
@@ -79,14 +85,14 @@ def plan_from_function(
     handler = f"{module}:handler"
     schema = project.root / SCHEMA_FILE
     schema_ref = (
-        Path(os.path.relpath(schema, tool_path.parent.resolve())).as_posix()
+        Path(os.path.relpath(schema, real_path(tool_path.parent))).as_posix()
         if schema.is_file()
         else None
     )
     plan = Plan(draft=draft, handler=handler)
-    if directory.resolve() not in [p.resolve() for p in project.python_path]:
+    if real_path(directory) not in [real_path(p) for p in project.python_path]:
         plan.notes.append(
-            f"{_shown(directory.resolve(), project.root)} is not on pythonPath: add it in "
+            f"{_shown(real_path(directory), project.root)} is not on pythonPath: add it in "
             f"{CONFIG_NAME}, or {handler} will not resolve"
         )
     plan.files[tool_path] = tool_file(
@@ -114,7 +120,7 @@ def _check_name_free(name: str, tool_path: Path, project: Project) -> None:
     from toolctl.loader import load_registry
 
     spec = load_registry(project=project).tools.get(name)
-    if spec is not None and Path(spec.location.file).resolve() != tool_path.resolve():
+    if spec is not None and real_path(Path(spec.location.file)) != real_path(tool_path):
         raise UsageError(
             f"a tool named {name!r} exists already: {spec.location}",
             hint="choose another name with --name",
@@ -139,7 +145,11 @@ def _shown(path: Path, root: Path) -> str:
 
 
 def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
-    """Write every file (creating directories), or none when any exists and not ``force``."""
+    """Write every file (creating directories), or none when any exists and not ``force``.
+
+    A file that cannot be written (a read-only directory, a file where a directory must be) is
+    a :class:`UsageError`; without ``force`` the files written before it are removed again.
+    """
     existing = [p for p in files if p.exists()]
     if existing and not force:
         names = ", ".join(str(p) for p in existing)
@@ -147,12 +157,24 @@ def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
             f"refusing to overwrite {names}",
             hint="move them away, choose other paths, or pass --force",
         )
+    written: list[Path] = []
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("w" if force else "x", encoding="utf-8") as out:  # "x": no clobbering
+                out.write(text)
+        except OSError as exc:
+            for done in [] if force else written:
+                done.unlink(missing_ok=True)
+            raise UsageError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                hint="check that the directory is writable and that no file stands where a "
+                "directory is needed",
+            ) from None
+        written.append(path)
         # The import of the function put the (maybe then missing) handler directory on
         # sys.path; forget what the import system cached about it, so this process sees the
         # new module too.
         sys.path_importer_cache.pop(str(path.parent), None)
     importlib.invalidate_caches()
-    return list(files)
+    return written

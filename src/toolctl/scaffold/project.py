@@ -99,9 +99,12 @@ def init_project(root: Path) -> list[Path]:
     Raises :class:`UsageError` and writes nothing when a file to create exists, or when a
     ``toolctl.yaml`` or ``[tool.toolctl]`` already configures ``root``.
     """
-    root.mkdir(parents=True, exist_ok=True)
+    from toolctl.scaffold.newtool import write_files
+
+    if (root.exists() or root.is_symlink()) and not root.is_dir():  # a symlink loop too
+        raise UsageError(f"{root}: not a directory", hint="give a directory: toolctl init DIR")
     files = init_files(root)
-    existing = [p for p in files if p.exists() or p.is_symlink()]
+    existing = [p for p in files if _blocked(p, root)]
     if existing:
         names = ", ".join(p.relative_to(root).as_posix() for p in existing)
         raise UsageError(
@@ -113,14 +116,25 @@ def init_project(root: Path) -> list[Path]:
             f"{root / 'pyproject.toml'} already configures toolctl ([tool.toolctl])",
             hint="this is a toolctl project already: add tools with toolctl new",
         )
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("x", encoding="utf-8") as out:  # "x": never clobber a racing writer
-            out.write(text)
-    written = list(files)
-    if _add_gitignore(root / ".gitignore"):
-        written.append(root / ".gitignore")
+    written = write_files(files)
+    try:
+        if _add_gitignore(root / ".gitignore"):
+            written.append(root / ".gitignore")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot update {root / '.gitignore'}: {exc.strerror or exc}",
+            hint=f"the project was created; add {STATE_DIR} to .gitignore yourself",
+        ) from None
     return written
+
+
+def _blocked(path: Path, root: Path) -> bool:
+    """Whether ``path`` exists, or a file stands where one of its directories must be."""
+    if path.exists() or path.is_symlink():
+        return True
+    return any(
+        p.exists() and not p.is_dir() for p in path.parents if p != root and root in p.parents
+    )
 
 
 def _configured_by_pyproject(root: Path) -> bool:

@@ -9,8 +9,8 @@ id), the run's status and handler duration, the runtime's error code (the SDK se
 (only with ``serve --trace-arguments``) the arguments as the run history keeps them: redacted,
 never a secret. Handler spans (``ctx.observe.span``) nest under it.
 
-Nothing happens unless the application configured a tracer provider (the ``toolctl[otel]``
-extra installs the OpenTelemetry SDK): the check is one dictionary lookup and one call.
+Nothing happens unless the application configured a tracer provider (the ``otel`` extra of
+toolctl-registry installs the OpenTelemetry SDK): the check is one dictionary lookup and one call.
 """
 
 from __future__ import annotations
