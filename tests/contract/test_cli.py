@@ -384,3 +384,37 @@ def test_no_packs_applies_to_both_sides_of_a_diff(
     assert code == 0, out
     assert run(["--no-cache", "diff", str(old), "--no-packs", "--fail-on", "any"]) == 0
     assert "no changes" in capsys.readouterr().out
+
+
+def test_markdown_says_when_nothing_changed_and_when_nothing_fails(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(["lock"])
+    capsys.readouterr()
+    assert run(["diff", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "No contract changes between `toolctl.lock` and `working tree`." in md
+    edit(project, "Greet someone by name.", "Greet a person by name.")
+    assert run(["diff", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert ": 1 model-visible text. No change fails the check." in md
+    assert "| 🔵 | model-visible text | TD301 |" in md and "+Greet a person by name." in md
+
+
+def test_a_removed_tool_is_reported_without_a_location(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The removed tool has no file in the working tree: the GitHub line and the SARIF result
+    # carry no location rather than a wrong one, and the SARIF stays valid.
+    run(["lock"])
+    (project / "tools.d" / "shout.yaml").unlink()
+    capsys.readouterr()
+    assert run(["diff", "--format", "github"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "::error title=TD101::shout: breaking: tool shout removed (or disabled)"
+    ]
+    assert run(["diff", "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    [result] = log["runs"][0]["results"]
+    assert result["ruleId"] == "TD101" and "locations" not in result
+    assert multitool_problems(log) == []
