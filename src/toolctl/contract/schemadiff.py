@@ -20,12 +20,12 @@ side widening does.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from toolctl.diagnostics import json_pointer
+from toolctl.refs import iter_refs
 from toolctl.yamlsrc import JsonPath
 
 
@@ -256,7 +256,7 @@ class _Walk:
     def _refs_unchanged(self, node: Any) -> bool:
         """True when every ``$ref`` reachable from ``node`` has the same target on both sides
         (then equal nodes accept the same values)."""
-        pending = list(_refs_in(node))
+        pending = _refs_in(node)
         seen: set[str] = set()
         while pending:
             ref = pending.pop()
@@ -268,7 +268,7 @@ class _Walk:
                 t_o, t_n = _resolve(self.roots[0], ref), _resolve(self.roots[1], ref)
                 known = t_o is not None and same(t_o, t_n)
                 self.ref_same[ref] = known
-                self.ref_targets[ref] = list(_refs_in(t_o))
+                self.ref_targets[ref] = _refs_in(t_o)
             if not known:
                 return False
             pending.extend(self.ref_targets[ref])
@@ -670,17 +670,9 @@ def _resolve(root: Any, ref: str) -> Any:
         return None
 
 
-def _refs_in(node: Any) -> Iterator[str]:
-    """Every ``$ref`` string inside ``node``."""
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                yield value
-            else:
-                yield from _refs_in(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _refs_in(item)
+def _refs_in(node: Any) -> list[str]:
+    """Every ``$ref`` string inside ``node`` (the registry's one schema scan; not in data)."""
+    return [ref for _, ref in iter_refs(node)] if isinstance(node, (dict, list)) else []
 
 
 def _never(schema: Any) -> bool:
