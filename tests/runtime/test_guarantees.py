@@ -44,6 +44,14 @@ tools:
     description: Raises SystemExit(0), async.
     handler: guard_handlers:aexit0
     inputSchema: {type: object}
+  - name: lexit0
+    description: Returns a coroutine that raises SystemExit(0).
+    handler: guard_handlers:lexit0
+    inputSchema: {type: object}
+  - name: ltimed
+    description: Returns a coroutine that needs a current task.
+    handler: guard_handlers:ltimed
+    inputSchema: {type: object}
   - name: int_keys
     description: Returns a dict with an integer key.
     handler: guard_handlers:int_keys
@@ -155,7 +163,7 @@ def test_system_exit_0_in_a_handler_is_a_failed_run_with_exit_1(
     assert result["error"]["message"] == "SystemExit: 0"
 
 
-@pytest.mark.parametrize("tool", ["exit0", "aexit0"])
+@pytest.mark.parametrize("tool", ["exit0", "aexit0", "lexit0"])
 @pytest.mark.parametrize("via", ["call", "call with timeout", "acall"])
 def test_system_exit_never_leaves_the_pipeline(greg: Registry, tool: str, via: str) -> None:
     import asyncio
@@ -166,6 +174,13 @@ def test_system_exit_never_leaves_the_pipeline(greg: Registry, tool: str, via: s
         result = greg.call(tool, {}, timeout=5 if via == "call with timeout" else None)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert result.error.message == "SystemExit: 0"
+
+
+def test_an_awaitable_returned_by_a_sync_handler_runs_in_a_task(greg: Registry) -> None:
+    # It has a current task (asyncio.timeout needs one), as an async handler has.
+    result = greg.call("ltimed", {})
+    assert result.status is RunStatus.SUCCEEDED, result.error
+    assert result.output == {"ok": True}
 
 
 @pytest.mark.parametrize("via", ["call", "acall"])

@@ -102,6 +102,9 @@ def test_python_values_are_checked_like_json(reg: Registry) -> None:
     assert result.error is not None and result.error.code == "invalid_arguments"
     result = reg.call("echo", {"msg": ("not", "json")})
     assert result.error is not None and "tuple is not a JSON type" in result.error.message
+    # the message points at the value (RFC 6901: "/" and "~" in a key are escaped)
+    result = reg.call("echo", {"msg": {"a/b~c": [float("inf")]}})
+    assert result.error is not None and result.error.message.endswith(" at /msg/a~1b~0c/0")
 
 
 def test_invalid_input_is_a_tool_error_a_model_can_act_on(reg: Registry) -> None:

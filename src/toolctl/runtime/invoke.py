@@ -68,30 +68,35 @@ def _travel() -> tuple[type[BaseException], ...]:
     return (Exception, cancelled_error(), KeyboardInterrupt)
 
 
-def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
-    """``fn(*args)`` with a ``SystemExit`` (and the like) turned into :class:`HandlerExit`;
+class _Containing:
+    """Turns a ``SystemExit`` (and the like) leaving a handler into :class:`HandlerExit`;
     ``SuspendRequested`` (a ``BaseException`` on purpose) and Ctrl-C travel as they are."""
-    try:
-        return fn(*args)
-    except _travel():
-        raise
-    except BaseException as exc:
-        if isinstance(exc, SuspendRequested):
-            raise
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any
+    ) -> None:
+        if exc is None or isinstance(exc, (*_travel(), SuspendRequested)):
+            return
         raise HandlerExit(exc) from exc
+
+
+_containing = _Containing()
+
+
+def _contained(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """``fn(*args)`` inside :data:`_containing`."""
+    with _containing:
+        return fn(*args)
 
 
 async def _contained_async(awaitable: Awaitable[Any]) -> Any:
     # An async handler runs as a task: a SystemExit escaping a task's step leaves the event loop
     # (ending asyncio.run or the server), so it is turned into HandlerExit inside the task.
-    try:
+    with _containing:
         return await awaitable
-    except _travel():
-        raise
-    except BaseException as exc:
-        if isinstance(exc, SuspendRequested):
-            raise
-        raise HandlerExit(exc) from exc
 
 
 class Saturated(Exception):
@@ -200,12 +205,8 @@ def _complete(call: Callable[[], Any]) -> Any:
     if inspect.isawaitable(result):  # a sync function that returned an awaitable
         import asyncio
 
-        result = asyncio.run(_wrap(result))
+        result = asyncio.run(_contained_async(result))
     return result
-
-
-async def _wrap(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
 
 
 def _named(name: str, call: Callable[[], Any]) -> Any:
@@ -264,8 +265,9 @@ async def invoke(
         result = _contained(fn, args)
         if type(result) in _PLAIN or not inspect.isawaitable(result):
             return result
-        running_loop()  # whatever it awaits needs the loop
-        return await result
+        # A sync function that returned an awaitable: await it as an async handler's
+        # coroutine is (a task of its own, a SystemExit in it contained).
+        return await in_task(_contained_async(result))
     import asyncio
 
     running_loop()

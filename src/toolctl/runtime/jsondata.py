@@ -14,6 +14,7 @@ import math
 import re
 from typing import Any
 
+from toolctl.diagnostics import json_pointer
 from toolctl.errors import InvalidJSONError
 
 MAX_BYTES = 1024 * 1024
@@ -146,7 +147,7 @@ def _problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | None:
                 continue
             found = _problem(item, max_depth, depth + 1)
             if found is not None:
-                return f"/{_escape(key)}{found[0]}", found[1]
+                return json_pointer((key,)) + found[0], found[1]
         return None
     if kind is list:
         for i, item in enumerate(value):
@@ -183,10 +184,6 @@ def _leaf_problem(value: Any, max_depth: int, depth: int) -> tuple[str, str] | N
     if isinstance(value, (dict, list)):  # subclasses: checked like the plain types
         return _problem(dict(value) if isinstance(value, dict) else list(value), max_depth, depth)
     return "", f"{type(value).__name__} is not a JSON type"
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def dumps(value: Any, *, canonical: bool = False) -> str:

@@ -11,6 +11,8 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.result import ErrorCode, RunStatus
+
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunRecord
 
@@ -89,18 +91,25 @@ def _proc_state(pid: int) -> str | None:
 
 
 INTERRUPTED_ERROR = {
-    "code": "interrupted",
+    "code": ErrorCode.INTERRUPTED.value,
     "message": "the process running this tool ended before the run finished; it was not re-run",
     "details": [],
 }
 
 
-def interrupt_changes(now: float) -> dict[str, Any]:
+def end_changes(status: RunStatus, error: dict[str, Any], now: float) -> dict[str, Any]:
+    """The row changes that end a pending run as ``status``: its raw input and context (kept
+    only for a run that will continue) are dropped, and nobody owns it any more."""
     return {
-        "status": "interrupted",
+        "status": status.value,
         "ended_at": now,
-        "error": INTERRUPTED_ERROR,
+        "error": error,
         "raw_input": None,
         "raw_context": None,
         "owner": None,
     }
+
+
+def interrupt_changes(now: float) -> dict[str, Any]:
+    """:func:`end_changes` for a run whose process died (``interrupted``)."""
+    return end_changes(RunStatus.INTERRUPTED, INTERRUPTED_ERROR, now)

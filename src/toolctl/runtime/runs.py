@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Any
 
 from toolctl.runtime.errors import RunStateError
-from toolctl.runtime.ownership import HOST
+from toolctl.runtime.ownership import HOST, end_changes
 from toolctl.runtime.records import RunRecord, RunStore
-from toolctl.runtime.result import RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
-CANCELLED_ERROR = {"code": "cancelled", "message": "the run was cancelled", "details": []}
+CANCELLED_ERROR = {
+    "code": ErrorCode.CANCELLED.value,
+    "message": "the run was cancelled",
+    "details": [],
+}
 
 
 def to_result(rec: RunRecord) -> RunResult:
@@ -75,14 +78,7 @@ def wait(
 def cancel(store: RunStore, run_id: str) -> RunRecord:
     """Cancel a pending run: awaiting approval, suspended, or running in a background worker."""
     rec: RunRecord = store.get(run_id)
-    changes: dict[str, Any] = {
-        "status": RunStatus.CANCELLED.value,
-        "error": CANCELLED_ERROR,
-        "ended_at": time.time(),
-        "raw_input": None,
-        "raw_context": None,
-        "owner": None,
-    }
+    changes = end_changes(RunStatus.CANCELLED, CANCELLED_ERROR, time.time())
     if rec.status in (RunStatus.AWAITING_APPROVAL.value, RunStatus.SUSPENDED.value):
         if not store.update(rec.run_id, expect_status=rec.status, **changes):
             raise RunStateError(f"run {rec.run_id} changed state while cancelling; look again")

@@ -13,8 +13,10 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from toolctl.runtime.ownership import end_changes
 from toolctl.runtime.pipeline import Call, RunCancelled
 from toolctl.runtime.redact import redact_text
+from toolctl.runtime.result import ErrorCode, RunStatus
 from toolctl.runtime.store import SqliteStore
 from toolctl.runtime.sync import run_sync
 
@@ -28,16 +30,12 @@ def _on_term(signum: int, frame: Any) -> NoReturn:
 
 
 def _fail(store: RunStore, run_id: str, token: str, message: str) -> None:
+    error = {"code": ErrorCode.HANDLER_ERROR.value, "message": redact_text(message), "details": []}
     store.update(
         run_id,
-        expect_status="running",
+        expect_status=RunStatus.RUNNING.value,
         expect_owner=token,
-        status="failed",
-        error={"code": "handler_error", "message": redact_text(message), "details": []},
-        ended_at=time.time(),
-        raw_input=None,
-        raw_context=None,
-        owner=None,
+        **end_changes(RunStatus.FAILED, error, time.time()),
     )
 
 
