@@ -7,6 +7,7 @@ bundled schemas, every diagnostic) and is valid only for the same
 * toolctl (version and its own source files) and the libraries that check (PyYAML,
   jsonschema, jsonschema-rs, referencing, regex), and the Python version;
 * configuration that loading reads (``pythonPath``);
+* for a file with ``providerOptions``, the installed export formats (which keys TC206 knows);
 * ``$ref``-d schema files (their content hashes) and handler modules (handler references
   are checked statically, TC4xx: the module file each one resolves to, and its size and
   modification time).
@@ -49,7 +50,14 @@ FORMAT = 1
 _MAGIC = b"toolctl-cache"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
-_CHECKERS = ("yaml", "jsonschema", "jsonschema_rs", "jsonschema_specifications", "referencing")
+_CHECKERS = (
+    "yaml",
+    "jsonschema",
+    "jsonschema_rs",
+    "jsonschema_specifications",
+    "referencing",
+    "regex",  # which schema patterns compile (TC301)
+)
 
 
 @dataclass
@@ -280,6 +288,7 @@ def to_entry(
     invalid: set[int],
     files: list[list[Any]],
     modules: list[list[Any]],
+    formats: list[str] | None,
 ) -> dict[str, Any]:
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
     from toolctl.spec.model import SCHEMA_KEYS
@@ -303,6 +312,7 @@ def to_entry(
         "tools": tools,
         "files": files,
         "modules": modules,
+        "formats": formats,
     }
 
 

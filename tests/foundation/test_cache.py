@@ -372,3 +372,48 @@ def test_concurrent_runs_never_see_half_an_entry(project: Path) -> None:
     store = cache.LoadCache(project / ".toolctl" / "cache", [project / "src"])
     for path in (project / "tools.d").glob("*.yaml"):
         assert store.read(path.resolve()) is not None
+
+
+def test_reinstalled_regex_is_a_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which schema patterns compile (TC301) is the ``regex`` package's call."""
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("regex")
+    assert spec is not None and spec.origin
+    before = cache.code_fingerprint.__wrapped__()
+    real = cache._stat_sig
+    monkeypatch.setattr(
+        cache, "_stat_sig", lambda p: [0, 0] if p == spec.origin else real(p)
+    )  # as a reinstall leaves it: another size and time
+    assert cache.code_fingerprint.__wrapped__() != before
+
+
+def test_installing_an_export_format_is_a_miss_for_its_provider_options(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    """TC206 (a providerOptions key no format reads) depends on the formats installed."""
+    import importlib.metadata
+
+    from toolctl.spec.providers import GROUP, installed_format_names
+
+    path = project / "tools.d" / "weather.yaml"
+    path.write_text(TOOL.format(name="weather") + "providerOptions:\n  acme: {x: 1}\n")
+    assert "TC206" in {d.code for d in _load(project, monkeypatch).diagnostics}
+    real = importlib.metadata.entry_points
+
+    def with_acme(**kw: Any) -> Any:
+        found = list(real(**kw))
+        if kw.get("group") == GROUP:
+            found.append(importlib.metadata.EntryPoint("acme", "acme:EXPORTER", GROUP))
+        return found
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", with_acme)
+    installed_format_names.cache_clear()
+    parses.clear()
+    try:
+        registry = _load(project, monkeypatch)
+        assert "weather.yaml" in parses
+        assert "other.yaml" not in parses  # no providerOptions: still a hit
+        assert "TC206" not in {d.code for d in registry.diagnostics}
+    finally:
+        installed_format_names.cache_clear()
