@@ -16,7 +16,8 @@ Entries live in ``<state dir>/cache`` of a project with a config file (next to t
 history), else in the user cache (``$XDG_CACHE_HOME/toolctl``); ``TOOLCTL_CACHE_DIR``
 overrides both. Entries are grouped in 16 files by a hash of the tool file's path; each is
 written to a temporary name and renamed into place, so concurrent runs never see half a file
-(the last writer wins; an entry it lacks is rebuilt next time). Each file starts with a digest
+(the last writer wins; an entry it lacks is rebuilt next time); a write drops the entries of
+files that no longer exist. Each file starts with a digest
 of its payload and is plain JSON (no pickle: a planted cache file cannot run code); anything
 that does not check out (truncated, garbage, another version, a shape that does not rebuild)
 is a miss, and the entry is rebuilt. Caching never fails a command: an unwritable directory
@@ -207,7 +208,7 @@ class LoadCache:
         except OSError:
             return
         for shard, entries in dirty.items():
-            merged = {**self._load_shard(shard), **entries}  # keep other runs' entries
+            merged = {**_live(self._load_shard(shard)), **entries}  # keep other runs' entries
             target = self._shard_file(shard)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             try:
@@ -272,6 +273,13 @@ class LoadCache:
             if self.file_hash(path) != digest:
                 return False
         return all(self.module_dep(dep[0], search) == dep for dep in entry["modules"])
+
+
+def _live(entries: dict[str, Any]) -> dict[str, Any]:
+    """``entries`` without those of tool files that no longer exist: a shard (the user cache
+    in particular, shared by every project without a config file) would otherwise only grow.
+    :meth:`LoadCache.remember`'s entries (named ``<...> digest``) are kept."""
+    return {k: v for k, v in entries.items() if k.startswith("<") or os.path.exists(k)}
 
 
 # ---------------------------------------------------------------------- entries

@@ -417,3 +417,33 @@ def test_installing_an_export_format_is_a_miss_for_its_provider_options(
         assert "TC206" not in {d.code for d in registry.diagnostics}
     finally:
         installed_format_names.cache_clear()
+
+
+def test_entries_of_deleted_files_are_dropped_on_the_next_write(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache does not keep growing with files that are gone (renamed, temporary projects)."""
+
+    def cached_paths() -> set[str]:
+        found: set[str] = set()
+        for shard in _entries(project):
+            found.update(json.loads(shard.read_bytes().partition(b"\n")[2])["entries"])
+        return found
+
+    tools = project / "tools.d"
+    weather = tools / "weather.yaml"
+    store = cache.LoadCache(project / "unused", [])
+    # a file in weather.yaml's shard: only the shards a load writes are rewritten
+    gone = next(
+        p
+        for p in (tools / f"gone{i}.yaml" for i in range(1000))
+        if store._shard_of(p) == store._shard_of(weather)
+    )
+    gone.write_text(TOOL.format(name="gone"), encoding="utf-8")
+    _load(project, monkeypatch)
+    assert str(gone) in cached_paths()
+    gone.unlink()
+    weather.write_text(TOOL.format(name="weather").replace("a city's", "the"), encoding="utf-8")
+    _load(project, monkeypatch)  # rewrites weather.yaml's shard
+    assert str(gone) not in cached_paths()
+    assert {str(weather), str(tools / "other.yaml")} <= cached_paths()
