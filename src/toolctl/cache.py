@@ -7,6 +7,7 @@ bundled schemas, every diagnostic) and is valid only for the same
 * toolctl (version and its own source files) and the libraries that check (PyYAML,
   jsonschema, jsonschema-rs, referencing, regex), and the Python version;
 * configuration that loading reads (``pythonPath``);
+* for a file with ``providerOptions``, the installed export formats (which keys TC206 knows);
 * ``$ref``-d schema files (their content hashes) and handler modules (handler references
   are checked statically, TC4xx: the module file each one resolves to, and its size and
   modification time).
@@ -15,7 +16,8 @@ Entries live in ``<state dir>/cache`` of a project with a config file (next to t
 history), else in the user cache (``$XDG_CACHE_HOME/toolctl``); ``TOOLCTL_CACHE_DIR``
 overrides both. Entries are grouped in 16 files by a hash of the tool file's path; each is
 written to a temporary name and renamed into place, so concurrent runs never see half a file
-(the last writer wins; an entry it lacks is rebuilt next time). Each file starts with a digest
+(the last writer wins; an entry it lacks is rebuilt next time); a write drops the entries of
+files that no longer exist. Each file starts with a digest
 of its payload and is plain JSON (no pickle: a planted cache file cannot run code); anything
 that does not check out (truncated, garbage, another version, a shape that does not rebuild)
 is a miss, and the entry is rebuilt. Caching never fails a command: an unwritable directory
@@ -49,7 +51,14 @@ FORMAT = 1
 _MAGIC = b"toolctl-cache"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
-_CHECKERS = ("yaml", "jsonschema", "jsonschema_rs", "jsonschema_specifications", "referencing")
+_CHECKERS = (
+    "yaml",
+    "jsonschema",
+    "jsonschema_rs",
+    "jsonschema_specifications",
+    "referencing",
+    "regex",  # which schema patterns compile (TC301)
+)
 
 
 @dataclass
@@ -199,7 +208,7 @@ class LoadCache:
         except OSError:
             return
         for shard, entries in dirty.items():
-            merged = {**self._load_shard(shard), **entries}  # keep other runs' entries
+            merged = {**_live(self._load_shard(shard)), **entries}  # keep other runs' entries
             target = self._shard_file(shard)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             try:
@@ -266,6 +275,13 @@ class LoadCache:
         return all(self.module_dep(dep[0], search) == dep for dep in entry["modules"])
 
 
+def _live(entries: dict[str, Any]) -> dict[str, Any]:
+    """``entries`` without those of tool files that no longer exist: a shard (the user cache
+    in particular, shared by every project without a config file) would otherwise only grow.
+    :meth:`LoadCache.remember`'s entries (named ``<...> digest``) are kept."""
+    return {k: v for k, v in entries.items() if k.startswith("<") or os.path.exists(k)}
+
+
 # ---------------------------------------------------------------------- entries
 
 
@@ -280,6 +296,7 @@ def to_entry(
     invalid: set[int],
     files: list[list[Any]],
     modules: list[list[Any]],
+    formats: list[str] | None,
 ) -> dict[str, Any]:
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
     from toolctl.spec.model import SCHEMA_KEYS
@@ -303,6 +320,7 @@ def to_entry(
         "tools": tools,
         "files": files,
         "modules": modules,
+        "formats": formats,
     }
 
 

@@ -393,6 +393,7 @@ def _load_file(
     modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
     files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
     entry = cache.to_entry(
+        formats=_format_names(any(spec.provider_options for spec in specs)),
         sha=digest,
         root=root,
         origin=origin,
@@ -425,6 +426,7 @@ def _cached(
             entry["sha"] != digest
             or entry["root"] != str(root)
             or entry["origin"] != [origin.kind, origin.name]
+            or entry["formats"] != _format_names(entry["formats"] is not None)
             or not store.deps_current(entry, search)
         ):
             return None
@@ -434,6 +436,16 @@ def _cached(
     ctx.diagnostics.extend(diags)
     ctx.invalid.update(id(spec) for spec in invalid)
     return specs
+
+
+def _format_names(has_options: bool) -> list[str] | None:
+    """The installed export formats when a file's tools have ``providerOptions`` (their TC206
+    warnings depend on which formats are installed), else None."""
+    if not has_options:
+        return None
+    from toolctl.spec.providers import installed_format_names
+
+    return sorted(installed_format_names())
 
 
 def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
@@ -584,8 +596,11 @@ def _forget_modules() -> None:
     the last load in this process (a server reloading, a test), or appeared."""
     global _loads
     if _loads:
+        from toolctl.spec.providers import installed_format_names
+
         references._find_module_cached.cache_clear()
         references._module_names.cache_clear()
+        installed_format_names.cache_clear()  # an export format installed since
         importlib.invalidate_caches()  # directories that did not exist at the last lookup
     _loads += 1
 

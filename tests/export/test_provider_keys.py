@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +64,30 @@ def test_every_builtin_provider_key_is_known() -> None:
     known = set(installed()) | PROVIDER_ALIASES
     for fmt in FORMATS:
         assert set(get_exporter(fmt).provider_keys) <= known, fmt
+
+
+def test_installed_formats_are_scanned_once_per_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scanning every distribution's metadata takes milliseconds: not once per tool."""
+    import importlib.metadata
+
+    from toolctl.spec.providers import installed_format_names
+
+    for i in range(5):
+        (tmp_path / f"t{i}.yaml").write_text(TOOL.replace("name: t", f"name: t{i}"))
+    real = importlib.metadata.entry_points
+    scans: list[Any] = []
+
+    def counting(**kw: Any) -> Any:
+        scans.append(kw)
+        return real(**kw)
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", counting)
+    installed_format_names.cache_clear()
+    registry = load_registry(tmp_path, packs=False)
+    assert [d.code for d in registry.diagnostics] == ["TC206"] * 5
+    assert len(scans) == 1
+    result = export_result(registry, "openai")
+    assert [d.code for d in result.diagnostics].count("TC206") == 5
+    assert len(scans) <= 2  # at most export's own look-up of the format, not one per tool

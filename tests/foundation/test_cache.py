@@ -372,3 +372,78 @@ def test_concurrent_runs_never_see_half_an_entry(project: Path) -> None:
     store = cache.LoadCache(project / ".toolctl" / "cache", [project / "src"])
     for path in (project / "tools.d").glob("*.yaml"):
         assert store.read(path.resolve()) is not None
+
+
+def test_reinstalled_regex_is_a_miss(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which schema patterns compile (TC301) is the ``regex`` package's call."""
+    from importlib.machinery import PathFinder
+
+    spec = PathFinder.find_spec("regex")
+    assert spec is not None and spec.origin
+    before = cache.code_fingerprint.__wrapped__()
+    real = cache._stat_sig
+    monkeypatch.setattr(
+        cache, "_stat_sig", lambda p: [0, 0] if p == spec.origin else real(p)
+    )  # as a reinstall leaves it: another size and time
+    assert cache.code_fingerprint.__wrapped__() != before
+
+
+def test_installing_an_export_format_is_a_miss_for_its_provider_options(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    """TC206 (a providerOptions key no format reads) depends on the formats installed."""
+    import importlib.metadata
+
+    from toolctl.spec.providers import GROUP, installed_format_names
+
+    path = project / "tools.d" / "weather.yaml"
+    path.write_text(TOOL.format(name="weather") + "providerOptions:\n  acme: {x: 1}\n")
+    assert "TC206" in {d.code for d in _load(project, monkeypatch).diagnostics}
+    real = importlib.metadata.entry_points
+
+    def with_acme(**kw: Any) -> Any:
+        found = list(real(**kw))
+        if kw.get("group") == GROUP:
+            found.append(importlib.metadata.EntryPoint("acme", "acme:EXPORTER", GROUP))
+        return found
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", with_acme)
+    installed_format_names.cache_clear()
+    parses.clear()
+    try:
+        registry = _load(project, monkeypatch)
+        assert "weather.yaml" in parses
+        assert "other.yaml" not in parses  # no providerOptions: still a hit
+        assert "TC206" not in {d.code for d in registry.diagnostics}
+    finally:
+        installed_format_names.cache_clear()
+
+
+def test_entries_of_deleted_files_are_dropped_on_the_next_write(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache does not keep growing with files that are gone (renamed, temporary projects)."""
+
+    def cached_paths() -> set[str]:
+        found: set[str] = set()
+        for shard in _entries(project):
+            found.update(json.loads(shard.read_bytes().partition(b"\n")[2])["entries"])
+        return found
+
+    tools = project / "tools.d"
+    weather = tools / "weather.yaml"
+    store = cache.LoadCache(project / "unused", [])
+    # a file in weather.yaml's shard: only the shards a load writes are rewritten
+    gone = next(
+        p
+        for p in (tools / f"gone{i}.yaml" for i in range(1000))
+        if store._shard_of(p) == store._shard_of(weather)
+    )
+    gone.write_text(TOOL.format(name="gone"), encoding="utf-8")
+    _load(project, monkeypatch)
+    assert str(gone) in cached_paths()
+    gone.unlink()
+    weather.write_text(TOOL.format(name="weather").replace("a city's", "the"), encoding="utf-8")
+    _load(project, monkeypatch)  # rewrites weather.yaml's shard
+    assert str(gone) not in cached_paths()
+    assert {str(weather), str(tools / "other.yaml")} <= cached_paths()

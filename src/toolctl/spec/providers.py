@@ -7,6 +7,7 @@ Kept below the exporters so that loading a registry can warn about a misspelt pr
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable
 
 from toolctl.diagnostics import Diagnostic, warning
@@ -29,9 +30,16 @@ PROVIDER_ALIASES = frozenset({"google"})
 
 def format_names() -> set[str]:
     """The names of the installed export formats, from metadata only (nothing imported)."""
+    return set(installed_format_names())
+
+
+@functools.cache
+def installed_format_names() -> frozenset[str]:
+    """:func:`format_names`, scanned once (every distribution's metadata: milliseconds, too
+    much per tool); a load clears it (``cache_clear``) to see formats installed since."""
     from importlib.metadata import entry_points
 
-    return {*BUILTIN_FORMATS, *(ep.name for ep in entry_points(group=GROUP))}
+    return frozenset({*BUILTIN_FORMATS, *(ep.name for ep in entry_points(group=GROUP))})
 
 
 def provider_key_problems(spec: ToolSpec, also_known: Iterable[str] = ()) -> list[Diagnostic]:
@@ -43,7 +51,7 @@ def provider_key_problems(spec: ToolSpec, also_known: Iterable[str] = ()) -> lis
     """
     if not spec.provider_options:
         return []
-    known = sorted({*format_names(), *PROVIDER_ALIASES, *also_known})
+    known = sorted({*installed_format_names(), *PROVIDER_ALIASES, *also_known})
     out = []
     for key in spec.provider_options:
         if key in known or key.startswith("x-"):
