@@ -189,3 +189,32 @@ def test_worker_registry_names_a_project_as_every_command_does(tmp_path: Path) -
     root = os.path.realpath(tmp_path)
     assert locator == {"root": root, "tools": [os.path.join(root, "defs")]}
     assert registry_override(tmp_path / "defs")["tools"] == [os.path.join(root, "defs")]
+
+
+def test_a_requeued_run_is_not_requeued_again_by_the_next_sweep(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between re-queueing a lost run and the job reaching the queue, the run must already look
+    # queued: another worker's sweep in that gap would re-queue it a second time.
+    from toolctl.runtime import queue
+    from toolctl.runtime.ownership import owner_fields
+    from toolctl.runtime.records import RunRecord
+
+    deferred: list[str] = []
+    monkeypatch.setattr(queue, "enqueue", lambda store, run_id, *_: deferred.append(run_id))
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        lost = {**owner_fields("w1", 1.0), "owner_host": "gone-host", "lease_expires": 1.0}
+        rec = RunRecord(
+            run_id="r1", tool="redo", status="running", tool_digest="d", created_at=time.time()
+        )
+        for key, value in {**lost, "background": True, "registry": {"idempotent": True}}.items():
+            setattr(rec, key, value)
+        store.insert(rec)
+        assert store.sweep() == ["r1"]
+        assert store.sweep() == []
+        assert deferred == ["r1"]
+        got = store.get("r1")
+        assert (got.status, got.registry) == ("running", {"idempotent": True, "attempt": 2})
+    finally:
+        store.close()
