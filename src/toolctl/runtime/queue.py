@@ -56,7 +56,8 @@ _APPS_LOCK = threading.Lock()
 
 
 def app_for(url: str) -> App:
-    """The Procrastinate app on ``url`` (one per process and URL), its schema in place."""
+    """The Procrastinate app on ``url`` (one per process and URL); :func:`ensure_schema` creates
+    its tables."""
     with _APPS_LOCK:
         app = _APPS.get(url)
         if app is None:
