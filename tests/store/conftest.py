@@ -1,6 +1,6 @@
 """Stores under test: every ``RunStore`` implementation runs the same contract suite.
 
-PostgreSQL runs in a throwaway cluster (``tests/pgcluster.py``), one per test session, with a
+PostgreSQL runs in a throwaway cluster (``bench/pgcluster.py``), one per test session, with a
 fresh database per test. Without the server binaries the PostgreSQL cases skip, except in CI
 (``CI`` set), where ``.ci/run`` installs them and a missing server is a failure.
 """

@@ -65,6 +65,25 @@ def test_ids_prefixes_and_not_found(make_store: MakeStore) -> None:
         store.get("a%")  # LIKE wildcards in a prefix are not wildcards
 
 
+def test_a_prefix_with_like_wildcards_matches_them_literally(make_store: MakeStore) -> None:
+    store = make_store()
+    store.insert(record("a_c1", "succeeded"))
+    store.insert(record("abc2", "succeeded"))
+    store.insert(record("a%z3", "succeeded"))
+    assert store.get("a_").run_id == "a_c1"
+    assert store.get("a%").run_id == "a%z3"
+    with pytest.raises(RunNotFoundError, match="no run"):
+        store.get("ab_")
+
+
+def test_an_unknown_field_is_the_same_error_in_every_store(make_store: MakeStore) -> None:
+    store = make_store()
+    store.insert(record("r1"))
+    with pytest.raises(ValueError, match="unknown run fields: \\['colour'\\]"):
+        store.update("r1", colour="red")
+    assert store.get("r1").status == "running"
+
+
 def test_query_orders_newest_first_and_filters(make_store: MakeStore) -> None:
     store = make_store()
     for i, status in enumerate(["succeeded", "failed", "succeeded", "succeeded"]):

@@ -3,7 +3,6 @@ claims across processes, and whole runs through the API and the CLI."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -14,11 +13,11 @@ from pathlib import Path
 import pytest
 from bench import pgcluster
 
+from tests.store.procs import SRC, toolctl
 from toolctl.runtime.errors import StateError
 from toolctl.runtime.pgstore import PostgresStore, display_url
 from toolctl.runtime.records import RunRecord
 
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -145,32 +144,17 @@ def _project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _toolctl(root: Path, url: str, *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TOOLCTL_STATE": url, "NO_COLOR": "1", "PYTHONPATH": SRC}
-    done = subprocess.run(
-        [sys.executable, "-m", "toolctl", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == expect, done.stdout + done.stderr
-    assert pgcluster.PASSWORD not in done.stdout + done.stderr
-    return done
-
-
 def test_a_pending_run_is_continued_by_another_process(pg_url: str, tmp_path: Path) -> None:
     root = _project(tmp_path)
-    started = _toolctl(
+    started = toolctl(
         root, pg_url, "run", "shout", "--input", '{"text": "hi"}', "--format", "json", expect=4
     )
     import json
 
     run_id = json.loads(started.stdout)["run_id"]
     assert not (root / ".toolctl" / "state.db").exists()  # nothing went to SQLite
-    approved = _toolctl(root, pg_url, "approve", run_id, "--format", "json")
+    approved = toolctl(root, pg_url, "approve", run_id, "--format", "json")
     assert json.loads(approved.stdout)["output"] == {"text": "HI"}
-    listed = _toolctl(root, pg_url, "runs", "list", "--format", "json")
+    listed = toolctl(root, pg_url, "runs", "list", "--format", "json")
     assert [r["status"] for r in json.loads(listed.stdout)] == ["succeeded"]
-    _toolctl(root, pg_url, "approve", run_id, expect=1)  # once only
+    toolctl(root, pg_url, "approve", run_id, expect=1)  # once only

@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from bench import pgcluster
 
+from tests.store.procs import kill, start_worker, toolctl
 from toolctl.runtime.pgstore import PostgresStore
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 HANDLERS = textwrap.dedent("""
     import os, time
@@ -65,30 +61,6 @@ def project(tmp_path: Path, pg_url: str) -> Iterator[Path]:
     yield root
 
 
-def env(root: Path, url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOOLCTL_STATE": url,
-        "PYTHONPATH": SRC,
-        "NO_COLOR": "1",
-        "MARKS": str(root / "marks"),
-    }
-
-
-def toolctl(root: Path, url: str, *args: str, expect: int = 0) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "toolctl", *args],
-        cwd=root,
-        env=env(root, url),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == expect, done.stdout + done.stderr
-    assert pgcluster.PASSWORD not in done.stdout + done.stderr
-    return done.stdout
-
-
 def start(root: Path, url: str, tool: str, run: str, seconds: float) -> str:
     out = toolctl(
         root,
@@ -100,7 +72,7 @@ def start(root: Path, url: str, tool: str, run: str, seconds: float) -> str:
         "--format",
         "json",
     )
-    started = json.loads(out)
+    started = json.loads(out.stdout)
     assert started["status"] == "running"
     return str(started["run_id"])
 
@@ -111,22 +83,13 @@ def workers() -> Iterator[list[subprocess.Popen[bytes]]]:
     procs: list[subprocess.Popen[bytes]] = []
     yield procs
     for proc in procs:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill(proc)
 
 
 def spawn_worker(
     project: Path, url: str, procs: list[subprocess.Popen[bytes]]
 ) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "worker", "--lease", "2", "--concurrency", "2"],
-        cwd=project,
-        env=env(project, url),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    proc = start_worker(project, url)
     procs.append(proc)
     return proc
 
@@ -159,7 +122,9 @@ def test_a_worker_runs_queued_runs_and_any_process_collects_them(
     ids = [start(project, pg_url, "work", f"a{i}", 0.2) for i in range(3)]
     spawn_worker(project, pg_url, workers)  # the runs waited in the queue for a worker
     for run_id, run in zip(ids, ["a0", "a1", "a2"], strict=True):
-        shown = json.loads(toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json"))
+        shown = json.loads(
+            toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json").stdout
+        )
         assert shown["status"] == "succeeded"
         assert shown["output"] == {"done": True, "id": run}
         assert executions(project, run) == 1
@@ -200,12 +165,11 @@ def test_a_worker_killed_mid_run(
     first = spawn_worker(project, pg_url, workers)
     run_id = start(project, pg_url, tool, "k1", 3)
     wait_for(lambda: executions(project, "k1") == 1, "the handler to start")
-    os.killpg(first.pid, signal.SIGKILL)
-    first.wait()
+    kill(first)
     spawn_worker(project, pg_url, workers)  # its sweep finds the lost run once the lease ends
     code = 0 if expected == "succeeded" else 1
     shown = json.loads(
-        toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json", expect=code)
+        toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json", expect=code).stdout
     )
     assert shown["status"] == expected
     if expected == "interrupted":
@@ -225,3 +189,32 @@ def test_worker_registry_names_a_project_as_every_command_does(tmp_path: Path) -
     root = os.path.realpath(tmp_path)
     assert locator == {"root": root, "tools": [os.path.join(root, "defs")]}
     assert registry_override(tmp_path / "defs")["tools"] == [os.path.join(root, "defs")]
+
+
+def test_a_requeued_run_is_not_requeued_again_by_the_next_sweep(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between re-queueing a lost run and the job reaching the queue, the run must already look
+    # queued: another worker's sweep in that gap would re-queue it a second time.
+    from toolctl.runtime import queue
+    from toolctl.runtime.ownership import owner_fields
+    from toolctl.runtime.records import RunRecord
+
+    deferred: list[str] = []
+    monkeypatch.setattr(queue, "enqueue", lambda store, run_id, *_: deferred.append(run_id))
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        lost = {**owner_fields("w1", 1.0), "owner_host": "gone-host", "lease_expires": 1.0}
+        rec = RunRecord(
+            run_id="r1", tool="redo", status="running", tool_digest="d", created_at=time.time()
+        )
+        for key, value in {**lost, "background": True, "registry": {"idempotent": True}}.items():
+            setattr(rec, key, value)
+        store.insert(rec)
+        assert store.sweep() == ["r1"]
+        assert store.sweep() == []
+        assert deferred == ["r1"]
+        got = store.get("r1")
+        assert (got.status, got.registry) == ("running", {"idempotent": True, "attempt": 2})
+    finally:
+        store.close()

@@ -28,11 +28,10 @@ import pytest
 from bench import pgcluster
 
 from tests.server.serve_helpers import HttpServer
+from tests.store.procs import env, kill, worker
 from toolctl.runtime.pgstore import PostgresStore
 
 pytest.importorskip("mcp")
-
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 HANDLERS = textwrap.dedent("""
     import os, time
@@ -81,22 +80,12 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def _env(root: Path, url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOOLCTL_STATE": url,
-        "PYTHONPATH": SRC,
-        "MARKS": str(root / "marks"),
-        "NO_COLOR": "1",
-    }
-
-
 @contextlib.contextmanager
 def replica(root: Path, url: str, *args: str) -> Iterator[HttpServer]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--port", "0", *args],
         cwd=root,
-        env=_env(root, url),
+        env=env(root, url),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -116,30 +105,10 @@ def replica(root: Path, url: str, *args: str) -> Iterator[HttpServer]:
     try:
         yield server
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        kill(proc)
         server._reader.join(5)
         proc.stderr.close()
         assert pgcluster.PASSWORD not in "".join([*seen, *server.log])
-
-
-@contextlib.contextmanager
-def worker(root: Path, url: str) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "worker", "--lease", "2", "--concurrency", "2"],
-        cwd=root,
-        env=_env(root, url),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield proc
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 def _get(url: str) -> tuple[int, str]:

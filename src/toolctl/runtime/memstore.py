@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.runtime.errors import RunNotFoundError
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.records import RunRecord, check_changes
 
 
 class MemoryStore:
@@ -39,6 +39,7 @@ class MemoryStore:
         durable: bool = False,
         **changes: Any,
     ) -> bool:
+        check_changes(changes)
         with self._lock:
             rec = self._runs.get(run_id)
             if rec is None:

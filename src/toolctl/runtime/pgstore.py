@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.records import RunRecord, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
@@ -291,9 +291,7 @@ class PostgresStore:
     ) -> bool:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
         ``expect_owner``; False when another writer got there first (compare-and-set)."""
-        unknown = set(changes) - set(FIELDS)
-        if unknown:
-            raise ValueError(f"unknown run fields: {sorted(unknown)}")
+        check_changes(changes)
         sets = ", ".join(f"{k} = %s" for k in changes)
         args: list[Any] = [rowcodec.encode(k, v, booleans=True) for k, v in changes.items()]
         clauses: list[str] = ["run_id = %s"]
@@ -314,9 +312,10 @@ class PostgresStore:
         """The run with this id, or the only run whose id starts with it."""
         rows = self._run("SELECT * FROM toolctl_runs WHERE run_id = %s", (run_id,), fetch=True)
         if not rows and run_id:
-            pattern = run_id.replace("\\", "").replace("%", "").replace("_", "") + "%"
             rows = self._run(
-                "SELECT * FROM toolctl_runs WHERE run_id LIKE %s LIMIT 2", (pattern,), fetch=True
+                "SELECT * FROM toolctl_runs WHERE run_id LIKE %s ESCAPE '\\' LIMIT 2",
+                (rowcodec.like_prefix(run_id),),
+                fetch=True,
             )
             if len(rows) > 1:
                 raise RunNotFoundError(

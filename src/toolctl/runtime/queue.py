@@ -21,7 +21,6 @@ a local worker process. The run row is the source of truth; the job only says "r
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import secrets
 import threading
@@ -44,13 +43,21 @@ QUEUE = "toolctl"
 LEASE_S = 30.0  # a worker renews its lease every LEASE_S / 3; a dead one is seen after LEASE_S
 MAX_ATTEMPTS = 3
 QUEUED_HOST = "queue"  # owner_host of a run waiting in the queue (no process owns it yet)
+# The owner fields of a run waiting in the queue: no pid, no lease, so no sweep takes it.
+_QUEUED: dict[str, Any] = {
+    "owner_host": QUEUED_HOST,
+    "owner_pid": None,
+    "owner_start": None,
+    "lease_expires": None,
+}
 
 _APPS: dict[str, App] = {}
 _APPS_LOCK = threading.Lock()
 
 
 def app_for(url: str) -> App:
-    """The Procrastinate app on ``url`` (one per process and URL), its schema in place."""
+    """The Procrastinate app on ``url`` (one per process and URL); :func:`ensure_schema` creates
+    its tables."""
     with _APPS_LOCK:
         app = _APPS.get(url)
         if app is None:
@@ -82,16 +89,7 @@ def ensure_schema(store: PostgresStore) -> None:
 def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
     """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
     ensure_schema(store)
-    store.update(
-        run_id,
-        expect_owner=token,
-        durable=True,
-        owner_host=QUEUED_HOST,
-        owner_pid=None,
-        owner_start=None,
-        lease_expires=None,
-        registry=locator,
-    )
+    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_QUEUED)
     app = app_for(store.url)
     with app.open():
         job_id = app.tasks[TASK].defer(run_id=run_id, token=token)
@@ -118,6 +116,7 @@ def requeue(store: PostgresStore, rec: RunRecord) -> bool:
         owner=token,
         notes=[*rec.notes, note],
         registry=locator,
+        **_QUEUED,  # in the same compare-and-set: a sweep in between would re-queue it again
     ):
         return False
     enqueue(store, rec.run_id, token, locator)
@@ -260,7 +259,10 @@ def registry_override(registry: Path) -> dict[str, Any]:
 
 def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
-        with contextlib.suppress(Exception):  # logged by the store's error; try next time
+        try:
             swept = store.sweep()
-            if swept:
-                log.info("swept lost runs: %s", ", ".join(swept))
+        except Exception as exc:  # the database is away: try again next time
+            log.warning("could not sweep for lost runs: %s", exc)
+            continue
+        if swept:
+            log.info("swept lost runs: %s", ", ".join(swept))

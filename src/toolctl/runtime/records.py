@@ -55,6 +55,17 @@ class RunRecord:
         return data
 
 
+_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunRecord))
+
+
+def check_changes(changes: dict[str, Any]) -> None:
+    """Raise :class:`ValueError` naming any key of ``changes`` that is not a run field: every
+    store's ``update`` refuses them alike (a programming error, not a damaged history)."""
+    unknown = set(changes) - _FIELD_NAMES
+    if unknown:
+        raise ValueError(f"unknown run fields: {sorted(unknown)}")
+
+
 class HasProject(Protocol):
     """Anything with a ``project`` (a :class:`~toolctl.registry.Registry`): where its history is."""
 

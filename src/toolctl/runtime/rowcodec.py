@@ -44,6 +44,13 @@ def encode(name: str, value: Any, *, booleans: bool = False) -> Any:
     return value
 
 
+def like_prefix(run_id: str) -> str:
+    """A ``LIKE ... ESCAPE '\\'`` pattern matching the ids that start with ``run_id``
+    (its ``%`` and ``_`` taken literally)."""
+    escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
 # Columns whose decoded value must have a given shape; anything else is a damaged row.
 _NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
 _INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}

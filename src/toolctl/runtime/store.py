@@ -34,7 +34,7 @@ from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
-from toolctl.runtime.records import HasProject
+from toolctl.runtime.records import HasProject, check_changes
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
@@ -311,6 +311,7 @@ class SqliteStore:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
         ``expect_owner``; False when another writer got there first (compare-and-set).
         ``durable`` for transitions that must survive a power loss."""
+        check_changes(changes)
         sets = ", ".join(f"{k} = ?" for k in changes)
         args = [rowcodec.encode(k, v) for k, v in changes.items()]
         where, wargs = _where(run_id, expect_status, expect_owner)
@@ -322,8 +323,8 @@ class SqliteStore:
             row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             if row is None and run_id:
                 rows = self._db.execute(
-                    "SELECT * FROM runs WHERE run_id LIKE ? LIMIT 2",
-                    (run_id.replace("%", "").replace("_", "") + "%",),
+                    "SELECT * FROM runs WHERE run_id LIKE ? ESCAPE '\\' LIMIT 2",
+                    (rowcodec.like_prefix(run_id),),
                 ).fetchall()
                 row = rows[0] if len(rows) == 1 else None
                 if len(rows) > 1:
