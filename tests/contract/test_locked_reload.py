@@ -14,19 +14,9 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.server.serve_helpers import copy_registry, stdio_params
-from tests.server.test_reload import _wait_for
+from tests.server.serve_helpers import SUBTRACT_TOOL, copy_registry, stdio_params, wait_for
 
 pytestmark = pytest.mark.timeout(90)
-
-NEW_TOOL = """toolctl: 1
-name: subtract
-description: Subtract b from a.
-handler: servetools:add
-inputSchema:
-  type: object
-  properties: {a: {type: integer}, b: {type: integer}}
-"""
 
 
 def _lock(root: Path) -> None:
@@ -57,13 +47,13 @@ def test_reload_with_locked_keeps_unlocked_definitions_out(tmp_path: Path) -> No
                     return [t.name for t in (await c.list_tools()).tools]
 
                 before = await names()
-                new_file.write_text(NEW_TOOL)
-                await _wait_for(lambda: "refusing to use it with --locked" in log(), "the refusal")
+                new_file.write_text(SUBTRACT_TOOL)
+                await wait_for(lambda: "refusing to use it with --locked" in log(), "the refusal")
                 refused = await names()
                 _lock(root)  # the change is reviewed and locked ...
                 stat = new_file.stat()  # ... and the next edit of the files reloads it
                 os.utime(new_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
-                await _wait_for(lambda: "(+subtract)" in log(), "the reload")
+                await wait_for(lambda: "(+subtract)" in log(), "the reload")
                 tools = (await c.list_tools()).tools
                 meta = {t.name: (t.meta or {}) for t in tools}
                 return before, refused, [t.name for t in tools], meta

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,29 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
 __all__ = ["INIT", "INITIALIZED", "RawServe", "wire"]
 
 REGISTRY = Path(__file__).parent / "registry"
+
+
+# A tool file a reload test adds to the registry while the server runs.
+SUBTRACT_TOOL = """toolctl: 1
+name: subtract
+description: Subtract b from a.
+handler: servetools:add
+inputSchema:
+  type: object
+  properties: {a: {type: integer}, b: {type: integer}}
+"""
+
+
+async def wait_for(predicate: Callable[[], object], what: str) -> None:
+    """Wait (up to 20 s) until ``predicate()`` holds; the failure names ``what`` was awaited."""
+    import anyio
+
+    try:
+        with anyio.fail_after(20):
+            while not predicate():
+                await anyio.sleep(0.05)
+    except TimeoutError:
+        raise AssertionError(f"waited 20 s for {what}") from None
 
 
 def shout_call(text: str) -> dict[str, Any]:
@@ -29,11 +52,15 @@ def shout_call(text: str) -> dict[str, Any]:
     }
 
 
-def run_serve(registry: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``toolctl serve ARGS`` run to its end (for options it refuses)."""
+def run_serve(
+    registry: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``toolctl serve ARGS`` run to its end (for options it refuses); ``env`` is added to
+    this process's environment."""
     return subprocess.run(
         [sys.executable, "-m", "toolctl", "serve", *args],
         cwd=registry,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         timeout=30,

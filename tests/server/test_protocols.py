@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import http_server, stdio_params
+from .serve_helpers import http_server, run_serve, stdio_params
 
 pytestmark = pytest.mark.timeout(120)
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
@@ -280,18 +280,23 @@ def _modern_post(port: int, body: dict[str, Any], **headers: str) -> tuple[int, 
     return response.status, json.loads(data[-1] if data else text)
 
 
-def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+def _modern_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A stateless (2026-07-28) ``tools/call`` request, its client envelope in ``_meta``."""
     envelope = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
         "io.modelcontextprotocol/clientCapabilities": {},
     }
-    call = {
+    return {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": envelope},
+        "params": {"name": name, "arguments": arguments, "_meta": envelope},
     }
+
+
+def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+    call = _modern_call("add", {"a": 1, "b": 2})
     with http_server(registry_dir) as server:
         _, good = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="add")
         _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
@@ -300,36 +305,21 @@ def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
 
 
 def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
-    import os
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-m", "toolctl", "serve"],
-        cwd=registry_dir,
-        env={**os.environ, "TOOLCTL_REQUEST_STATE_KEY": "not-base64!"},
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
+    done = run_serve(registry_dir, env={"TOOLCTL_REQUEST_STATE_KEY": "not-base64!"})
     assert done.returncode == 2
     assert "TOOLCTL_REQUEST_STATE_KEY must be base64 keys" in done.stderr
     assert "Traceback" not in done.stderr
 
 
+def test_an_unknown_log_level_is_a_usage_error(registry_dir: Path) -> None:
+    done = run_serve(registry_dir, "--log-level", "verbose")
+    assert done.returncode == 2
+    assert "--log-level" in done.stderr and "'verbose' is not one of" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) -> None:
-    envelope = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "probe", "version": "0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "route", "arguments": {"region": "eu"}, "_meta": envelope},
-    }
+    call = _modern_call("route", {"region": "eu"})
     headers = {"Mcp_Method": "tools/call", "Mcp_Name": "route"}
     with http_server(registry_dir) as server:
         status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")

@@ -8,25 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import stdio_params
+from .serve_helpers import SUBTRACT_TOOL, stdio_params, wait_for
 
 pytestmark = pytest.mark.timeout(60)
-
-NEW_TOOL = """toolctl: 1
-name: subtract
-description: Subtract b from a.
-handler: servetools:add
-inputSchema:
-  type: object
-  properties: {a: {type: integer}, b: {type: integer}}
-"""
-
-
-async def _wait_for(predicate: Any, what: str) -> None:
-    """Wait (up to 20 s) until ``predicate()`` holds."""
-    with anyio.fail_after(20, shield=False):
-        while not predicate():
-            await anyio.sleep(0.05)
 
 
 def test_reload_swaps_valid_changes_and_keeps_the_old_set_on_errors(
@@ -59,11 +43,11 @@ def test_reload_swaps_valid_changes_and_keeps_the_old_set_on_errors(
                     return [t.name for t in (await c.list_tools()).tools]
 
                 before = await names()
-                (registry_dir / "tools.d" / "subtract.yaml").write_text(NEW_TOOL)
-                await _wait_for(lambda: changed, "tools/list_changed")
+                (registry_dir / "tools.d" / "subtract.yaml").write_text(SUBTRACT_TOOL)
+                await wait_for(lambda: changed, "tools/list_changed")
                 after = await names()
                 (registry_dir / "tools.d" / "broken.yaml").write_text("toolctl: 1\nname: [\n")
-                await _wait_for(lambda: "still serving the previous" in log(), "the error log")
+                await wait_for(lambda: "still serving the previous" in log(), "the error log")
                 kept = await names()
                 return before, after, kept
 
@@ -94,7 +78,7 @@ def test_reload_over_http_notifies_the_client(registry_dir: Path) -> None:
             await c.list_tools()
             math = registry_dir / "tools.d" / "math.yaml"
             math.write_text(math.read_text().replace("name: add", "name: plus"))
-            await _wait_for(lambda: changed, "tools/list_changed")
+            await wait_for(lambda: changed, "tools/list_changed")
             return [t.name for t in (await c.list_tools()).tools]
 
     with http_server(registry_dir, "--reload") as server:

@@ -13,8 +13,7 @@ import pytest
 from toolctl.config import project_at
 from toolctl.server.reload import RegistryWatcher
 
-from .serve_helpers import stdio_params
-from .test_reload import _wait_for
+from .serve_helpers import stdio_params, wait_for
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -48,7 +47,7 @@ def test_a_deep_pattern_and_a_symlink_loop_keep_the_server_serving(
                 )
                 (tools / "l1.yaml").symlink_to("l2.yaml")
                 (tools / "l2.yaml").symlink_to("l1.yaml")
-                await _wait_for(lambda: "still serving the previous" in log(), "the error log")
+                await wait_for(lambda: "still serving the previous" in log(), "the error log")
                 return before, await names()
 
     before, after = anyio.run(main)

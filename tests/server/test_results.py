@@ -80,3 +80,18 @@ def test_errors_carry_their_details_for_the_model() -> None:
     out = _checked(RunResult(run_id="r2", tool="t", status=RunStatus.FAILED, error=error))
     assert out["isError"] is True
     assert out["content"][0]["text"] == "Input is invalid.\n- /a: 'x' is not of type 'integer'"
+
+
+def test_a_non_object_output_is_structured_only_where_its_schema_was_listed() -> None:
+    # tools/list leaves a non-object outputSchema out for 2025-11-25 and every older handshake
+    # revision (they share one listing); their results must not carry structuredContent.
+    spec = _Spec()
+    spec.output_schema = {"type": "array", "items": {"type": "integer"}}
+    result = _result(output=[1, 2])
+    for older in ("2025-11-25", "2025-06-18", "2025-03-26"):
+        out = call_result(result, cast(Any, spec), older)
+        types.CallToolResult.model_validate(out, by_name=False)
+        assert "structuredContent" not in out and out["isError"] is False, older
+        assert out["content"] == [{"type": "text", "text": "[1, 2]"}]
+    modern = call_result(result, cast(Any, spec), "2026-07-28")
+    assert modern["structuredContent"] == [1, 2]

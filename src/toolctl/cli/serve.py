@@ -25,6 +25,15 @@ class Transport(str, enum.Enum):
     http = "http"
 
 
+class LogLevel(str, enum.Enum):
+    """The server log's level on stderr."""
+
+    debug = "debug"
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+
 def serve(
     paths: PathsArg = None,
     registry: RegistryOpt = None,
@@ -102,13 +111,13 @@ def serve(
         ),
     ] = False,
     log_level: Annotated[
-        str,
+        LogLevel,
         typer.Option(
             "--log-level",
             metavar="debug|info|warning|error",
             help="Server log level on stderr.",
         ),
-    ] = "warning",
+    ] = LogLevel.warning,
     locked: Annotated[
         bool,
         typer.Option(
@@ -138,11 +147,11 @@ def serve(
 
     logging.basicConfig(
         stream=sys.stderr,
-        level=log_level.upper(),
+        level=log_level.value.upper(),
         format="toolctl serve: %(levelname)s: %(message)s",
     )
     for handler in logging.getLogger().handlers:  # tool lines sent to clients stay off stderr
-        handler.setLevel(log_level.upper())
+        handler.setLevel(log_level.value.upper())
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
     if not loaded.ok:

@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
+from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
     from toolctl.runtime import RunResult
@@ -130,14 +131,15 @@ def error_text(result: RunResult) -> str:
 
 
 def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | bool | None:
-    """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol`` (2025-11-25 lists
-    only object-rooted schemas; 2026-07-28 lists any)."""
+    """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol``: 2026-07-28 lists
+    any; 2025-11-25 and the older handshake revisions (which get the same listing) only
+    object-rooted schemas."""
     schema = spec.output_schema
-    if schema is None or isinstance(schema, bool):
-        return schema if protocol != LEGACY_PROTOCOL else None
-    if protocol == LEGACY_PROTOCOL and schema.get("type") != "object":
-        return None
-    return dict(schema)
+    if protocol == MODERN:
+        return dict(schema) if isinstance(schema, dict) else schema
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return dict(schema)
+    return None
 
 
 def call_result(
