@@ -279,3 +279,13 @@ def test_a_project_root_given_explicitly_is_kept_without_config(
     flat = tmp_path / "flat"
     flat.mkdir()
     assert project_at(flat, tools=[flat]).root == flat.resolve()
+
+
+def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "tool.v1.schema.json"
+    code, out, err = toolctl(capsys, "schema", "-o", str(target))
+    assert (code, out) == (2, "")
+    assert f"cannot write {target}: No such file or directory" in err
+    assert "internal error" not in err
+    code, out, _ = toolctl(capsys, "schema", "-o", str(tmp_path / "schema.json"))
+    assert code == 0 and '"$schema"' in (tmp_path / "schema.json").read_text("utf-8")
