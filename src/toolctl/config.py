@@ -99,6 +99,15 @@ def _yaml_locator(file: Path, doc: Any) -> Callable[[str], str]:
     return where
 
 
+def _setting_at(config_file: Path | None, key: str) -> str:
+    """``file:line:col`` of the top-level setting ``key`` (read again: only for an error)."""
+    if config_file is None:
+        return key
+    if config_file.name == "pyproject.toml":
+        return f"{_shown(config_file)}:{_toml_key_line(config_file.read_text('utf-8'), key)}:1"
+    return _yaml_locator(config_file, load_file(config_file))(key)
+
+
 def _toml_key_line(text: str, key: str) -> int:
     """The line of ``key`` in the ``[tool.toolctl]`` table of a pyproject.toml (1 if not found)."""
     table = False
@@ -144,7 +153,10 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
                 ) from None
             data = doc.data if doc.data is not None else {}
             if not isinstance(data, dict):
-                raise ConfigError(f"{candidate}: the configuration must be a mapping")
+                raise ConfigError(
+                    f"{_shown(candidate)}:1:1: the configuration must be a mapping",
+                    hint="write one setting per line, e.g. `tools: tools.d`",
+                )
             _check_keys(data, _yaml_locator(candidate, doc))
             return candidate, data
         pyproject = directory / "pyproject.toml"
@@ -158,7 +170,10 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
 def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-        raise ConfigError(f"{origin}: {key!r} must be a path or a list of paths")
+        raise ConfigError(
+            f"{_setting_at(origin, key)}: {key!r} must be a path or a list of paths",
+            hint="give a directory or file relative to the project root, or a list of them",
+        )
     return [real_path(base / v) for v in items]
 
 
@@ -244,7 +259,7 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         state = env if is_url else str(real_path(Path(env)))
     if not isinstance(state, str):
         raise ConfigError(
-            f"{config_file}: 'state' must be a path or a postgresql:// URL",
+            f"{_setting_at(config_file, 'state')}: 'state' must be a path or a postgresql:// URL",
             hint=f"or set {STATE_ENV}, which keeps a database password out of the file",
         )
     check_state(state, f"{config_file}: state")

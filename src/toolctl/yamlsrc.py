@@ -188,17 +188,21 @@ def _reads_back(text: str) -> bool:
         return False
 
 
-def dumps(data: Any, **options: Any) -> str:
+def dumps(data: Any, *, base: type[yaml.SafeDumper] = yaml.SafeDumper, **options: Any) -> str:
     """``data`` as YAML that :func:`loads` reads back unchanged (``"0o17"`` and ``"1e3"`` are
     quoted, which a YAML 1.1 emitter such as PyYAML's leaves plain); ``options`` go to
-    ``yaml.dump`` (``sort_keys``, ``width``, ...)."""
+    ``yaml.dump`` (``sort_keys``, ``width``, ...). ``base`` is a dumper whose representers
+    (layout, string styles) apply to every string that needs no quotes."""
 
-    class _Dumper(yaml.SafeDumper):
+    class _Dumper(base):  # type: ignore[valid-type,misc]
         pass
 
+    plain = base.yaml_representers[str]
+
     def text(dumper: Any, value: str) -> Any:
-        style = None if _reads_back(value) else '"'
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+        if _reads_back(value):
+            return plain(dumper, value)
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
 
     _Dumper.add_representer(str, text)
     out: str = yaml.dump(data, Dumper=_Dumper, **options)

@@ -178,6 +178,27 @@ def test_a_config_key_typo_is_located_with_a_suggestion(
     ]
 
 
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("toolctl.yaml", "- tools.d\n", "toolctl.yaml:1:1: the configuration must be a mapping"),
+        ("toolctl.yaml", "x-a: 1\ntools: 5\n", "toolctl.yaml:2:1: 'tools' must be a path"),
+        ("toolctl.yaml", "pythonPath: {a: 1}\n", "toolctl.yaml:1:1: 'pythonPath' must be a path"),
+        ("toolctl.yaml", "tools: tools.d\nstate: 5\n", "toolctl.yaml:2:1: 'state' must be a path"),
+        ("pyproject.toml", "[tool.toolctl]\ntools = 5\n", "pyproject.toml:2:1: 'tools' must be"),
+    ],
+)
+def test_a_config_value_of_the_wrong_kind_is_located_with_a_hint(
+    project: Path, capsys: Capture, name: str, text: str, error: str
+) -> None:
+    (project / name).write_text(text, "utf-8")
+    code, _, err = toolctl(capsys, "validate")
+    assert code == 1
+    first, second = err.splitlines()[:2]
+    assert first.startswith(f"toolctl: error: {error}")
+    assert second.startswith("  hint: ")
+
+
 def test_lint_explain_renders_restructuredtext_for_a_pipe(capsys: Capture) -> None:
     code, out, _ = toolctl(capsys, "lint", "--explain", "TL803")
     assert code == 0
@@ -258,3 +279,13 @@ def test_a_project_root_given_explicitly_is_kept_without_config(
     flat = tmp_path / "flat"
     flat.mkdir()
     assert project_at(flat, tools=[flat]).root == flat.resolve()
+
+
+def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
+    target = tmp_path / "missing" / "tool.v1.schema.json"
+    code, out, err = toolctl(capsys, "schema", "-o", str(target))
+    assert (code, out) == (2, "")
+    assert f"cannot write {target}: No such file or directory" in err
+    assert "internal error" not in err
+    code, out, _ = toolctl(capsys, "schema", "-o", str(tmp_path / "schema.json"))
+    assert code == 0 and '"$schema"' in (tmp_path / "schema.json").read_text("utf-8")

@@ -218,3 +218,26 @@ def test_a_bad_name_is_a_usage_error_and_names_no_file(
     assert "is not a valid tool name" in capsys.readouterr().err
     assert list((root / "tools.d").iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["proj"]
+
+
+def test_strings_that_look_like_numbers_stay_strings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defaults and enum values such as "1e3", "0o17" or "yes" are quoted in the YAML written,
+    so toolctl's loader (YAML 1.2 numbers) reads the strings the function declared."""
+    root = make_project(tmp_path)
+    (root / "handlers").mkdir()
+    (root / "handlers" / "scaffold_numeric_words.py").write_text(
+        "from typing import Literal\n\n\n"
+        'def pick(size: str = "1e3", mode: Literal["0o17", "yes", "1_000"] = "yes") -> str:\n'
+        '    """Pick a size."""\n'
+        "    return size + mode\n",
+        "utf-8",
+    )
+    monkeypatch.chdir(root)
+    monkeypatch.syspath_prepend(str(root / "handlers"))
+    assert cli(["new", "--from", "scaffold_numeric_words:pick"]) == 0
+    props = toolctl.load_project(root).get("pick").input_schema["properties"]
+    assert props["size"]["default"] == "1e3"
+    assert props["mode"]["enum"] == ["0o17", "yes", "1_000"]
+    assert props["mode"]["default"] == "yes"

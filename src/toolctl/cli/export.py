@@ -42,19 +42,11 @@ def _list_formats() -> int:
 
 
 def _write(data: Any, indent: int | None, output: Path | None) -> None:
-    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
-    if output is None:
-        typer.echo(text, nl=False)
-    else:
-        from toolctl.errors import ExportError
+    from toolctl.cli.render import write_output
+    from toolctl.errors import ExportError
 
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise ExportError(
-                f"cannot write {output}: {exc.strerror or exc}",
-                hint="check that the directory exists and is writable",
-            ) from None
+    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
+    write_output(text, output, ExportError)
 
 
 def export_command(

@@ -84,10 +84,14 @@ def _leaf(annotation: Any, info: Any) -> Convert | None:
             return None
 
         def path(value: Any, param: Any, ctx: Any) -> Any:
-            if not isinstance(value, (str, Path)):
+            # Only text that a Path keeps as written: messages quote the path Typer would, and
+            # "-" (stdin/stdout when allow_dash) and "dir/" go to Typer's own path.
+            if isinstance(value, str) and value != "-" and str(kind(value)) == value:
+                value = kind(value)
+            if not isinstance(value, kind):
                 raise _Slow
             # The same checks as Typer (exists, file_okay, resolve_path, ...): Typer's function.
-            return types.coerce_cli_path(kind(value), info, path_type=kind, param=param, ctx=ctx)
+            return types.coerce_cli_path(value, info, path_type=kind, param=param, ctx=ctx)
 
         return path
     return None

@@ -10,7 +10,8 @@ import typer
 
 def init(
     directory: Annotated[
-        Path, typer.Argument(help="Where to create the project (created if missing).")
+        Path,
+        typer.Argument(metavar="DIR", help="Where to create the project (created if missing)."),
     ] = Path("."),
 ) -> None:
     """Create a toolctl project: toolctl.yaml, tools.d/ with an example tool, its handler module

@@ -2,7 +2,8 @@
 
 Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format, ``-o`` --output, ``-v`` --verbose,
 ``-h`` --help. A command that reads a registry takes ``--registry/-r PATH`` and ``--packs/
---no-packs``; ``validate``, ``lint`` and ``test`` also take the registry as positional paths.
+--no-packs``; ``validate``, ``lint``, ``test``, ``list``, ``export`` and ``serve`` also take the
+registry as positional paths.
 Each ``*_option`` function returns the declaration, so a command can word the help for itself.
 """
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console
     from rich.table import Table
 
@@ -75,6 +77,23 @@ def table(*columns: str, stderr: bool = False) -> Table:
     for name in columns:
         result.add_column(name, overflow="fold")
     return result
+
+
+def write_output(text: str, output: Path | None, error: type[ToolctlError] | None = None) -> None:
+    """``text`` on stdout, or into the file ``output`` (``-o``); a file that cannot be written
+    is ``error`` (default: a usage error, exit 2) naming it, not a traceback."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        from toolctl.errors import UsageError
+
+        raise (error or UsageError)(
+            f"cannot write {output}: {exc.strerror or exc}",
+            hint="check that the directory exists and is writable",
+        ) from None
 
 
 def print_json(data: Any, indent: int | None = 2) -> None:

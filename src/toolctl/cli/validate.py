@@ -47,13 +47,11 @@ def schema(
     """Print the JSON Schema of the tool file format (for editors and CI)."""
     import json
 
+    from toolctl.cli.render import write_output
     from toolctl.spec import format_schema
 
-    text = json.dumps(format_schema(), indent=2) + "\n"
-    if output is None:
-        typer.echo(text, nl=False)
-    else:
-        output.write_text(text, encoding="utf-8")
+    write_output(json.dumps(format_schema(), indent=2) + "\n", output)
+    if output is not None:
         typer.echo(f"wrote {output}", err=True)
 
 

@@ -14,6 +14,7 @@ import yaml
 
 from toolctl.scaffold.introspect import ToolDraft
 from toolctl.scaffold.types import Schema
+from toolctl.yamlsrc import dumps
 
 _FLOW_WIDTH = 60
 SCHEMA_FILE = "schema/tool.v1.schema.json"
@@ -55,9 +56,9 @@ _Dumper.add_representer(list, _list)
 
 
 def dump_yaml(data: Any) -> str:
-    """``data`` as block YAML with flow-style leaves (strings quoted only where needed)."""
-    text = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, indent=2)
-    return str(text)
+    """``data`` as block YAML with flow-style leaves; strings are quoted where toolctl's loader
+    would read them as something else (``"1e3"``, ``"0o17"``, ``"yes"``)."""
+    return dumps(data, base=_Dumper, sort_keys=False, allow_unicode=True, width=100, indent=2)
 
 
 def modeline(schema_ref: str) -> str:

@@ -1,0 +1,93 @@
+"""cli/fastparams.py converts common option types without pydantic: the values a command
+receives, and the errors for bad values, are the ones Typer's own path gives."""
+
+from __future__ import annotations
+
+import enum
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from toolctl.cli import fastparams
+
+
+class Color(str, enum.Enum):
+    red = "red"
+    blue = "blue"
+
+
+def _app(seen: dict[str, Any]) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command()
+    def main(
+        name: Annotated[str, typer.Option()] = "x",
+        count: Annotated[int, typer.Option(min=0)] = 1,
+        ratio: Annotated[float, typer.Option()] = 0.5,
+        color: Annotated[Color, typer.Option(case_sensitive=False)] = Color.red,
+        src: Annotated[list[Path] | None, typer.Option(exists=True)] = None,
+        flag: Annotated[bool, typer.Option("--flag/--no-flag")] = False,
+    ) -> None:
+        seen.update(name=name, count=count, ratio=ratio, color=color, src=src, flag=flag)
+
+    return app
+
+
+ARGS = [
+    ["--name", "1e3", "--count", "007", "--ratio", "1e-3", "--color", "BLUE", "--flag"],
+    ["--count", "+3", "--ratio", ".5", "--src", "."],
+    ["--count", "1_000", "--ratio", "inf", "--no-flag"],  # not plain: Typer's own path
+]
+BAD = [
+    ["--count", "-1"],
+    ["--count", "abc"],
+    ["--color", "green"],
+    ["--src", "missing/"],
+    ["--src", "./missing"],
+]
+
+
+def _invoke(args: list[str]) -> tuple[int, str, dict[str, Any]]:
+    seen: dict[str, Any] = {}
+    result = CliRunner().invoke(_app(seen), args)
+    return result.exit_code, result.output, seen
+
+
+@pytest.fixture(scope="module")
+def typers_own() -> dict[str, tuple[int, str, dict[str, Any]]]:
+    """What Typer gives without the fast path (a fresh interpreter: install() is global)."""
+    code = (
+        "import json, sys; sys.path.insert(0, '.');"
+        "from tests.cli.test_fastparams import ARGS, BAD, _invoke;"
+        "print(json.dumps({' '.join(a): repr(_invoke(a)) for a in ARGS + BAD}))"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
+    )
+    return dict(json.loads(out.stdout))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", ARGS + BAD, ids=" ".join)
+def test_the_fast_path_gives_what_typer_gives(args: list[str], typers_own: dict[str, str]) -> None:
+    fastparams.install()
+    assert repr(_invoke(args)) == typers_own[" ".join(args)]
+
+
+def test_the_fast_path_is_installed_and_converts() -> None:
+    fastparams.install()
+    code, _, seen = _invoke(["--name", "1e3", "--count", "007", "--color", "BLUE"])
+    assert code == 0
+    assert seen["name"] == "1e3" and seen["count"] == 7 and seen["color"] is Color.blue
+    code, output, _ = _invoke(["--count", "-1"])
+    assert code == 2 and "greater than or equal to 0" in output
+    from typer import core
+
+    assert core._TyperParameter.get_runtime_param.__module__ == fastparams.__name__
