@@ -126,8 +126,6 @@ def test_every_option_says_its_unit_or_values(command: tuple[str, ...]) -> None:
 @pytest.mark.parametrize("command", COMMANDS, ids=" ".join)
 def test_every_argument_has_an_upper_case_placeholder(command: tuple[str, ...]) -> None:
     """As docs/cli.md writes them: ``toolctl init [DIR]``, ``toolctl show NAME``."""
-    if command == ("diff",):
-        pytest.skip("cli/diff.py belongs to the lock work: [base] [head] still lower case")
     for param in _click_command(command).params:
         if param.param_type_name == "argument":
             assert param.metavar and param.metavar.isupper(), (command, param.name)

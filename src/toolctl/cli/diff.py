@@ -32,11 +32,16 @@ class DiffFailOn(str, enum.Enum):
 def diff_command(
     base: Annotated[
         str | None,
-        typer.Argument(help="Lock file, directory or git ref (default: toolctl.lock)."),
+        typer.Argument(
+            metavar="BASE", help="Lock file, directory or git ref (default: toolctl.lock)."
+        ),
     ] = None,
     head: Annotated[
         str | None,
-        typer.Argument(help="Lock file, directory or git ref (default: the working tree)."),
+        typer.Argument(
+            metavar="HEAD",
+            help="Lock file, directory or git ref (default: the working tree).",
+        ),
     ] = None,
     registry: RegistryOpt = None,
     packs: PacksOpt = True,
