@@ -115,6 +115,8 @@ class Executor:
             raise HandlerTimeout(state.timeout or 0.0)
         if outcome.kind == "cancelled":
             raise KeyboardInterrupt
+        if outcome.traceback:  # kept like an in-process handler's, for the developer only
+            state.traceback = state.scrub(outcome.traceback)
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(outcome.message))
 
 
