@@ -625,7 +625,7 @@ def _load_registry(
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
-    return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives)
+    return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
 
 
 def _sources(project: Project, packs: bool, ctx: _Context) -> Iterator[tuple[Path, Path, str, str]]:

@@ -35,6 +35,8 @@ class Registry:
     # (yamlsrc.may_hold_directive): lint need not read a file again to look for ignore comments
     # it cannot hold. None: not known.
     directive_files: dict[str, bool] | None = field(default=None, repr=False, compare=False)
+    # Whether installed registry packs were loaded with it: a reload loads the same sources.
+    packs: bool = field(default=True, compare=False)
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.tools.values())

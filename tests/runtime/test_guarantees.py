@@ -36,6 +36,15 @@ tools:
         pin: {type: string, x-sensitive: true}
         code: {type: integer, writeOnly: true}
       required: [user, pin]
+  - name: chatty
+    description: Logs the pin through its own logger.
+    handler: guard_handlers:chatty
+    inputSchema:
+      type: object
+      properties:
+        pin: {type: string, x-sensitive: true}
+        threaded: {type: boolean}
+      required: [pin]
   - name: exit0
     description: Raises SystemExit(0).
     handler: guard_handlers:exit0
@@ -130,6 +139,41 @@ def test_a_secret_quoted_in_an_error_never_leaves_the_handler(
     ):
         assert PIN not in sink
     assert "trying pin [REDACTED]" in caplog.text  # the handler's own log line
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record))
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0], ids=["in-place", "worker-thread"])
+def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
+    greg: Registry, timeout: float | None
+) -> None:
+    from toolctl.runtime.redact import guard_log_handlers
+
+    lines = _Lines()
+    root = logging.getLogger()
+    root.addHandler(lines)
+    try:
+        guard_log_handlers()
+        result = greg.call("chatty", {"pin": PIN}, timeout=timeout)
+        logging.getLogger("chatty.app").warning("after the run: %s", PIN)
+    finally:
+        root.removeHandler(lines)
+    assert result.status is RunStatus.SUCCEEDED
+    assert lines.lines[0] == "checking pin [REDACTED]"
+    assert lines.lines[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
+
+
+def test_the_cli_scrubs_a_secret_a_handler_logs_on_its_own(greg: Registry, project: Path) -> None:
+    done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
+    assert done.returncode == 0, done.stderr
+    assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
 
 
 def test_a_write_only_number_is_redacted_from_error_text(greg: Registry) -> None:
@@ -371,13 +415,20 @@ def test_serve_logs_the_traceback_and_never_sends_it(greg: Registry, project: Pa
         "method": "tools/call",
         "params": {"name": "login", "arguments": {"user": "ann", "pin": PIN}},
     }
+    chatty = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "chatty", "arguments": {"pin": PIN}},
+    }
     server = RawServe(project)
-    server.send(wire(INIT, INITIALIZED, call))
-    replies = {m["id"]: m for m in (server.reply(), server.reply())}
+    server.send(wire(INIT, INITIALIZED, call, chatty))
+    replies = {m["id"]: m for m in (server.reply(), server.reply(), server.reply())}
     _, log = server.close(timeout=45)
     sent = json.dumps(replies[2])
     assert replies[2]["result"]["isError"] is True
     assert "login failed for pin [REDACTED]" in sent
     assert "guard_handlers.py" not in sent and PIN not in sent
     assert 'guard_handlers.py", line' in log and "in _check" in log
+    assert "checking pin [REDACTED]" in log  # the handler's own logger
     assert PIN not in log

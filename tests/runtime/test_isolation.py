@@ -9,6 +9,7 @@ asserts a duration. Floods are 2-128 MiB: enough to tell a bounded tail from a f
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -78,6 +79,14 @@ tools:
     handler: rt_isolation:fork_and_return
     isolation: subprocess
     timeout: 20
+  - name: fail_nested
+    description: Raises from a nested function with a secret in the message.
+    handler: rt_isolation:fail_nested
+    isolation: subprocess
+    timeout: 20
+    inputSchema:
+      type: object
+      properties: {token: {type: string, x-sensitive: true}}
   - name: raise_limits
     description: Tries to lift its limits.
     handler: rt_isolation:raise_limits
@@ -297,3 +306,17 @@ def test_a_killed_caller_takes_the_tree_with_it(iso: Registry, project: Path) ->
         caller.kill()  # SIGKILL: the caller cannot clean up; its supervisor must
         caller.wait()
     assert _ends(int(pidfile.read_text()))
+
+
+def test_a_failed_isolated_handler_keeps_its_traceback_redacted(iso: Registry) -> None:
+    from toolctl.runtime import api
+
+    result = iso.call("fail_nested", {"token": "s3cr3t-t0ken"})
+    assert result.status is RunStatus.FAILED and result.traceback is not None
+    tb = result.traceback
+    assert 'rt_isolation.py", line' in tb and "in fail_nested" in tb and "in _deeper" in tb
+    assert "toolctl" + os.sep + "runtime" not in tb  # the handler's frames only
+    assert tb.rstrip().endswith("RuntimeError: refused token [REDACTED]")
+    assert "s3cr3t-t0ken" not in tb
+    assert api.resolve_store(iso).get(result.run_id).traceback == tb
+    assert "rt_isolation.py" not in json.dumps(result.model_output)  # never for the model

@@ -77,3 +77,45 @@ def test_an_unexpected_failure_in_a_reload_is_logged_not_raised(
         assert anyio.run(watcher.reload) is False
     assert swapped == []
     assert "still serving the previous 2 tool(s)" in caplog.text
+
+
+def test_a_reload_loads_packs_only_when_serving_started_with_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from collections.abc import Iterator
+
+    from toolctl import loader
+    from toolctl.server.toolset import Selection
+
+    tool = "toolctl: 1\nname: {}\ndescription: d\nhandler: os:getcwd\n"
+    project = tmp_path / "project"
+    (project / "tools.d").mkdir(parents=True)
+    (project / "tools.d" / "own.yaml").write_text(tool.format("own"))
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "packed.yaml").write_text(tool.format("packed"))
+
+    def pack_dirs(ctx: object) -> Iterator[tuple[str, Path]]:
+        yield "somepack", pack
+
+    monkeypatch.setattr(loader, "_pack_dirs", pack_dirs)
+
+    def served_after_reload(packs: bool) -> list[str]:
+        registry = loader.load_registry(project=project_at(project), packs=packs, cache=False)
+        swapped: list[Any] = []
+
+        async def swap(toolset: Any, notify: bool) -> None:
+            swapped.append(toolset)
+
+        server = SimpleNamespace(toolset=SimpleNamespace(specs=[], fingerprint={}), swap=swap)
+        watcher = RegistryWatcher(
+            server,  # type: ignore[arg-type]
+            project_at(project),
+            Selection((), ()),
+            packs=registry.packs,
+        )
+        assert anyio.run(watcher.reload) is True
+        return sorted(swapped[0].specs)
+
+    assert served_after_reload(packs=False) == ["own"]  # --no-packs: still no pack tool
+    assert served_after_reload(packs=True) == ["own", "packed"]

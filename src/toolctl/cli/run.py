@@ -144,6 +144,9 @@ def run(
     with gc_paused():  # the runtime's modules live until the process ends: nothing to collect
         from toolctl.runtime import api
         from toolctl.runtime.options import CallOptions
+        from toolctl.runtime.redact import guard_log_handlers
+
+    guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
     show = _show(raw, display, fmt)
     if approve and decline:

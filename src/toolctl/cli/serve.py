@@ -152,6 +152,9 @@ def serve(
     )
     for handler in logging.getLogger().handlers:  # tool lines sent to clients stay off stderr
         handler.setLevel(log_level.value.upper())
+    from toolctl.runtime.redact import guard_log_handlers
+
+    guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
     if not loaded.ok:

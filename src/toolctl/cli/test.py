@@ -185,7 +185,10 @@ def test(
     from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_diagnostics, print_error, print_json
     from toolctl.errors import ToolctlError
+    from toolctl.runtime.redact import guard_log_handlers
     from toolctl.testing import TestOptions, junit_xml, run_tests
+
+    guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
     registry = load(registry_path, paths, packs=packs)
     print_diagnostics(registry.diagnostics)

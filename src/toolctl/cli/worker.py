@@ -61,6 +61,9 @@ def worker(
         raise typer.Exit(exitcodes.USAGE)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
     logging.getLogger("procrastinate").setLevel(logging.WARNING)
+    from toolctl.runtime.redact import guard_log_handlers
+
+    guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
     override = None if registry_path is None else Path(registry_path)
     run_worker(
         str(url),

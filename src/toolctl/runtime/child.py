@@ -17,12 +17,16 @@ from typing import Any, NoReturn
 from toolctl.runtime.capture import MAX_RESULT_BYTES, write_all
 
 
-def frame(kind: str, value: Any = None, message: str = "") -> bytes:
-    """The reply as it travels on the result pipe."""
+def frame(kind: str, value: Any = None, message: str = "", traceback: str | None = None) -> bytes:
+    """The reply as it travels on the result pipe (``traceback``: the failed handler's frames,
+    for the developer; the caller redacts it like an in-process one)."""
     from toolctl.runtime import jsondata
 
+    reply = {"kind": kind, "value": value, "message": message}
+    if traceback:
+        reply["traceback"] = traceback
     try:
-        text = jsondata.dumps({"kind": kind, "value": value, "message": message})
+        text = jsondata.dumps(reply)
     except (TypeError, ValueError) as exc:
         text = json.dumps(
             {"kind": "error", "value": None, "message": f"tool output is not valid JSON: {exc}"}
@@ -64,7 +68,9 @@ def _call(request: dict[str, Any]) -> bytes:
     except MemoryError:
         return frame("error", None, memory_error_message(request.get("limits")))
     except Exception as exc:
-        return frame("error", None, f"{type(exc).__name__}: {exc}")
+        from toolctl.runtime.execution import user_traceback
+
+        return frame("error", None, f"{type(exc).__name__}: {exc}", user_traceback(exc))
     return frame("ok", value)
 
 

@@ -15,6 +15,7 @@ from toolctl.errors import HandlerReferenceError
 from toolctl.runtime.context import AbortSignal, SuspendRequested
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, invoke, wants_context
 from toolctl.runtime.loading import load_callable
+from toolctl.runtime.redact import hold_secrets, release_secrets
 from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.state import StepFailed
 from toolctl.runtime.sync import owns_running_loop
@@ -75,14 +76,19 @@ class Executor:
             args: tuple[Any, ...] = (state.input, state.context_for_handler())
         else:
             args = (state.input,)
-        return await invoke(
-            handler,
-            args,
-            state.timeout,
-            state.abort,
-            in_place=owns_running_loop(),
-            name=f"toolctl:{state.run_id}",
-        )
+        secrets_ = state.secret_values  # what the handler logs on its own is scrubbed of them
+        hold_secrets(secrets_)
+        try:
+            return await invoke(
+                handler,
+                args,
+                state.timeout,
+                state.abort,
+                in_place=owns_running_loop(),
+                name=f"toolctl:{state.run_id}",
+            )
+        finally:
+            release_secrets(secrets_)
 
     async def _isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated
@@ -115,6 +121,8 @@ class Executor:
             raise HandlerTimeout(state.timeout or 0.0)
         if outcome.kind == "cancelled":
             raise KeyboardInterrupt
+        if outcome.traceback:  # kept like an in-process handler's, for the developer only
+            state.traceback = state.scrub(outcome.traceback)
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(outcome.message))
 
 

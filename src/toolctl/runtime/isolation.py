@@ -48,7 +48,7 @@ class ChildOutcome:
 
     ``output`` is the end of what the handler's processes wrote to stdout and stderr (at most
     ``TAIL_BYTES``, not redacted); ``notes`` are for the run's notes (output dropped, processes
-    ended).
+    ended); ``traceback`` the failed handler's own frames (not redacted).
     """
 
     kind: str
@@ -56,6 +56,7 @@ class ChildOutcome:
     message: str = ""
     output: str = ""
     notes: list[str] = field(default_factory=list)
+    traceback: str | None = None
 
 
 class _Supervisor:
@@ -250,8 +251,14 @@ def _outcome(sup: _Supervisor) -> ChildOutcome:
         why = _why(header.get("exit"), log)
         message = f"the handler process ended without a result ({why})"
         return ChildOutcome("error", message=message, output=log, notes=notes)
+    found = reply.get("traceback")
     return ChildOutcome(
-        str(reply["kind"]), reply.get("value"), str(reply.get("message", "")), log, notes
+        str(reply["kind"]),
+        reply.get("value"),
+        str(reply.get("message", "")),
+        log,
+        notes,
+        found if isinstance(found, str) else None,
     )
 
 

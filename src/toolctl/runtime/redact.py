@@ -12,7 +12,7 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from toolctl.runtime.memo import PerObject
@@ -284,23 +284,62 @@ def redact(value: Any, schema: Any = None) -> Any:
     return _plain(value) if schema is None else redactor_for(schema).redact(value)
 
 
+# The secret values of the runs whose handlers are running now (each entry a run's
+# ``secret_values``, evaluated only when a line is logged), so that what a handler logs through
+# its own loggers is scrubbed of them too. set.add/discard and list(set) are atomic under the GIL.
+_in_flight: set[Callable[[], set[str]]] = set()
+
+
+def hold_secrets(source: Callable[[], set[str]]) -> None:
+    """While a handler runs: log filters scrub the values ``source`` returns."""
+    _in_flight.add(source)
+
+
+def release_secrets(source: Callable[[], set[str]]) -> None:
+    """The handler of ``source`` has returned."""
+    _in_flight.discard(source)
+
+
+def in_flight_secrets() -> set[str]:
+    """The secret values of every run whose handler is running now."""
+    found: set[str] = set()
+    for source in list(_in_flight):
+        found |= source()
+    return found
+
+
+def _scrub_line(text: str) -> str:
+    return scrub_text(text, in_flight_secrets()) if _in_flight else redact_text(text)
+
+
 class RedactingFilter(logging.Filter):
-    """A logging filter that redacts secrets from a record's message and arguments."""
+    """A logging filter that redacts secrets from a record's message, arguments and traceback:
+    secret-shaped strings, and the secret values of the runs whose handlers are running."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
             message = record.getMessage()
         except Exception:  # a broken format string: leave the record alone
             return True
-        record.msg = redact_text(message)
+        record.msg = _scrub_line(message)
         record.args = None
         if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-            record.exc_text = redact_text(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = _scrub_line(logging.Formatter().formatException(record.exc_info))
             record.exc_info = None
         return True
 
 
-def install_log_filter(logger: logging.Logger) -> None:
-    """Attach one :class:`RedactingFilter` to ``logger`` (idempotent)."""
-    if not any(isinstance(f, RedactingFilter) for f in logger.filters):
-        logger.addFilter(RedactingFilter())
+def install_log_filter(target: logging.Filterer) -> None:
+    """Attach one :class:`RedactingFilter` to ``target``, a logger or a handler (idempotent)."""
+    if not any(isinstance(f, RedactingFilter) for f in target.filters):
+        target.addFilter(RedactingFilter())
+
+
+def guard_log_handlers() -> None:
+    """Attach a :class:`RedactingFilter` to each handler of the root logger and to
+    ``logging.lastResort`` (what prints warnings when logging is not set up), so that a line a
+    handler logs through its own loggers is scrubbed like toolctl's own. The CLI calls it; an
+    application that sets up its own logging calls it after doing so."""
+    for handler in [*logging.getLogger().handlers, logging.lastResort]:
+        if handler is not None:
+            install_log_filter(handler)

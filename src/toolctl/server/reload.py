@@ -63,10 +63,13 @@ class RegistryWatcher:
         selection: Selection,
         interval: float = 0.5,
         verify: Callable[[Registry], None] | None = None,
+        *,
+        packs: bool = True,
     ) -> None:
         self.server = server
         self.verify = verify  # --locked: raises for a registry that differs from the lock
         self.project = project
+        self.packs = packs  # --no-packs holds for every reload too
         self.selection = selection
         self.interval = interval
         # The baseline is taken now, before serving starts: taken later (in run()), a change a
@@ -95,7 +98,9 @@ class RegistryWatcher:
         from toolctl.loader import load_registry
 
         try:
-            registry = await anyio.to_thread.run_sync(lambda: load_registry(project=self.project))
+            registry = await anyio.to_thread.run_sync(
+                lambda: load_registry(project=self.project, packs=self.packs)
+            )
             if not registry.ok:
                 for d in registry.diagnostics:
                     log.error("%s", d.format())

@@ -73,7 +73,12 @@ def serve(registry: Registry, options: ServeOptions) -> None:
         from toolctl.server.reload import RegistryWatcher
 
         watcher = RegistryWatcher(
-            server, registry.project, options.selection, options.reload_interval, options.verify
+            server,
+            registry.project,
+            options.selection,
+            options.reload_interval,
+            options.verify,
+            packs=registry.packs,
         )
     if security is None:
         anyio.run(serve_stdio, server, watcher, options)
