@@ -180,3 +180,21 @@ def test_reflow_keeps_lists_and_click_verbatim_blocks() -> None:
         "First line continues here.\n\nExit codes:\n  0 ok\n  1 failed\n- an item\n- another"
         "\n\n\b\nkept\nas is"
     )
+
+
+def test_a_shared_option_is_one_declaration_everywhere() -> None:
+    # --verbose and --locked mean one thing in every command; --format takes one of two sets
+    # of values, declared once (export's --format names a target format instead).
+    seen: dict[str, dict[tuple[str, ...], Any]] = {"--verbose": {}, "--locked": {}}
+    formats: set[Any] = set()
+    for command in set(COMMANDS) - GROUPS:
+        for param in _options(command):
+            if param.opts[0] in seen:
+                seen[param.opts[0]][command] = (tuple(param.opts), param.help)
+            if "--format" in param.opts and command != ("export",):
+                formats.add(param.type_descriptor.annotation)
+    assert set(seen["--verbose"]) >= {("export",), ("test",)}
+    assert set(seen["--locked"]) >= {("export",), ("serve",)}
+    for declarations in seen.values():
+        assert len(set(declarations.values())) == 1, declarations
+    assert formats == {options.OutputFormat, options.ReportFormat}

@@ -63,3 +63,31 @@ def test_mcp_export_equals_the_live_tools_list(where: str) -> None:
     registry = toolctl.load(root / "tools.d")
     live = list_stdio(root, str(root / "tools.d"))
     assert live == registry.export("mcp")["tools"]
+
+
+def test_each_revision_lists_the_snapshot_served_when_it_asks(registry_dir: Path) -> None:
+    # Each revision's listing is built on its first tools/list: one asked for before a reload
+    # must not be served after it, and the reloading server's 2026-07-28 list is never reused.
+    from mcp import Client
+
+    from toolctl.server.app import ToolServer
+    from toolctl.server.toolset import Selection, build_toolset
+
+    registry = toolctl.load_project(registry_dir)
+    server = ToolServer(build_toolset(registry), reload=True)
+
+    async def names(mode: str) -> tuple[list[str], Any]:
+        async with Client(server.lowlevel, mode=mode) as client:
+            listed = await client.list_tools()
+        return [t.name for t in listed.tools], getattr(listed, "ttl_ms", None)
+
+    async def main() -> list[tuple[list[str], Any]]:
+        seen = [await names("2026-07-28")]
+        await server.swap(build_toolset(registry, Selection(names=("add", "shout"))))
+        seen += [await names("2026-07-28"), await names("legacy")]
+        return seen
+
+    first, modern, legacy = anyio.run(main)
+    assert "greet" in first[0] and first[1] == 0
+    assert modern == (["add", "shout"], 0)
+    assert legacy[0] == ["add", "shout"]

@@ -70,18 +70,37 @@ _WITHOUT_HELPERS = {
 }
 
 
-@pytest.mark.parametrize("change", sorted(_WITHOUT_HELPERS))
-def test_serve_falls_back_when_the_sdk_claim_helpers_change(
-    registry_dir: Path, change: str
-) -> None:
-    script = (
+def _fallback_script(change: str) -> str:
+    return (
         "import sys, toolctl.server.stdio as fast\n"
         f"fast._claim_helpers = lambda: {_WITHOUT_HELPERS[change]}\n"
         "from toolctl.cli import main\n"
         "sys.argv = ['toolctl', 'serve']\n"
         "main()\n"
     )
+
+
+@pytest.mark.parametrize("change", sorted(_WITHOUT_HELPERS))
+def test_serve_falls_back_when_the_sdk_claim_helpers_change(
+    registry_dir: Path, change: str
+) -> None:
     data = wire(INIT, INITIALIZED, shout_call("fallback"))
-    replies, err = _converse(registry_dir, data, 2, script=script)
+    replies, err = _converse(registry_dir, data, 2, _fallback_script(change))
     assert replies[1]["result"]["content"] == [{"type": "text", "text": "FALLBACK"}]
     assert "Traceback" not in err and "must not reach" in err
+
+
+_DUPLICATE_CALL = (
+    b'{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+    b'"params":{"name":"shout","arguments":{"text":"a","text":"b"}}}\n'
+)
+
+
+@pytest.mark.parametrize("change", sorted(_WITHOUT_HELPERS))
+def test_the_fallback_transport_refuses_duplicate_keys_too(registry_dir: Path, change: str) -> None:
+    # The fallback reads stdin on a worker thread: the guard must still see every line.
+    data = wire(INIT, INITIALIZED) + _DUPLICATE_CALL
+    replies, _ = _converse(registry_dir, data, 2, _fallback_script(change))
+    result = replies[1]["result"]
+    assert result["isError"] is True
+    assert "duplicate key 'text'" in result["content"][0]["text"]

@@ -172,3 +172,21 @@ def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Pat
     finally:
         wire.close()
     assert got["result"]["structuredContent"] == {"greeting": "Hello, Lin!"}
+
+
+def test_every_run_status_is_a_task_status() -> None:
+    # A run that waits for someone asks for input; one that ended with a call result (an error
+    # result included) completed; an interrupted run has no result to give.
+    from toolctl.runtime.result import RunStatus
+    from toolctl.server.tasks import task_status
+
+    by_task: dict[str, set[str]] = {}
+    for status in RunStatus:
+        by_task.setdefault(task_status(status), set()).add(status.value)
+    assert by_task == {
+        "working": {"running"},
+        "input_required": {"awaiting_approval", "suspended"},
+        "completed": {"succeeded", "failed", "declined", "timed_out"},
+        "cancelled": {"cancelled"},
+        "failed": {"interrupted"},
+    }

@@ -158,3 +158,21 @@ def test_a_pending_run_is_continued_by_another_process(pg_url: str, tmp_path: Pa
     listed = toolctl(root, pg_url, "runs", "list", "--format", "json")
     assert [r["status"] for r in json.loads(listed.stdout)] == ["succeeded"]
     toolctl(root, pg_url, "approve", run_id, expect=1)  # once only
+
+
+def test_the_state_key_from_the_environment_binds_approvals(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLCTL_STATE_KEY", "cd" * 32)
+    store = PostgresStore(pg_url)
+    try:
+        assert store.binding_key() == bytes.fromhex("cd" * 32)
+    finally:
+        store.close()
+    monkeypatch.setenv("TOOLCTL_STATE_KEY", "short")
+    store = PostgresStore(pg_url)
+    try:
+        with pytest.raises(StateError, match="TOOLCTL_STATE_KEY is not a usable key"):
+            store.binding_key()
+    finally:
+        store.close()

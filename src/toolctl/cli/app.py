@@ -13,6 +13,7 @@ import typer
 
 from toolctl import __version__
 from toolctl.cli import exitcodes
+from toolctl.cli.startup import long_lived
 
 # Each module exposes ``register(app)``; keep imports in them light (no yaml/jsonschema/mcp at
 # module level) so ``toolctl --help`` stays fast.
@@ -190,11 +191,8 @@ def main() -> None:
     every `toolctl validate` in a hook or loop would pay for the other commands.
     """
     argv = sys.argv[1:]
-    gc.disable()  # registering builds long-lived objects only (see toolctl/cli/__init__.py)
-    _register(_modules_for(argv))
-    gc.freeze()  # and they leave the young generation unscanned (as there)
-    gc.unfreeze()
-    gc.enable()
+    with long_lived():  # registering builds long-lived objects only
+        _register(_modules_for(argv))
     code = _run(argv)
     # The process ends here: the final collection would walk every object still alive (all
     # of Typer, a loaded registry) only for the OS to free them anyway.

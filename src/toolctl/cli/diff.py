@@ -8,17 +8,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, RegistryOpt, format_option
-
-
-class DiffFormat(str, enum.Enum):
-    """Output formats of ``toolctl diff``."""
-
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    sarif = "sarif"
-    github = "github"
+from toolctl.cli.options import PacksOpt, RegistryOpt, ReportFormat, ReportFormatOpt
 
 
 class DiffFailOn(str, enum.Enum):
@@ -45,9 +35,7 @@ def diff_command(
     ] = None,
     registry: RegistryOpt = None,
     packs: PacksOpt = True,
-    fmt: Annotated[
-        DiffFormat, format_option("Output format.", "text|json|markdown|sarif|github")
-    ] = DiffFormat.text,
+    fmt: ReportFormatOpt = ReportFormat.text,
     fail_on: Annotated[
         DiffFailOn,
         typer.Option(
@@ -90,13 +78,13 @@ def diff_command(
     )
     result = diff(old, new)
     policy = fail_on.value
-    if fmt is DiffFormat.json:
+    if fmt is ReportFormat.json:
         print_json(to_json(result, policy))
-    elif fmt is DiffFormat.markdown:
+    elif fmt is ReportFormat.markdown:
         typer.echo(render_markdown(result, policy), nl=False)
-    elif fmt is DiffFormat.sarif:
+    elif fmt is ReportFormat.sarif:
         print_json(sarif(diagnostics(result), rules(), __version__))
-    elif fmt is DiffFormat.github:
+    elif fmt is ReportFormat.github:
         for line in github(diagnostics(result)):
             typer.echo(line)
     else:

@@ -14,11 +14,13 @@ import typer
 
 from toolctl.cli import exitcodes
 from toolctl.cli.options import (
+    LockedOpt,
     PacksOpt,
     PathAliasOpt,
     PathsArg,
     RegistryOpt,
     TagsOpt,
+    VerboseOpt,
     format_option,
     output_option,
     registry_path,
@@ -97,16 +99,9 @@ def export_command(
             "--mcp-protocol", metavar="2025-11-25|2026-07-28", help="mcp: the protocol version."
         ),
     ] = "2025-11-25",
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Also show info notes on stderr.")
-    ] = False,
+    verbose: VerboseOpt = False,
     path: PathAliasOpt = None,
-    locked: Annotated[
-        bool,
-        typer.Option(
-            "--locked", help="Refuse (exit 1) when the registry differs from toolctl.lock."
-        ),
-    ] = False,
+    locked: LockedOpt = False,
 ) -> None:
     """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
     if list_formats:

@@ -8,20 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, format_option
+from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, ReportFormat, ReportFormatOpt
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
-
-
-class LintFormat(str, enum.Enum):
-    """Output formats of ``toolctl lint`` (``markdown`` only with ``--list-rules``)."""
-
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-    markdown = "markdown"
 
 
 class FailOn(str, enum.Enum):
@@ -60,15 +50,15 @@ def _check_options(
             raise UsageError(f"{option}: {exc.message}", hint=exc.hint) from None
 
 
-def _list_rules(fmt: LintFormat) -> None:
+def _list_rules(fmt: ReportFormat) -> None:
     from toolctl.cli.render import print_json
     from toolctl.lint import catalogue
     from toolctl.lint.report import markdown_table, rule_rows
 
     cat = catalogue()
-    if fmt is LintFormat.json:
+    if fmt is ReportFormat.json:
         print_json(rule_rows(cat))
-    elif fmt is LintFormat.markdown:
+    elif fmt is ReportFormat.markdown:
         typer.echo(markdown_table(cat), nl=False)
     else:
         for row in rule_rows(cat):
@@ -88,17 +78,17 @@ def _explain(code: str) -> None:
     print_rst(explain(rule))
 
 
-def _render(diags: list[Diagnostic], fmt: LintFormat, checked: str) -> None:
+def _render(diags: list[Diagnostic], fmt: ReportFormat, checked: str) -> None:
     from toolctl import __version__
     from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
     from toolctl.lint import catalogue
     from toolctl.lint.report import github, sarif
 
-    if fmt is LintFormat.json:
+    if fmt is ReportFormat.json:
         print_json(diagnostics_json(diags))
-    elif fmt is LintFormat.sarif:
+    elif fmt is ReportFormat.sarif:
         print_json(sarif(diags, catalogue(), __version__))
-    elif fmt is LintFormat.github:
+    elif fmt is ReportFormat.github:
         for line in github(diags):
             typer.echo(line)
     else:
@@ -111,12 +101,7 @@ def _render(diags: list[Diagnostic], fmt: LintFormat, checked: str) -> None:
 def lint(
     paths: PathsArg = None,
     registry: RegistryOpt = None,
-    fmt: Annotated[
-        LintFormat,
-        format_option(
-            "Output (markdown only with --list-rules).", metavar="text|json|sarif|github|markdown"
-        ),
-    ] = LintFormat.text,
+    fmt: ReportFormatOpt = ReportFormat.text,
     fail_on: Annotated[
         FailOn | None,
         typer.Option(
@@ -161,7 +146,8 @@ def lint(
         typer.Option("--explain", metavar="CODE", help="Show the documentation of one rule."),
     ] = None,
     list_rules: Annotated[
-        bool, typer.Option("--list-rules", help="List every rule and exit.")
+        bool,
+        typer.Option("--list-rules", help="List every rule and exit (also as --format markdown)."),
     ] = False,
     packs: PacksOpt = True,
 ) -> None:
@@ -171,8 +157,8 @@ def lint(
     Prints `file:line:col: severity CODE message (hint: fix)`. Never imports user code unless
     --resolve. Exit 1 when anything at or above --fail-on is found.
     """
-    listing = (LintFormat.text, LintFormat.json, LintFormat.markdown)
-    if (fmt is LintFormat.markdown and not list_rules) or (list_rules and fmt not in listing):
+    listing = (ReportFormat.text, ReportFormat.json, ReportFormat.markdown)
+    if (fmt is ReportFormat.markdown and not list_rules) or (list_rules and fmt not in listing):
         raise typer.BadParameter(
             "markdown is for --list-rules; --list-rules takes text, json or markdown",
             param_hint="--format",

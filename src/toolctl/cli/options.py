@@ -26,6 +26,22 @@ class OutputFormat(str, enum.Enum):
     json = "json"
 
 
+class ReportFormat(str, enum.Enum):
+    """What a command that reports findings (``lint``, ``diff``) prints: text, JSON, Markdown
+    (a review comment), SARIF (code scanning) or GitHub workflow annotations."""
+
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+    github = "github"
+
+
+def choices(values: type[enum.Enum]) -> str:
+    """``a|b|c``: the metavar of an option that takes one of ``values``."""
+    return "|".join(str(v.value) for v in values)
+
+
 REGISTRY_HELP = (
     "Tool file, tools directory or project root (default: the project found from the working "
     "directory, upward)."
@@ -47,7 +63,10 @@ def tag_option(help: str = "Only tools with this tag (repeatable).") -> Any:
     return typer.Option("--tag", metavar="TAG", help=help, show_default=False)
 
 
-def format_option(help: str = "Output: text or json.", metavar: str = "text|json") -> Any:
+FORMAT_HELP = "text for people, json for machines."
+
+
+def format_option(help: str = FORMAT_HELP, metavar: str = choices(OutputFormat)) -> Any:
     """``--format/-f``: what a command prints (its accepted values in ``metavar``)."""
     return typer.Option("--format", "-f", metavar=metavar, help=help, show_default=False)
 
@@ -83,7 +102,26 @@ PathsArg = Annotated[
 ToolsOpt = Annotated[list[str] | None, tool_option()]
 TagsOpt = Annotated[list[str] | None, tag_option()]
 FormatOpt = Annotated[OutputFormat, format_option()]
+ReportFormatOpt = Annotated[
+    ReportFormat,
+    format_option(
+        "text, json, markdown, sarif (code scanning) or github (workflow annotations).",
+        choices(ReportFormat),
+    ),
+]
 PacksOpt = Annotated[bool, packs_option()]
+VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Report everything, not only problems: info notes, every case."
+    ),
+]
+"""``--verbose/-v``: what went well and what is only informational too."""
+LockedOpt = Annotated[
+    bool,
+    typer.Option("--locked", help="Refuse (exit 1) a registry that differs from toolctl.lock."),
+]
+"""``--locked``: the registry must match ``toolctl.lock`` (``toolctl lock``)."""
 
 
 def registry_path(registry: Path | None, alias: Path | None) -> Path | None:

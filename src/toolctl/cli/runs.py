@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import OutputFormat, RegistryOpt, StateOpt, format_option, tool_option
+from toolctl.cli.options import FormatOpt, OutputFormat, RegistryOpt, StateOpt, tool_option
 from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt
 
@@ -21,7 +21,6 @@ runs_app = typer.Typer(
     help="The run history: list, show, wait for and cancel runs.", no_args_is_help=True
 )
 
-FormatOpt = Annotated[OutputFormat, format_option("text for people, json for machines.")]
 RunIdArg = Annotated[
     str, typer.Argument(metavar="RUN", help="Run id (or a unique prefix).", show_default=False)
 ]

@@ -9,6 +9,7 @@ import typer
 
 from toolctl.cli import exitcodes
 from toolctl.cli.options import (
+    LockedOpt,
     PacksOpt,
     PathsArg,
     RegistryOpt,
@@ -118,19 +119,13 @@ def serve(
             help="Server log level on stderr.",
         ),
     ] = LogLevel.warning,
-    locked: Annotated[
-        bool,
-        typer.Option(
-            "--locked",
-            help="Refuse to serve a registry that differs from toolctl.lock; "
-            "--reload then swaps in only locked definitions.",
-        ),
-    ] = False,
+    locked: LockedOpt = False,
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
     Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
     through the client's elicitation when it supports it), suspend/resume and the run history.
+    With --locked, --reload swaps in only a registry that still matches toolctl.lock.
     """
     import logging
     import sys

@@ -16,6 +16,7 @@ from toolctl.cli.options import (
     RegistryOpt,
     TagsOpt,
     ToolsOpt,
+    VerboseOpt,
 )
 
 if TYPE_CHECKING:
@@ -174,7 +175,7 @@ def test(
         Path | None,
         typer.Option("--junit", metavar="FILE", help="Also write a JUnit XML report to FILE."),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every case.")] = False,
+    verbose: VerboseOpt = False,
     packs: PacksOpt = True,
 ) -> None:
     """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).

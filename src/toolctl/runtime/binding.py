@@ -11,7 +11,8 @@ row that does not match.
 The secret of an SQLite history is a file beside the database (``state.db.key``, 32 random
 bytes, mode 0600), not a table in it: a copy of the database (a backup, a bug report, a file
 shared with a group) then carries no key, and a process that can write the database but not
-read the key cannot forge a row. An in-memory store keeps its secret in memory.
+read the key cannot forge a row. An in-memory store keeps its secret in memory. A PostgreSQL
+history takes ``$TOOLCTL_STATE_KEY`` (:func:`configured_key`) when set, else a row of its own.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from toolctl.runtime.records import RunRecord, RunStore
 
 KEY_BYTES = 32
+KEY_ENV = "TOOLCTL_STATE_KEY"  # a shared store's secret, in hex (see configured_key)
 
 
 def sign(store: RunStore, **bound: Any) -> str:
@@ -61,6 +63,21 @@ def verify(store: RunStore, rec: RunRecord) -> bool:
     if not rec.binding:
         return False
     return hmac.compare_digest(rec.binding, sign_record(store, rec))
+
+
+def configured_key() -> bytes | None:
+    """The secret given in ``$TOOLCTL_STATE_KEY`` (at least 32 hex digits), or None when it is
+    not set. Raises :class:`StateError` for a value that is not a usable key."""
+    configured = os.environ.get(KEY_ENV)
+    if not configured:
+        return None
+    try:
+        key = bytes.fromhex(configured)
+    except ValueError:
+        key = b""
+    if len(key) < KEY_BYTES // 2:
+        raise StateError(f"{KEY_ENV} is not a usable key", hint="give at least 32 hex digits")
+    return key
 
 
 def key_path(db: Path) -> Path:

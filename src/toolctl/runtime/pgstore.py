@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 SCHEMA_VERSION = 2
-KEY_ENV = "TOOLCTL_STATE_KEY"  # the binding secret (hex); else one shared row in the database
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
 _DDL = """
@@ -409,20 +408,13 @@ class PostgresStore:
         return self._key
 
     def _load_key(self) -> bytes:
-        import os
         import secrets
 
-        configured = os.environ.get(KEY_ENV)
-        if configured:
-            try:
-                key = bytes.fromhex(configured)
-            except ValueError:
-                key = b""
-            if len(key) < 16:
-                raise StateError(
-                    f"{KEY_ENV} is not a usable key", hint="give at least 32 hex digits"
-                )
-            return key
+        from toolctl.runtime.binding import configured_key
+
+        configured = configured_key()
+        if configured is not None:
+            return configured
         self._run(
             "INSERT INTO toolctl_keys VALUES ('binding', %s) ON CONFLICT (name) DO NOTHING",
             (secrets.token_bytes(32),),

@@ -53,6 +53,7 @@ class ErrorCode(str, enum.Enum):
     NO_HANDLER = "no_handler"
     HANDLER_NOT_FOUND = "handler_not_found"
     INTERRUPTED = "interrupted"
+    DAMAGED_RECORD = "damaged_record"  # a history row read back with unreadable columns
 
     def __str__(self) -> str:
         return self.value

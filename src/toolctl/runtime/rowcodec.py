@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.result import ErrorCode
 
 FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
 
@@ -121,6 +122,7 @@ def decode(columns: dict[str, Any]) -> RunRecord:
             what += " (the status as interrupted)"
         notes = [*notes, what]
         if data["error"] is None:
-            data["error"] = {"code": "damaged_record", "message": what, "details": []}
+            error = {"code": ErrorCode.DAMAGED_RECORD.value, "message": what, "details": []}
+            data["error"] = error
     data["notes"] = notes
     return RunRecord(**data)

@@ -7,7 +7,7 @@ Two protocol revisions are served side by side, chosen by each client: 2026-07-2
 for a client that offers it: ``server/discover``, no ``initialize``, every request carrying its
 own envelope) and 2025-11-25 (the ``initialize`` handshake; elicitation and
 ``notifications/tools/list_changed`` exist only there). Each revision has its own ``tools/list``
-result, serialized once per snapshot.
+result, built and serialized once per snapshot, on its first ``tools/list``.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ class ToolServer:
     ) -> None:
         self.reload = reload
         self._toolset = toolset
-        self._wire = self._wire_listings(toolset)
+        self._wire: dict[str, dict[str, Any]] = {}  # per revision, for this snapshot
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.client_log = ClientLog(forward_python_logging=forward_logging)
         self.lowlevel: Server[Any] = Server(
@@ -112,13 +112,13 @@ class ToolServer:
         schema = spec.input_schema if spec is not None else None
         return schema if isinstance(schema, dict) else None
 
-    def _wire_listings(self, toolset: ToolSet) -> dict[str, dict[str, Any]]:
-        wire = {PROTOCOL_VERSION: wire_listing(toolset)}
+    def _wire_listing(self, toolset: ToolSet, version: str) -> dict[str, Any]:
+        if version == PROTOCOL_VERSION:
+            return wire_listing(toolset)
         modern = serialize_server_result("tools/list", MODERN, toolset.modern_listing)
         if self.reload:  # the list may change at any moment: clients must not reuse it
             modern["ttlMs"] = 0
-        wire[MODERN] = modern
-        return wire
+        return modern
 
     async def _prebuilt_list(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -126,11 +126,14 @@ class ToolServer:
         # tools/list is answered with the listing serialized once per snapshot: the SDK would
         # otherwise validate and re-serialize every tool on every request (about 20 ms for
         # 1,000 tools). Older revisions go through the regular path.
-        if ctx.method == "tools/list":
-            wire = self._wire.get(ctx.protocol_version)
-            if wire is not None:
-                # A 2026-07-28 result names the server in _meta (the runner's stamp).
-                return {**wire, "_meta": self._stamp} if ctx.protocol_version == MODERN else wire
+        version = ctx.protocol_version
+        if ctx.method == "tools/list" and version in PROTOCOL_VERSIONS:
+            toolset, built = self._toolset, self._wire  # the same snapshot for both
+            wire = built.get(version)
+            if wire is None:  # the first tools/list of this revision since start or reload
+                wire = built[version] = self._wire_listing(toolset, version)
+            # A 2026-07-28 result names the server in _meta (the runner's stamp).
+            return {**wire, "_meta": self._stamp} if version == MODERN else wire
         return await call_next(ctx)
 
     async def _task_calls(
@@ -161,8 +164,7 @@ class ToolServer:
 
     async def swap(self, toolset: ToolSet, *, notify: bool = True) -> None:
         """Serve ``toolset`` from now on and (with ``notify``) tell every connected client."""
-        wire = self._wire_listings(toolset)
-        self._toolset, self._wire = toolset, wire
+        self._toolset, self._wire = toolset, {}
         if not notify:
             return
         for connection in list(self._connections):

@@ -11,7 +11,9 @@ The SDK's descriptor claim is kept: while serving, fd 0 reads the null device an
 at stderr, so a handler's ``print()`` (or a child process) can never write onto the wire.
 The claim uses private SDK helpers (``mcp.server.stdio._claim_fd`` and the diversions): when
 they are missing or their signature changed, or stdin/stdout are not pipes (a regular file, a
-replaced ``sys.stdin``), the SDK's own transport is used unchanged.
+replaced ``sys.stdin``), the SDK's own file transport is used: it claims stdout, and stdin is
+read on a worker thread from a private duplicate of fd 0 (fd 0 itself diverted to the null
+device) with every line still passing ``strictwire.guard``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
+
+import anyio
 
 from toolctl.server.strictwire import guard
 
@@ -80,9 +84,11 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     transports: list[asyncio.BaseTransport] = []
     try:
         pipes = await _claim_pipes(restores, transports)
-        if pipes is None:  # undo, then let the SDK claim and serve the streams itself
+        if pipes is None:  # undo, then serve through the SDK's file transport
             _release(restores, transports)
-            async with stdio_server() as streams:
+            # Thread-backed reads, as the SDK's own; _Lines only awaits readline().
+            lines = _Lines(cast(Any, anyio.wrap_file(_divert_stdin(restores))))
+            async with stdio_server(stdin=cast(Any, lines)) as streams:  # it claims stdout
                 yield streams
         else:
             # Duck-typed: the SDK only iterates lines and awaits write and flush.
@@ -122,6 +128,33 @@ async def _claim_pipes(
     except (OSError, ValueError) as exc:  # not pipes (a regular file, say)
         log.debug("stdio is not a pipe (%s); using the SDK's file transport", exc)
         return None
+
+
+def _divert_stdin(restores: list[Callable[[], None]]) -> BinaryIO:
+    """The wire's stdin for the fallback transport: a private duplicate of fd 0, with fd 0
+    reading the null device (restored on release) so that a handler or a child process never
+    reads the wire; ``sys.stdin``'s own buffer when that is not possible."""
+    if _fileno(sys.stdin) != 0:
+        return sys.stdin.buffer
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return sys.stdin.buffer
+    try:
+        private = os.dup(0)  # non-inheritable, above 2: fds 0 to 2 are open
+        os.dup2(null, 0)  # cannot fail once the duplicate exists (both fds are valid)
+    except OSError:
+        return sys.stdin.buffer
+    finally:
+        os.close(null)
+
+    def restore() -> None:
+        with contextlib.suppress(OSError):
+            os.dup2(private, 0)
+
+    restores.append(restore)
+    # closefd=False: a worker thread may still block on it after the session ends.
+    return os.fdopen(private, "rb", closefd=False)
 
 
 def _fileno(buffer: Any) -> int:

@@ -18,13 +18,14 @@ authentication where clients must not see each other's runs).
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import ConfigDict
 
+from toolctl.runtime.result import RunStatus
 from toolctl.server.results import call_result
 from toolctl.server.roundtrip import continue_run, input_required
 from toolctl.server.toolset import MODERN
@@ -41,9 +42,31 @@ if TYPE_CHECKING:
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 POLL_MS = 500
-_WORKING = {"running"}
-_PENDING = {"awaiting_approval", "suspended"}
-_COMPLETED = {"succeeded", "failed", "declined", "timed_out"}
+
+
+def task_status(status: RunStatus) -> str:
+    """The MCP task status of a run status. Every status is named: mypy refuses a new one
+    that is not (``_unnamed``)."""
+    match status:
+        case RunStatus.RUNNING:
+            return "working"
+        case RunStatus.AWAITING_APPROVAL | RunStatus.SUSPENDED:
+            return "input_required"
+        case RunStatus.SUCCEEDED | RunStatus.FAILED | RunStatus.DECLINED | RunStatus.TIMED_OUT:
+            return "completed"  # the run has a call result (an error result included)
+        case RunStatus.CANCELLED:
+            return "cancelled"
+        case RunStatus.INTERRUPTED:
+            return "failed"  # no result to give
+        case _:
+            _unnamed(status)
+
+
+def _unnamed(status: NoReturn) -> NoReturn:
+    raise AssertionError(f"no task status for the run status {status!r}")
+
+
+_TASK_STATUS = {status.value: task_status(status) for status in RunStatus}
 
 
 class TaskParams(types.RequestParams):
@@ -120,7 +143,7 @@ class Tasks:
         record = await self._record(params.taskId)
         toolset = self._current()
         spec = toolset.specs.get(record.tool)
-        if record.status in _PENDING and spec is not None:
+        if _status(record) == "input_required" and spec is not None:
             for ask in ("approval", "resume"):
                 answer = _elicit_result((params.inputResponses or {}).get(ask))
                 if answer is not None:
@@ -150,7 +173,7 @@ class Tasks:
         """``tasks/result`` (2025-11-25): the call result, once the run ended."""
         record = await self._record(params.taskId)
         store = _store(self._current())
-        while record.status in _WORKING:
+        while _status(record) == "working":
             await anyio.sleep(POLL_MS / 1000)
             record = await anyio.to_thread.run_sync(store.get, record.run_id)
         out = self._call_result(record, ctx.protocol_version)
@@ -213,13 +236,7 @@ def _elicit_result(value: Any) -> types.ElicitResult | None:
 
 
 def _status(record: RunRecord) -> str:
-    if record.status in _WORKING:
-        return "working"
-    if record.status in _PENDING:
-        return "input_required"
-    if record.status in _COMPLETED:
-        return "completed"
-    return "cancelled" if record.status == "cancelled" else "failed"
+    return _TASK_STATUS.get(record.status, "failed")  # a status this release does not know
 
 
 def _iso(stamp: float | None) -> str:

@@ -22,18 +22,34 @@ class Selection:
 
 @dataclass(frozen=True)
 class ToolSet:
-    """The served tools by name, and their ``tools/list`` result, built once.
+    """The served tools by name, and their ``tools/list`` results.
 
     A call reads the current snapshot once and uses it to the end, so a reload never mixes two
-    registries inside one call.
+    registries inside one call. ``listing`` (2025-11-25) is built with the snapshot: building it
+    is the check that refuses tools MCP cannot carry, at start-up and on reload, before
+    anything is served. The 2026-07-28 listing is built on first use (a client speaks one
+    revision): the export refuses the same tools under both revisions, so building it later
+    cannot fail.
     """
 
     registry: Registry
     specs: dict[str, ToolSpec]
     listing: dict[str, Any] = field(repr=False)
     diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
-    modern_listing: dict[str, Any] = field(default_factory=dict, repr=False)
-    """The ``tools/list`` result of protocol 2026-07-28 (any ``outputSchema``, cache hints)."""
+    _later: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def modern_listing(self) -> dict[str, Any]:
+        """The ``tools/list`` result of protocol 2026-07-28 (any ``outputSchema``, cache
+        hints), built on first use."""
+        listing = self._later.get(MODERN)
+        if listing is None:
+            specs = list(self.specs.values())
+            listing, _ = mcp_listing(
+                specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public"
+            )
+            self._later[MODERN] = listing
+        return listing
 
     @property
     def fingerprint(self) -> dict[str, str]:
@@ -42,7 +58,8 @@ class ToolSet:
 
 
 def build_toolset(registry: Registry, selection: Selection | None = None) -> ToolSet:
-    """Select the tools to serve (enabled ones, in name order) and build their listing.
+    """Select the tools to serve (enabled ones, in name order) and build their 2025-11-25
+    listing (the 2026-07-28 one is built on first use).
 
     Raises :class:`~toolctl.errors.UnknownToolError` for a ``--tool`` name the registry lacks,
     and :class:`~toolctl.errors.DisabledToolError` for one that is disabled.
@@ -52,8 +69,7 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     for spec in specs:
         spec.check_enabled("serve")
     listing, diagnostics = mcp_listing(specs)
-    modern, _ = mcp_listing(specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public")
-    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics, modern)
+    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics)
 
 
 MODERN = "2026-07-28"
