@@ -316,7 +316,9 @@ class Call:
             return True
         # Cancelled while the row is being written, the run is recorded as cancelled right after
         # it (the writer keeps order): never left running.
-        await history.write(recorder.mark_running, if_cancelled=recorder.cancelled)
+        await history.write(
+            recorder.mark_running, store=recorder.store, if_cancelled=recorder.cancelled
+        )
         return False
 
     def _defers_running_row(self) -> bool:

@@ -195,6 +195,7 @@ class SqliteStore:
         self._key: bytes | None = None
         _prepare_file(self.path)
         self._lock = threading.RLock()
+        self._batching = False  # inside batch(): writes join its transaction
         with self._mapped("opening it"):
             self._db = sqlite3.connect(
                 str(self.path),
@@ -266,6 +267,29 @@ class SqliteStore:
                 if durable:
                     self._db.execute("PRAGMA synchronous = NORMAL")
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Callable[[], bool]]:
+        """The writes this thread makes inside the block share one transaction (one commit;
+        other threads' writes wait for it). Yields ``intact()``: False once a failed write made
+        SQLite abort the transaction (a full disk, an I/O error), undoing the writes before it;
+        later writes of the block then commit one by one. A durable write in the block commits
+        what came before it, then itself with an fsync (SQLite changes ``synchronous`` only
+        between transactions)."""
+        with self._lock, self._mapped("writing runs"):
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield lambda: db.in_transaction
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            finally:
+                self._batching = False
+            if db.in_transaction:
+                db.execute("COMMIT")
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -293,6 +317,16 @@ class SqliteStore:
         included) and commits when it ends — one call into SQLite instead of three.
         """
         with self._mapped("writing a run"):
+            with self._lock:
+                if self._batching and self._db.in_transaction:
+                    if not durable:
+                        return int(self._db.execute(sql, args).rowcount)
+                    self._db.execute("COMMIT")  # the batch so far; this write on its own
+                    try:
+                        with self._tx(durable=True) as db:
+                            return int(db.execute(sql, args).rowcount)
+                    finally:
+                        self._db.execute("BEGIN IMMEDIATE")
             if durable:
                 with self._tx(durable=True) as db:
                     return int(db.execute(sql, args).rowcount)
