@@ -23,8 +23,9 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.runtime.sync import owns_running_loop
 
@@ -35,12 +36,6 @@ T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
 
 MAX_BATCH = 64  # writes per transaction: bounds how long the store's lock is held
-
-
-class Batching(Protocol):
-    """A store whose writes from one thread can share a transaction."""
-
-    def batch(self) -> contextlib.AbstractContextManager[Callable[[], bool]]: ...
 
 
 class _Job:
@@ -182,9 +177,10 @@ def _the_writer() -> _Writer:
 
 
 def _reset_after_fork() -> None:
-    global _writer, _writer_lock
+    global _writer, _writer_lock, _timers
     _writer = None  # the child has no writer thread
     _writer_lock = threading.Lock()
+    _timers = _Timers()  # nor timer thread
 
 
 if hasattr(os, "register_at_fork"):
@@ -200,6 +196,109 @@ def active() -> Iterator[None]:
         yield
     finally:
         _active -= 1
+
+
+class Timer:
+    """A callback :func:`later` runs unless it is cancelled first."""
+
+    __slots__ = ("_cancelled", "_fn", "_lock", "deadline")
+
+    def __init__(self, deadline: float, fn: Callable[[], object]) -> None:
+        self.deadline = deadline
+        self._fn = fn
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        """Cancel it; if it is running, wait until it is done (so what it writes comes before
+        whatever the caller writes next)."""
+        with self._lock:
+            self._cancelled = True
+        _timers.forget(self)
+
+    def fire(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            try:
+                self._fn()
+            except Exception:  # nobody awaits it: the log is where its failure shows
+                log.exception("a deferred history write failed")
+
+
+class _Timers:
+    """One daemon thread for :func:`later`. Every timer has the same delay, so the pending ones
+    are in deadline order in a dict (insertion order): starting or cancelling one is a dict
+    operation under a lock, and the thread, once woken, polls while calls keep coming instead
+    of being woken for each (a wake-up per call would cost the calls more than the timers)."""
+
+    IDLE_AFTER_S = 1.0  # no timer for this long: the thread sleeps until the next one
+
+    def __init__(self) -> None:
+        self._pending: dict[Timer, None] = {}
+        self._cond = threading.Condition(threading.Lock())
+        self._asleep = True
+        self._thread: threading.Thread | None = None
+
+    def start(self, delay: float, fn: Callable[[], object]) -> Timer:
+        timer = Timer(time.monotonic() + delay, fn)
+        with self._cond:
+            self._pending[timer] = None
+            if self._asleep:
+                self._asleep = False
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, args=(delay,), name="toolctl-timers", daemon=True
+                    )
+                    self._thread.start()
+                else:
+                    self._cond.notify()
+        return timer
+
+    def forget(self, timer: Timer) -> None:
+        with self._cond:
+            self._pending.pop(timer, None)
+
+    def _due(self, poll: float) -> tuple[list[Timer], float]:
+        """The timers past their deadline, and how long to wait for the next one."""
+        now = time.monotonic()
+        due: list[Timer] = []
+        for timer in self._pending:
+            if timer.deadline > now:
+                return due, timer.deadline - now
+            due.append(timer)
+        return due, poll
+
+    def _run(self, poll: float) -> None:
+        quiet_since = time.monotonic()
+        while True:
+            with self._cond:
+                due, wait = self._due(poll)
+                for timer in due:
+                    del self._pending[timer]
+                if self._pending or due:
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since > self.IDLE_AFTER_S:
+                    self._asleep = True
+                    self._cond.wait()
+                    quiet_since = time.monotonic()
+                    continue
+            for timer in due:
+                timer.fire()
+            if not due:
+                with self._cond:
+                    self._cond.wait(wait)
+
+
+_timers = _Timers()
+
+
+def later(delay: float, fn: Callable[[], object]) -> Timer:
+    """Run ``fn`` on the timer thread after ``delay`` seconds (every caller passes the same
+    delay) unless the returned timer is cancelled first. For a deferred running row: the
+    calling thread may be busy running the handler in place, where no loop timer can fire."""
+    return _timers.start(delay, fn)
 
 
 async def write(
