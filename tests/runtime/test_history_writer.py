@@ -135,3 +135,29 @@ def test_writes_handed_over_before_exit_still_happen(store: SqliteStore) -> None
     release.set()
     writer.stop()  # what the exit hook does: the queue is drained first
     assert _committed(store) == ["a", "b"]
+
+
+def test_commits_are_checkpointed_into_the_database_file_in_the_background(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import checkpoint
+
+    monkeypatch.setattr(checkpoint, "EVERY_COMMITS", 20)
+    store = SqliteStore(tmp_path / "s.db")
+    empty = store.path.stat().st_size
+    for i in range(200):  # far below SQLite's own (backstop) checkpoint
+        store.insert(record(f"r{i}"))
+    deadline = time.monotonic() + 20
+    while store.path.stat().st_size == empty:  # the rows reach the file, not only the log
+        assert time.monotonic() < deadline, "no checkpoint happened"
+        time.sleep(0.01)
+    assert len(_committed(store)) == 200
+    store.close()
+
+
+def test_a_checkpoint_never_creates_a_history(tmp_path: Path) -> None:
+    from toolctl.runtime import checkpoint
+
+    with pytest.raises(sqlite3.Error):
+        checkpoint.checkpoint(str(tmp_path / "gone.db"))
+    assert not (tmp_path / "gone.db").exists()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from toolctl.runtime import rowcodec
+from toolctl.runtime import checkpoint, rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
@@ -92,6 +92,8 @@ _MIGRATIONS = (
 
 
 # ---------------------------------------------------------------- SQLite
+
+_INSERT = f"INSERT INTO runs ({','.join(FIELDS)}) VALUES ({','.join('?' * len(FIELDS))})"
 
 
 def _decode(row: sqlite3.Row) -> RunRecord:
@@ -196,6 +198,7 @@ class SqliteStore:
         _prepare_file(self.path)
         self._lock = threading.RLock()
         self._batching = False  # inside batch(): writes join its transaction
+        self._commits = 0  # a checkpoint is asked for every checkpoint.EVERY_COMMITS
         with self._mapped("opening it"):
             self._db = sqlite3.connect(
                 str(self.path),
@@ -222,6 +225,8 @@ class SqliteStore:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
+        # Checkpoints happen on the checkpoint thread; SQLite's own only as a backstop.
+        db.execute(f"PRAGMA wal_autocheckpoint = {checkpoint.AUTOCHECKPOINT_PAGES}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if 0 < version <= SCHEMA_VERSION and not _has_runs_table(db):
             version = 0  # a version without its table (a truncated copy): nothing to lose
@@ -289,6 +294,13 @@ class SqliteStore:
                 self._batching = False
             if db.in_transaction:
                 db.execute("COMMIT")
+                self._committed()
+
+    def _committed(self) -> None:
+        """Count a commit; every ``checkpoint.EVERY_COMMITS``, ask for a checkpoint."""
+        self._commits += 1
+        if self._commits % checkpoint.EVERY_COMMITS == 0:
+            checkpoint.request(str(self.path))
 
     def close(self) -> None:
         with self._lock:
@@ -306,8 +318,7 @@ class SqliteStore:
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
         values = [rowcodec.encode(name, getattr(record, name)) for name in FIELDS]
-        marks = ",".join("?" * len(FIELDS))
-        self._write(f"INSERT INTO runs ({','.join(FIELDS)}) VALUES ({marks})", values, durable)
+        self._write(_INSERT, values, durable)
 
     def _write(self, sql: str, args: list[Any], durable: bool) -> int:
         """One write statement; its row count.
@@ -329,9 +340,12 @@ class SqliteStore:
                         self._db.execute("BEGIN IMMEDIATE")
             if durable:
                 with self._tx(durable=True) as db:
-                    return int(db.execute(sql, args).rowcount)
-            with self._lock:
-                return int(self._db.execute(sql, args).rowcount)
+                    count = int(db.execute(sql, args).rowcount)
+            else:
+                with self._lock:
+                    count = int(self._db.execute(sql, args).rowcount)
+            self._committed()
+            return count
 
     def update(
         self,
