@@ -144,7 +144,7 @@ def main() -> None:
 
     assert registry.call("bench", value, store=False).ok
     n, r = args.calls, args.repeat
-    few = max(50, n // 20)
+    few = max(50, n // 4)  # the history rows: enough calls per round for a stable best
     fns: dict[str, Callable[[], object]] = {
         "floor": floor,
         "off": call_off,

@@ -117,9 +117,10 @@ class NoHistory:
         return await self._registry.acall(name, input, store=False, **options)
 
 
-async def measure_inprocess(root: Path, calls: int) -> dict[str, list[float]]:
-    """The same call in one process over the SDK's memory transport (no pipes), history off:
-    the floor server, toolctl's server, and ``registry.acall`` alone."""
+async def measure_inprocess(root: Path, effects: Path, calls: int) -> dict[str, list[float]]:
+    """The same call in one process over the SDK's memory transport (no pipes): the floor
+    server, toolctl's server with the run history off and on (the tool declared read-only: one
+    write per call; ``effects``' tool is not: two), and ``registry.acall`` alone, history off."""
     import toolctl
     from toolctl.server.app import ToolServer
     from toolctl.server.toolset import build_toolset
@@ -128,8 +129,16 @@ async def measure_inprocess(root: Path, calls: int) -> dict[str, list[float]]:
     exec(LOWLEVEL_TOOL, namespace)  # the floor server, not run
     registry = NoHistory(toolctl.load(root / "tools.d"))
     ours = ToolServer(build_toolset(registry))  # type: ignore[arg-type]
+    recorded = ToolServer(build_toolset(toolctl.load_project(root)))
+    recorded_effects = ToolServer(build_toolset(toolctl.load_project(effects)))
     times = await measure_calls(
-        {"lowlevel (floor)": namespace["server"], "toolctl": ours.lowlevel}, calls
+        {
+            "lowlevel (floor)": namespace["server"],
+            "toolctl": ours.lowlevel,
+            "  history on": recorded.lowlevel,
+            "  on, not read-only": recorded_effects.lowlevel,
+        },
+        calls,
     )
     times["registry.acall"] = []
     for _ in range(20):
@@ -139,6 +148,22 @@ async def measure_inprocess(root: Path, calls: int) -> dict[str, list[float]]:
         await registry.acall("add", {"a": i, "b": 2})
         times["registry.acall"].append(time.perf_counter() - start)
     return times
+
+
+def history_cost(inproc: dict[str, tuple[float, float]]) -> None:
+    """Print what the run history adds to a call of toolctl's server (p50, on - off) against
+    half the 280 us it added in issue 16."""
+    off = inproc["toolctl"][0]
+    costs = {
+        "read-only tool (1 write)": inproc["  history on"][0] - off,
+        "not read-only (2 writes)": inproc["  on, not read-only"][0] - off,
+    }
+    shown = ", ".join(f"{label} {cost * 1e6:.0f} us" for label, cost in costs.items())
+    worst = max(costs.values())
+    print(
+        f"  run history in toolctl's server (p50, on - off): {shown} "
+        f"(budget <= 140 us) {'OK' if worst <= 140e-6 else 'OVER'}"
+    )
 
 
 def table(times: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
@@ -211,8 +236,9 @@ def main() -> None:
             budgets(table(anyio.run(measure_calls, servers, args.calls, mode)))
             # The variants isolate costs once; the newer revision compares the three servers.
             servers = {k: v for k, v in servers.items() if not k.startswith(" ")}
-        print("the same call in-process (SDK memory transport, run history off):")
-        inproc = table(anyio.run(measure_inprocess, small, args.calls))
+        print("the same call in-process (SDK memory transport; run history off unless said):")
+        inproc = table(anyio.run(measure_inprocess, small, effects, args.calls))
+        history_cost(inproc)
         layer = inproc["toolctl"][0] - inproc["lowlevel (floor)"][0] - inproc["registry.acall"][0]
         print(
             f"  toolctl's MCP layer = toolctl - floor - registry.acall = {layer * 1e6:.0f} us; "

@@ -20,6 +20,7 @@ pending.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -317,8 +318,7 @@ class SqliteStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
-        values = [rowcodec.encode(name, getattr(record, name)) for name in FIELDS]
-        self._write(_INSERT, values, durable)
+        self._write(_INSERT, rowcodec.record_values(record), durable)
 
     def _write(self, sql: str, args: list[Any], durable: bool) -> int:
         """One write statement; its row count.
@@ -360,10 +360,10 @@ class SqliteStore:
         ``expect_owner``; False when another writer got there first (compare-and-set).
         ``durable`` for transitions that must survive a power loss."""
         check_changes(changes)
-        sets = ", ".join(f"{k} = ?" for k in changes)
-        args = [rowcodec.encode(k, v) for k, v in changes.items()]
+        args = rowcodec.change_values(changes)
         where, wargs = _where(run_id, expect_status, expect_owner)
-        return self._write(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs], durable) == 1
+        sql = _update_sql(tuple(changes), where)
+        return self._write(sql, [*args, *wargs], durable) == 1
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""
@@ -421,6 +421,12 @@ class SqliteStore:
             ):
                 done.append(rec.run_id)
         return done
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(names: tuple[str, ...], where: str) -> str:
+    """The ``UPDATE`` statement that sets ``names`` (a handful of shapes, built once each)."""
+    return f"UPDATE runs SET {', '.join(f'{k} = ?' for k in names)} WHERE {where}"
 
 
 def _has_runs_table(db: sqlite3.Connection) -> bool:
