@@ -327,25 +327,32 @@ class SqliteStore:
         write lock when the statement starts (as ``BEGIN IMMEDIATE`` would, busy timeout
         included) and commits when it ends — one call into SQLite instead of three.
         """
-        with self._mapped("writing a run"):
+        try:
             with self._lock:
                 if self._batching and self._db.in_transaction:
-                    if not durable:
-                        return int(self._db.execute(sql, args).rowcount)
-                    self._db.execute("COMMIT")  # the batch so far; this write on its own
-                    try:
-                        with self._tx(durable=True) as db:
-                            return int(db.execute(sql, args).rowcount)
-                    finally:
-                        self._db.execute("BEGIN IMMEDIATE")
-            if durable:
-                with self._tx(durable=True) as db:
-                    count = int(db.execute(sql, args).rowcount)
-            else:
-                with self._lock:
+                    return self._write_in_batch(sql, args, durable)
+                if not durable:  # the hot path: one autocommit statement
                     count = int(self._db.execute(sql, args).rowcount)
-            self._committed()
-            return count
+                else:
+                    with self._tx(durable=True) as db:
+                        count = int(db.execute(sql, args).rowcount)
+        except sqlite3.Error as exc:
+            raise state_error(self.path, exc, "writing a run") from None
+        self._committed()
+        return count
+
+    def _write_in_batch(self, sql: str, args: list[Any], durable: bool) -> int:
+        """A write inside :meth:`batch` (its lock held): it joins the transaction, except a
+        durable one, which commits the batch so far and then itself with an fsync."""
+        db = self._db
+        if not durable:
+            return int(db.execute(sql, args).rowcount)
+        db.execute("COMMIT")
+        try:
+            with self._tx(durable=True):
+                return int(db.execute(sql, args).rowcount)
+        finally:
+            db.execute("BEGIN IMMEDIATE")
 
     def update(
         self,
