@@ -137,11 +137,13 @@ def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None
     assert rec.started_at is not None and rec.owner is None
 
 
-def test_a_quick_read_only_sync_call_with_a_timeout_is_written_once(
-    ereg: Registry, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("timeout", [None, 5])
+def test_a_quick_read_only_sync_call_is_written_once(
+    ereg: Registry, monkeypatch: pytest.MonkeyPatch, timeout: float | None
 ) -> None:
-    # Its handler runs on a worker thread, so the private loop's grace timer can still fire:
-    # the same one-write rule as from async code.
+    # With a timeout its handler runs on a worker thread; without one, in place on the calling
+    # thread (where no loop timer could fire: the timer thread writes a late running row).
+    # The same one-write rule either way, and two writes for a tool not declared read-only.
     store = api.resolve_store(ereg)
     writes: list[str] = []
     insert, update = store.insert, store.update
@@ -151,10 +153,29 @@ def test_a_quick_read_only_sync_call_with_a_timeout_is_written_once(
     monkeypatch.setattr(
         store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
     )
-    result = ereg.call("add_ro", {"a": 1, "b": 2}, timeout=5)
+    result = ereg.call("add_ro", {"a": 1, "b": 2}, timeout=timeout)
     assert result.status is RunStatus.SUCCEEDED and writes == ["insert"]
+    assert store.get(result.run_id).started_at is not None
     writes.clear()
-    assert ereg.call("add", {"a": 1, "b": 2}, timeout=5).ok and writes == ["insert", "update"]
+    assert ereg.call("add", {"a": 1, "b": 2}, timeout=timeout).ok
+    assert writes == ["insert", "update"]
+
+
+@pytest.mark.timeout(60)
+def test_a_long_read_only_sync_call_shows_as_running_then_ends(
+    ereg: Registry, gate: threading.Event
+) -> None:
+    # The handler runs in place on the calling thread: the row appears while it still runs.
+    store = api.resolve_store(ereg)
+    results: list[Any] = []
+    caller = threading.Thread(target=lambda: results.append(ereg.call("gated_ro", {})))
+    caller.start()
+    _wait_until(lambda: bool(store.query(tool="gated_ro", status="running")))
+    gate.set()
+    caller.join(30)
+    (result,) = results
+    rec = store.get(result.run_id)
+    assert rec.status == "succeeded" and rec.output == {"opened": True} and rec.owner is None
 
 
 def test_every_concurrent_call_has_its_row(ereg: Registry) -> None:
@@ -191,31 +212,32 @@ def test_a_long_read_only_call_shows_as_running_then_ends(
 
 
 KILLED_MID_CALL = """
-import asyncio, os, signal, sys, toolctl
+import asyncio, os, signal, sys, threading, time, toolctl
 from toolctl.runtime import api
 sys.path.insert(0, {fixtures!r})
 reg = toolctl.load()
-async def main():
-    task = asyncio.ensure_future(reg.acall({tool!r}, {{"max": 600}}))
-    store = api.resolve_store(reg)
+store = api.resolve_store(reg)
+def kill_once_running():
     while not store.query(status="running"):
-        await asyncio.sleep(0.01)
+        time.sleep(0.01)
     os.kill(os.getpid(), signal.SIGKILL)
-asyncio.run(main())
+threading.Thread(target=kill_once_running, daemon=True).start()
+if {mode!r} == "sync":  # the handler runs in place on this thread
+    reg.call({tool!r}, {{"max": 600}})
+else:
+    asyncio.run(reg.acall({tool!r}, {{"max": 600}}))
 """
 
 
 @pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("tool", ["gated", "gated_ro"])
 def test_a_process_killed_mid_call_leaves_an_interrupted_run(
-    ereg: Registry, project: Path, tool: str
+    ereg: Registry, project: Path, tool: str, mode: str
 ) -> None:
+    script = KILLED_MID_CALL.format(fixtures=str(FIXTURES), tool=tool, mode=mode)
     done = subprocess.run(
-        [sys.executable, "-c", KILLED_MID_CALL.format(fixtures=str(FIXTURES), tool=tool)],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=45,
+        [sys.executable, "-c", script], cwd=project, capture_output=True, text=True, timeout=45
     )
     assert done.returncode == -9, done.stderr
     store = SqliteStore(project / ".toolctl" / "state.db")  # opening sweeps dead owners

@@ -17,8 +17,15 @@ def test_bench_serve_prints_every_server_and_the_ratios() -> None:
         assert re.search(row.format(label), out), label
     for revision in ("2025-11-25", "2026-07-28"):
         assert f"tools/call over stdio, protocol {revision}" in out
-    assert len(re.findall(r"toolctl / floor\s+= \d+\.\d\dx \(budget <= 1\.30x\)", out)) == 2
-    assert len(re.findall(r"toolctl / MCPServer = \d+\.\d\dx \(budget < 1\.00x\)", out)) == 2
+    for q in ("p50", "p99"):
+        ratio = rf"toolctl / floor\s+= \d+\.\d\dx {q} \(budget <= 1\.30x\) (OK|OVER)"
+        assert len(re.findall(ratio, out)) == 2, q
+    assert len(re.findall(r"toolctl / MCPServer = \d+\.\d\dx p50 \(budget < 1\.00x\)", out)) == 2
+    assert re.search(
+        r"run history in toolctl's server \(p50, on - off\): read-only tool \(1 write\) -?\d+ us, "
+        r"not read-only \(2 writes\) -?\d+ us \(budget <= 140 us\) (OK|OVER)",
+        out,
+    )
     assert "tools/list with 1000 tools over stdio" in out
 
 

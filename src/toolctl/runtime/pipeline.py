@@ -49,7 +49,7 @@ from toolctl.runtime.state import (
     schema_problems,
 )
 from toolctl.runtime.suspension import Suspension
-from toolctl.runtime.sync import cancelled_error, running_loop
+from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
 
 if TYPE_CHECKING:
@@ -298,8 +298,9 @@ class Call:
         return await self._succeeded(out)
 
     async def _invoke_late(self, handler: Callable[..., Any]) -> Any:
-        """Invoke the handler; its running row is written if it runs past the grace period."""
-        timer = running_loop().call_later(RUNNING_ROW_GRACE_S, self._mark_running_late)
+        """Invoke the handler; its running row is written if it runs past the grace period
+        (by the timer thread: a sync handler may be running in place on this thread)."""
+        timer = history.later(RUNNING_ROW_GRACE_S, self._mark_running_late)
         try:
             return await self.executor.invoke(handler)
         finally:
@@ -316,7 +317,9 @@ class Call:
             return True
         # Cancelled while the row is being written, the run is recorded as cancelled right after
         # it (the writer keeps order): never left running.
-        await history.write(recorder.mark_running, if_cancelled=recorder.cancelled)
+        await history.write(
+            recorder.mark_running, store=recorder.store, if_cancelled=recorder.cancelled
+        )
         return False
 
     def _defers_running_row(self) -> bool:
@@ -324,11 +327,10 @@ class Call:
 
         The ``running`` row exists so that a side effect never goes unrecorded and a run cut
         short by the death of its process is found (and marked ``interrupted``) by the sweep.
-        A tool declared ``readOnlyHint: true`` has no side effect to lose, so when its handler
-        runs off the event loop its row is written only when it ends — or, if it is still
-        running after ``RUNNING_ROW_GRACE_S``, then, so a long call shows up as running and stays
-        visible to the sweep. Everything else writes the ``running`` row before the handler
-        starts.
+        A tool declared ``readOnlyHint: true`` has no side effect to lose, so its row is
+        written only when it ends — or, if it is still running after ``RUNNING_ROW_GRACE_S``,
+        then (by the timer thread), so a long call shows up as running and stays visible to the
+        sweep. Everything else writes the ``running`` row before the handler starts.
         """
         recorder, state = self.recorder, self.state
         return (
@@ -336,7 +338,6 @@ class Call:
             and recorder.owner is None
             and not recorder.recorded
             and state.spec.annotations.get("readOnlyHint") is True
-            and not self.executor.in_place
             and state.spec.isolation != "subprocess"
         )
 

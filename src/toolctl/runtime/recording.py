@@ -152,7 +152,7 @@ class Recorder:
         """:meth:`finish` through the history writer (off the event loop when it is busy)."""
         if not self.history and not self.recorded:
             return
-        await history.write(lambda: self.finish(result))
+        await history.write(lambda: self.finish(result), store=self.store)
 
     def claim(self, **changes: Any) -> None:
         """Take over a pending run (approve, resume): ``running``, owned by this call, with a

@@ -20,6 +20,7 @@ pending.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import threading
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from toolctl.runtime import rowcodec
+from toolctl.runtime import checkpoint, rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
@@ -92,6 +93,8 @@ _MIGRATIONS = (
 
 
 # ---------------------------------------------------------------- SQLite
+
+_INSERT = f"INSERT INTO runs ({','.join(FIELDS)}) VALUES ({','.join('?' * len(FIELDS))})"
 
 
 def _decode(row: sqlite3.Row) -> RunRecord:
@@ -195,6 +198,8 @@ class SqliteStore:
         self._key: bytes | None = None
         _prepare_file(self.path)
         self._lock = threading.RLock()
+        self._batching = False  # inside batch(): writes join its transaction
+        self._commits = 0  # a checkpoint is asked for every checkpoint.EVERY_COMMITS
         with self._mapped("opening it"):
             self._db = sqlite3.connect(
                 str(self.path),
@@ -221,6 +226,8 @@ class SqliteStore:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
+        # Checkpoints happen on the checkpoint thread; SQLite's own only as a backstop.
+        db.execute(f"PRAGMA wal_autocheckpoint = {checkpoint.AUTOCHECKPOINT_PAGES}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if 0 < version <= SCHEMA_VERSION and not _has_runs_table(db):
             version = 0  # a version without its table (a truncated copy): nothing to lose
@@ -266,6 +273,36 @@ class SqliteStore:
                 if durable:
                     self._db.execute("PRAGMA synchronous = NORMAL")
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[Callable[[], bool]]:
+        """The writes this thread makes inside the block share one transaction (one commit;
+        other threads' writes wait for it). Yields ``intact()``: False once a failed write made
+        SQLite abort the transaction (a full disk, an I/O error), undoing the writes before it;
+        later writes of the block then commit one by one. A durable write in the block commits
+        what came before it, then itself with an fsync (SQLite changes ``synchronous`` only
+        between transactions)."""
+        with self._lock, self._mapped("writing runs"):
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            self._batching = True
+            try:
+                yield lambda: db.in_transaction
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            finally:
+                self._batching = False
+            if db.in_transaction:
+                db.execute("COMMIT")
+                self._committed()
+
+    def _committed(self) -> None:
+        """Count a commit; every ``checkpoint.EVERY_COMMITS``, ask for a checkpoint."""
+        self._commits += 1
+        if self._commits % checkpoint.EVERY_COMMITS == 0:
+            checkpoint.request(str(self.path))
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -281,9 +318,7 @@ class SqliteStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` survives a power loss (a run inserted in a pending state)."""
-        values = [rowcodec.encode(name, getattr(record, name)) for name in FIELDS]
-        marks = ",".join("?" * len(FIELDS))
-        self._write(f"INSERT INTO runs ({','.join(FIELDS)}) VALUES ({marks})", values, durable)
+        self._write(_INSERT, rowcodec.record_values(record), durable)
 
     def _write(self, sql: str, args: list[Any], durable: bool) -> int:
         """One write statement; its row count.
@@ -292,12 +327,32 @@ class SqliteStore:
         write lock when the statement starts (as ``BEGIN IMMEDIATE`` would, busy timeout
         included) and commits when it ends — one call into SQLite instead of three.
         """
-        with self._mapped("writing a run"):
-            if durable:
-                with self._tx(durable=True) as db:
-                    return int(db.execute(sql, args).rowcount)
+        try:
             with self._lock:
-                return int(self._db.execute(sql, args).rowcount)
+                if self._batching and self._db.in_transaction:
+                    return self._write_in_batch(sql, args, durable)
+                if not durable:  # the hot path: one autocommit statement
+                    count = int(self._db.execute(sql, args).rowcount)
+                else:
+                    with self._tx(durable=True) as db:
+                        count = int(db.execute(sql, args).rowcount)
+        except sqlite3.Error as exc:
+            raise state_error(self.path, exc, "writing a run") from None
+        self._committed()
+        return count
+
+    def _write_in_batch(self, sql: str, args: list[Any], durable: bool) -> int:
+        """A write inside :meth:`batch` (its lock held): it joins the transaction, except a
+        durable one, which commits the batch so far and then itself with an fsync."""
+        db = self._db
+        if not durable:
+            return int(db.execute(sql, args).rowcount)
+        db.execute("COMMIT")
+        try:
+            with self._tx(durable=True):
+                return int(db.execute(sql, args).rowcount)
+        finally:
+            db.execute("BEGIN IMMEDIATE")
 
     def update(
         self,
@@ -312,10 +367,10 @@ class SqliteStore:
         ``expect_owner``; False when another writer got there first (compare-and-set).
         ``durable`` for transitions that must survive a power loss."""
         check_changes(changes)
-        sets = ", ".join(f"{k} = ?" for k in changes)
-        args = [rowcodec.encode(k, v) for k, v in changes.items()]
+        args = rowcodec.change_values(changes)
         where, wargs = _where(run_id, expect_status, expect_owner)
-        return self._write(f"UPDATE runs SET {sets} WHERE {where}", [*args, *wargs], durable) == 1
+        sql = _update_sql(tuple(changes), where)
+        return self._write(sql, [*args, *wargs], durable) == 1
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""
@@ -373,6 +428,12 @@ class SqliteStore:
             ):
                 done.append(rec.run_id)
         return done
+
+
+@functools.lru_cache(maxsize=256)
+def _update_sql(names: tuple[str, ...], where: str) -> str:
+    """The ``UPDATE`` statement that sets ``names`` (a handful of shapes, built once each)."""
+    return f"UPDATE runs SET {', '.join(f'{k} = ?' for k in names)} WHERE {where}"
 
 
 def _has_runs_table(db: sqlite3.Connection) -> bool:

@@ -136,6 +136,7 @@ async def serve_stdio(
     low = server.lowlevel
     async with stdio_streams() as (read, write), low.lifespan(low) as state:
         with _stdout_to_stderr():
+            freeze_startup_heap()  # as for HTTP: no collection walks start-up's objects again
             if options.on_ready:
                 options.on_ready("stdio")
             async with anyio.create_task_group() as tg:
