@@ -18,8 +18,9 @@ Cost: :func:`hold` and :func:`release` are a dict write each. The renewing threa
 when a run may need renewing: on an event loop that stays free (a server, ``acall``) a timer
 starts it one renewal period after the run began, so a fast call never starts it; on the
 synchronous API's private loop, which a handler may block, it starts with the first run held.
-It stops at the first renewal time with nothing held, so a stream of calls starts it at most once
-per renewal period. Renewals run on that thread and never on an event loop.
+It stops at the first renewal time with nothing held (or when the last store with runs held is
+closed), so a stream of calls starts it at most once per renewal period. Renewals run on that
+thread, never on an event loop.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ _lock = threading.Lock()
 _wake = threading.Condition(_lock)
 _held: dict[str, _Held] = {}
 _thread: threading.Thread | None = None
+_idle_exit = False  # stop at once when nothing is held (a store was closed)
 _foreground_lease: float | None = None
 
 
@@ -158,21 +160,38 @@ def _start(*, renew_first: bool) -> threading.Thread:
 
 
 def _beat(renew_first: bool) -> None:
-    global _thread
+    global _thread, _idle_exit
     last = -float("inf") if renew_first else time.monotonic()
+    period = LEASE_S / 3
     while True:
         with _lock:
             while True:
-                if not _held:
-                    _thread = None
-                    return
-                delay = last + min(h.lease for h in _held.values()) / 3 - time.monotonic()
+                if _held:
+                    period = min(h.lease for h in _held.values()) / 3
+                elif _idle_exit:
+                    break
+                delay = last + period - time.monotonic()
                 if delay <= 0:
                     break
                 _wake.wait(delay)
+            if not _held:  # stop at a renewal time, not at once: the next call may come soon
+                _thread, _idle_exit = None, False
+                return
             batch = dict(_held)
         last = time.monotonic()
         _renew(batch)
+
+
+def stop_renewing(store: object) -> None:
+    """Forget ``store``'s runs (it is being closed); with nothing else held, the thread stops
+    now rather than at its next renewal time."""
+    global _idle_exit
+    with _lock:
+        for run_id in [r for r, held in _held.items() if held.store is store]:
+            del _held[run_id]
+        if not _held and _thread is not None:
+            _idle_exit = True
+            _wake.notify()
 
 
 def _renew(batch: dict[str, _Held]) -> None:
@@ -210,11 +229,11 @@ def _drop(batch: dict[str, _Held], run_ids: list[str]) -> list[str]:
 
 
 def _reset_after_fork() -> None:
-    global _lock, _wake, _thread
+    global _lock, _wake, _thread, _idle_exit
     _lock = threading.Lock()  # another thread may have held it at the fork
     _wake = threading.Condition(_lock)
     _held.clear()  # the child runs none of the parent's runs
-    _thread = None
+    _thread, _idle_exit = None, False
 
 
 if hasattr(os, "register_at_fork"):

@@ -272,6 +272,9 @@ class PostgresStore:
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
+            from toolctl.runtime import heartbeat
+
+            heartbeat.stop_renewing(self)
             if self._queue_pool is not None:
                 self._queue_pool.close()
             self._pool.close()
