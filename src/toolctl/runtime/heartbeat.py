@@ -69,6 +69,7 @@ _wake = threading.Condition(_lock)
 _held: dict[str, _Held] = {}
 _thread: threading.Thread | None = None
 _idle_exit = False  # stop at once when nothing is held (a store was closed)
+_period = LEASE_S / 3  # the thread's renewal period: a third of the shortest lease held
 _foreground_lease: float | None = None
 
 
@@ -110,7 +111,8 @@ def hold(
     with _lock:
         _held[run_id] = _Held(store, owner, lease, abort)  # type: ignore[arg-type]
         if _thread is not None:
-            _wake.notify()  # a shorter lease than those held may need an earlier renewal
+            if lease / 3 < _period:  # renew sooner than the thread planned
+                _wake.notify()
             return
         loop = _free_loop()
         if loop is None:
@@ -160,17 +162,16 @@ def _start(*, renew_first: bool) -> threading.Thread:
 
 
 def _beat(renew_first: bool) -> None:
-    global _thread, _idle_exit
+    global _thread, _idle_exit, _period
     last = -float("inf") if renew_first else time.monotonic()
-    period = LEASE_S / 3
     while True:
         with _lock:
             while True:
                 if _held:
-                    period = min(h.lease for h in _held.values()) / 3
+                    _period = min(h.lease for h in _held.values()) / 3
                 elif _idle_exit:
                     break
-                delay = last + period - time.monotonic()
+                delay = last + _period - time.monotonic()
                 if delay <= 0:
                     break
                 _wake.wait(delay)
