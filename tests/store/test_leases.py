@@ -44,7 +44,7 @@ TOOLS = textwrap.dedent("""
     tools:
       - name: work
         description: Work for a while (no timeout), or until aborted.
-        handler: handlers:work
+        handler: lease_handlers:work
         inputSchema:
           type: object
           properties: {id: {type: string}, seconds: {type: number}}
@@ -60,7 +60,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "tools.d").mkdir(parents=True)
     (root / "marks").mkdir()
     (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
-    (root / "handlers.py").write_text(HANDLERS)
+    (root / "lease_handlers.py").write_text(HANDLERS)
     (root / "tools.d" / "tools.yaml").write_text(TOOLS)
     monkeypatch.setenv("MARKS", str(root / "marks"))
     return root
@@ -83,7 +83,7 @@ def _stop_idle_heartbeat(store: PostgresStore) -> None:
     """Stop the heartbeat now, as closing ``store`` would (else it stops at its next renewal
     time with no run held)."""
     heartbeat.stop_renewing(store)
-    _wait_for(lambda: not heartbeat.running(), "the heartbeat to stop with no run held")
+    _wait_for(lambda: not heartbeat.running(), f"the heartbeat to stop (held: {heartbeat._held})")
     _wait_for(_no_heartbeat_thread, "the heartbeat thread to end")
 
 
