@@ -1,4 +1,5 @@
-"""bench/bench_store.py runs and prints its comparison (no timing asserted)."""
+"""bench/bench_store.py and bench/bench_queue.py run and print their comparisons (no timing
+asserted)."""
 
 from __future__ import annotations
 
@@ -37,4 +38,21 @@ def test_bench_store_prints_both_tables() -> None:
     assert "PostgreSQL / SQLite recording cost =" in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "123"]
     assert [row[0] for row in rows[-3:]] == ["1", "2", "3"]
+    assert pgcluster.PASSWORD not in out
+
+
+@pytest.mark.timeout(300)
+def test_bench_queue_prints_its_comparison() -> None:
+    if pgcluster.binaries() is None:
+        pytest.skip("PostgreSQL server binaries are not installed")
+    out = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bench_queue.py"), "--calls", "5", "--rounds", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=280,
+    ).stdout
+    names = ["row update only (floor)", "queue.enqueue", "Procrastinate opened per call"]
+    assert all(name in out for name in names), out
+    assert "queue.enqueue / opened per call =" in out
     assert pgcluster.PASSWORD not in out

@@ -14,101 +14,25 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
-import textwrap
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bench import pgcluster
 
-from tests.server.serve_helpers import HttpServer
-from tests.store.procs import env, kill, worker
+from tests.store.fleet import call_tool, make_project, replica
+from tests.store.procs import worker
 from toolctl.runtime.pgstore import PostgresStore
 
 pytest.importorskip("mcp")
 
-HANDLERS = textwrap.dedent("""
-    import os, time
-
-    def _mark(input):
-        with open(os.path.join(os.environ["MARKS"], input["id"]), "a") as fh:
-            fh.write(f"{os.getpid()}\\n")
-
-    def work(input):
-        _mark(input)
-        time.sleep(input.get("seconds", 0))
-        return {"id": input["id"]}
-""")
-
-
-def _tool(name: str, description: str, extra: str = "") -> str:
-    return (
-        f"  - name: {name}\n    description: {description}\n    handler: handlers:work\n{extra}"
-        "    inputSchema:\n      type: object\n"
-        "      properties: {id: {type: string}, seconds: {type: number}}\n      required: [id]\n"
-    )
-
-
-TOOLS = "toolctl: 1\ntools:\n" + "".join(
-    [
-        _tool("quick", "Answer at once."),
-        _tool("guarded", "Needs the user's approval.", "    requireApproval: true\n"),
-        _tool("chore", "Runs on a worker.", "    background: true\n"),
-        _tool(
-            "redo",
-            "Runs on a worker; safe to run again.",
-            "    background: true\n    mcp:\n      annotations: {idempotentHint: true}\n",
-        ),
-    ]
-)
-
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    (root / "tools.d").mkdir(parents=True)
-    (root / "marks").mkdir()
-    (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
-    (root / "handlers.py").write_text(HANDLERS)
-    (root / "tools.d" / "tools.yaml").write_text(TOOLS)
-    return root
-
-
-@contextlib.contextmanager
-def replica(root: Path, url: str, *args: str) -> Iterator[HttpServer]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "toolctl", "serve", "--transport", "http", "--port", "0", *args],
-        cwd=root,
-        env=env(root, url),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:
-        seen.append(line)
-        if " on http://" in line:
-            break
-    else:
-        proc.wait()
-        raise AssertionError("replica did not start:\n" + "".join(seen))
-    server = HttpServer(proc, line.rsplit(" on ", 1)[1].strip())
-    try:
-        yield server
-    finally:
-        kill(proc)
-        server._reader.join(5)
-        proc.stderr.close()
-        assert pgcluster.PASSWORD not in "".join([*seen, *server.log])
+    return make_project(tmp_path / "proj")
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -134,26 +58,12 @@ def test_health_and_readiness(project: Path, pg: pgcluster.Cluster) -> None:
         assert _get(base + "/healthz") == (200, "ok\n")
 
 
-async def _call(url: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    from mcp.client import Client
-
-    async def accept(context: Any, params: Any) -> Any:
-        import mcp_types as types
-
-        return types.ElicitResult(action="accept", content={})
-
-    async with Client(url, mode="legacy", elicitation_callback=accept) as client:
-        result = await client.call_tool(tool, args)
-    meta = (result.meta or {}).get("toolctl/run", {})
-    return {"is_error": result.is_error, "run": meta.get("id"), "status": meta.get("status")}
-
-
 def test_sigterm_lets_a_call_in_flight_finish(project: Path, pg: pgcluster.Cluster) -> None:
     url = pg.create_database("graceful")
     with replica(project, url, "--shutdown-timeout", "20") as server:
 
         async def scenario() -> dict[str, Any]:
-            call = asyncio.create_task(_call(server.url, "quick", {"id": "g1", "seconds": 1.5}))
+            call = asyncio.create_task(call_tool(server.url, "quick", {"id": "g1", "seconds": 1.5}))
             while not (project / "marks" / "g1").exists():
                 await asyncio.sleep(0.05)
             server.proc.send_signal(signal.SIGTERM)
@@ -187,7 +97,8 @@ def test_three_replicas_two_workers_one_of_each_killed(
                 async with gate:
                     target = servers[index % 3].url
                     try:
-                        outcomes[run] = await _call(target, tool, {"id": run, "seconds": seconds})
+                        args = {"id": run, "seconds": seconds}
+                        outcomes[run] = await call_tool(target, tool, args)
                     except Exception as exc:  # the killed replica: a visible failure
                         outcomes[run] = {"failed": type(exc).__name__}
 

@@ -2,7 +2,9 @@
 
 A run being executed carries its owner (a token, pid, host and the pid's kernel start time, so a
 reused pid is not mistaken for the original) and a lease. The sweep marks a ``running`` run whose
-owner is gone as ``interrupted``; it is never re-run.
+owner is gone as ``interrupted``; it is never re-run. An owner on the sweeping process's host is
+judged by its pid; one on another host only by its lease, which is why a run on a store shared
+by several machines holds a short lease that :mod:`toolctl.runtime.heartbeat` renews.
 """
 
 from __future__ import annotations
@@ -16,6 +18,14 @@ from toolctl.runtime.result import ErrorCode, RunStatus
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunRecord
 
+# A run on a shared (PostgreSQL) history: renewed every third of it by the heartbeat, so a run of
+# a process that died is seen as lost from another host at most this long after its last renewal.
+LEASE_S = 60.0
+LEASE_ENV = "TOOLCTL_LEASE"  # overrides LEASE_S (seconds) for the calls of this process
+# A run on a one-machine history (SQLite): never renewed, so it covers the whole run — the tool's
+# timeout plus this margin, or a day without a timeout. Only read from another host (containers
+# sharing a volume); on the same host the owner's pid tells.
+TIMEOUT_MARGIN_S = 60.0
 DEFAULT_LEASE_S = 24 * 3600.0
 
 

@@ -32,6 +32,9 @@ from toolctl.runtime.records import RunRecord, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from procrastinate import App
     from psycopg_pool import ConnectionPool
 
 SCHEMA_VERSION = 2
@@ -145,6 +148,9 @@ class PostgresStore:
         self._secret = _secret_of(url)
         self._closed = threading.Event()
         self._queue_ready = False
+        self._queue_lock = threading.Lock()
+        self._queue_pool: ConnectionPool | None = None  # the task queue's, made on first use
+        self._queue_app: App | None = None
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
             self._setup()
@@ -265,7 +271,17 @@ class PostgresStore:
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
+            from toolctl.runtime import heartbeat
+
+            heartbeat.stop_renewing(self)
+            if self._queue_pool is not None:
+                self._queue_pool.close()
             self._pool.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (the lease heartbeat stops renewing its runs)."""
+        return self._closed.is_set()
 
     # ------------------------------------------------------------ the RunStore protocol
 
@@ -375,6 +391,53 @@ class PostgresStore:
             ):
                 done.append(rec.run_id)
         return done
+
+    def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
+        """Extend the lease of each ``(run_id, owner, lease_s)`` still ``running`` under that
+        owner to now + ``lease_s``, all in one statement (the lease heartbeat's, see
+        :mod:`toolctl.runtime.heartbeat`); the ids renewed. A run missing from the answer was
+        cancelled or taken as lost meanwhile."""
+        if not runs:
+            return set()
+        ids, owners, leases = (list(column) for column in zip(*runs, strict=True))
+        rows = self._run(
+            "UPDATE toolctl_runs AS r SET lease_expires = %s + m.lease"
+            " FROM unnest(%s::text[], %s::text[], %s::float8[]) AS m(run_id, owner, lease)"
+            " WHERE r.run_id = m.run_id AND r.owner = m.owner AND r.status = 'running'"
+            " RETURNING r.run_id",
+            (time.time(), ids, owners, leases),
+            fetch=True,
+        )
+        return {row["run_id"] for row in rows}
+
+    def queue_app(self) -> App:
+        """The task queue's Procrastinate app on this database, open on a small pool of its own
+        (made on first use, closed with the store), so enqueueing a run reuses a connection
+        instead of opening one. Its own pool: job inserts commit synchronously, while this
+        store's connections default to ``synchronous_commit = off``."""
+        with self._queue_lock:
+            if self._queue_app is None:
+                from psycopg_pool import ConnectionPool
+
+                from toolctl.runtime.queue import make_app
+
+                app = make_app(self.url)
+                pool = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=4,
+                    open=False,
+                    name="toolctl-queue",
+                    check=ConnectionPool.check_connection,
+                )
+                try:
+                    pool.open(wait=True, timeout=10.0)
+                except Exception as exc:
+                    pool.close()
+                    raise self._error(exc, "cannot connect the task queue to") from None
+                app.open(pool)
+                self._queue_pool, self._queue_app = pool, app
+            return self._queue_app
 
     def ensure_queue_schema(self) -> None:
         """Create the task queue's tables (Procrastinate's schema) once per database."""

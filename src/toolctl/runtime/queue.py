@@ -8,8 +8,9 @@ a local worker process. The run row is the source of truth; the job only says "r
    lease (waiting in the queue is not a sign of death); its locator records whether the tool is
    idempotent (``mcp.annotations.idempotentHint``) and the attempt number.
 2. a worker claims the run with a compare-and-set from that token to its own identity and a short
-   lease (:data:`LEASE_S`), renewed by a heartbeat while the handler runs. A job whose claim fails
-   (cancelled meanwhile, or a duplicate job) does nothing.
+   lease (:data:`LEASE_S`), renewed by the process's lease heartbeat
+   (:mod:`toolctl.runtime.heartbeat`, shared with foreground calls) while the handler runs. A job
+   whose claim fails (cancelled meanwhile, or a duplicate job) does nothing.
 3. cancellation (``toolctl runs cancel`` on any machine) ends the row; the heartbeat sees the row
    is no longer its own and aborts the handler; the worker's final write is a compare-and-set and
    loses, so the cancellation stands.
@@ -24,10 +25,10 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime import heartbeat
 from toolctl.runtime.ownership import HOST, owner_fields
 
 if TYPE_CHECKING:
@@ -61,11 +62,12 @@ def app_for(url: str) -> App:
     with _APPS_LOCK:
         app = _APPS.get(url)
         if app is None:
-            app = _APPS[url] = _make_app(url)
+            app = _APPS[url] = make_app(url)
         return app
 
 
-def _make_app(url: str) -> App:
+def make_app(url: str) -> App:
+    """A new Procrastinate app on ``url`` with the run task registered (not opened)."""
     try:
         from procrastinate import App, PsycopgConnector
     except ImportError:
@@ -90,9 +92,7 @@ def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, An
     """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
     ensure_schema(store)
     store.update(run_id, expect_owner=token, durable=True, registry=locator, **_QUEUED)
-    app = app_for(store.url)
-    with app.open():
-        job_id = app.tasks[TASK].defer(run_id=run_id, token=token)
+    job_id = store.queue_app().tasks[TASK].defer(run_id=run_id, token=token)
     return int(job_id)
 
 
@@ -162,41 +162,11 @@ def execute_claimed(
     call = worker.prepare(store, run_id, owner, locator)
     if call is None:
         return
-    stop = threading.Event()
-    beat = threading.Thread(
-        target=_heartbeat, args=(store, run_id, owner, lease, call.state.abort, stop), daemon=True
-    )
-    beat.start()
+    heartbeat.hold(store, run_id, owner, lease, call.state.abort)
     try:
         worker.finish(call)
     finally:
-        stop.set()
-        beat.join()
-
-
-def _heartbeat(
-    store: PostgresStore,
-    run_id: str,
-    owner: str,
-    lease: float,
-    abort: Any,
-    stop: threading.Event,
-) -> None:
-    while not stop.wait(lease / 3):
-        try:
-            still_ours = store.update(
-                run_id,
-                expect_status="running",
-                expect_owner=owner,
-                lease_expires=time.time() + lease,
-            )
-        except Exception as exc:  # the database is away: keep the handler going, try again
-            log.warning("run %s: could not renew the lease: %s", run_id, exc)
-            continue
-        if not still_ours:
-            log.info("run %s: cancelled elsewhere; aborting the handler", run_id)
-            abort.abort("cancelled")
-            return
+        heartbeat.release(run_id)
 
 
 def run_worker(

@@ -8,7 +8,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import binding, history, jsondata
+from toolctl.runtime import binding, heartbeat, history, jsondata
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
@@ -142,6 +142,7 @@ class Recorder:
 
     def finish(self, result: RunResult, **extra: Any) -> None:
         """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
+        heartbeat.release(self.state.run_id)  # a failed final write leaves the run to the sweep
         if not self.history and result.status.final and not self.recorded:
             return
         if not self.recorded and self.handler_started_at is not None:
@@ -161,7 +162,7 @@ class Recorder:
         from toolctl.runtime.errors import RunStateError
 
         owner = secrets.token_hex(8)
-        timeout = self.state.timeout
+        lease = heartbeat.lease_for(self.store, self.state.timeout)
         expect = self.expect_status
         if not self.store.update(
             self.state.run_id,
@@ -169,13 +170,14 @@ class Recorder:
             status=RunStatus.RUNNING.value,
             durable=True,
             binding=None,
-            **owner_fields(owner, timeout + 60.0 if timeout else None),
+            **owner_fields(owner, lease),
             **changes,
         ):
             now = self.store.get(self.state.run_id).status
             done = "resumed" if expect == RunStatus.SUSPENDED.value else "approved or declined"
             raise RunStateError(f"run {self.state.run_id} was already {done} (status now: {now})")
         self.owner, self.expect_status = owner, RunStatus.RUNNING.value
+        heartbeat.hold(self.store, self.state.run_id, owner, lease, self.state.abort)
 
     def mark_running(self) -> None:
         """Write the ``running`` row before any side effect can happen.
@@ -188,12 +190,13 @@ class Recorder:
             self.owner = "local"  # nothing to claim: the run is not recorded
             return
         self.owner = secrets.token_hex(8)
-        timeout = self.state.timeout
-        claim = owner_fields(self.owner, timeout + 60.0 if timeout else None)
+        lease = heartbeat.lease_for(self.store, self.state.timeout)
+        claim = owner_fields(self.owner, lease)
         self._write(
             {"input": self.state.transcript.get("input"), "started_at": time.time(), **claim},
             cas=False,
         )
+        heartbeat.hold(self.store, self.state.run_id, self.owner, lease, self.state.abort)
 
     def _bound(self) -> dict[str, Any]:
         """The raw data a pending run continues with, and the MAC that binds it."""
@@ -214,6 +217,7 @@ class Recorder:
 
     def persist_pending(self, result: RunResult) -> None:
         """Store a run entering a pending state (durable), with its raw data bound by MAC."""
+        heartbeat.release(self.state.run_id)
         fields = self._record(result, owner=None, **self._bound())
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))

@@ -1,0 +1,241 @@
+"""The lease heartbeat: one per process, renewing the leases of every run the process is
+executing on a history shared by several machines (PostgreSQL).
+
+A sweep on another host can judge a ``running`` run only by its lease
+(:func:`toolctl.runtime.ownership.owner_alive`). So a run executed here on a shared store holds a
+short lease (:func:`lease_for`) that this heartbeat renews every third of the shortest lease held,
+with one statement per store for all of the process's runs in flight
+(``renew_leases``). If the process dies, renewals stop and any sweep marks its runs
+``interrupted`` once the lease ends. If a renewal finds a run no longer owned by its holder
+(``runs cancel``, or taken as lost by a sweep), the run's abort signal is set (the handler is
+told) and the run is dropped; its final write is a compare-and-set and loses, so the other state
+stands. Background runs in ``toolctl worker`` and foreground calls share this heartbeat.
+
+A store without ``renew_leases`` (SQLite, in memory) is on one machine: its runs' owners are
+judged by pid, so nothing is renewed and its leases keep the long, unrenewed form.
+
+Cost: :func:`hold` and :func:`release` are a dict write each. The renewing thread starts only
+when a run may need renewing: on an event loop that stays free (a server, ``acall``) a timer
+starts it one renewal period after the run began, so a fast call never starts it; on the
+synchronous API's private loop, which a handler may block, it starts with the first run held.
+It stops at the first renewal time with nothing held (or when the last store with runs held is
+closed), so a stream of calls starts it at most once per renewal period. Renewals run on that
+thread, never on an event loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from toolctl.runtime.ownership import DEFAULT_LEASE_S, LEASE_ENV, LEASE_S, TIMEOUT_MARGIN_S
+from toolctl.runtime.sync import owns_running_loop
+
+if TYPE_CHECKING:
+    from toolctl.runtime.context import AbortSignal
+
+log = logging.getLogger("toolctl.runtime")
+
+
+class LeaseStore(Protocol):
+    """A store shared across machines, whose runs' leases must be renewed."""
+
+    @property
+    def closed(self) -> bool:
+        """True once closed (its runs are no longer renewed)."""
+        ...
+
+    def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
+        """Extend the lease of each ``(run_id, owner, lease_s)`` still ``running`` under that
+        owner to now + ``lease_s``, in one statement; the ids renewed."""
+        ...
+
+
+@dataclass(slots=True)
+class _Held:
+    store: LeaseStore
+    owner: str
+    lease: float
+    abort: AbortSignal | None
+
+
+_lock = threading.Lock()
+_wake = threading.Condition(_lock)
+_held: dict[str, _Held] = {}
+_thread: threading.Thread | None = None
+_idle_exit = False  # stop at once when nothing is held (a store was closed)
+_period = LEASE_S / 3  # the thread's renewal period: a third of the shortest lease held
+_foreground_lease: float | None = None
+
+
+def shared(store: object) -> bool:
+    """True when ``store`` renews leases (an attribute test: ``isinstance`` against a protocol
+    costs microseconds on every call)."""
+    return hasattr(store, "renew_leases")
+
+
+def foreground_lease() -> float:
+    """The lease of a run executed by a call: ``TOOLCTL_LEASE`` seconds, else :data:`LEASE_S`."""
+    global _foreground_lease
+    if _foreground_lease is None:
+        raw = os.environ.get(LEASE_ENV, "")
+        try:
+            value = float(raw) if raw else LEASE_S
+        except ValueError:
+            value = LEASE_S
+        _foreground_lease = value if value > 0 else LEASE_S
+    return _foreground_lease
+
+
+def lease_for(store: object, timeout: float | None) -> float:
+    """The lease a call takes on a run in ``store``: short and renewed on a shared store; on a
+    one-machine store (never renewed) long enough to cover the whole run."""
+    if shared(store):
+        return foreground_lease()
+    return timeout + TIMEOUT_MARGIN_S if timeout else DEFAULT_LEASE_S
+
+
+def hold(
+    store: object, run_id: str, owner: str, lease: float, abort: AbortSignal | None = None
+) -> None:
+    """Renew run ``run_id``'s lease (owned by ``owner``) until :func:`release`; ``abort`` is set
+    if a renewal finds the run no longer ours. Nothing to do for a one-machine store."""
+    global _thread
+    if not shared(store):
+        return
+    with _lock:
+        _held[run_id] = _Held(store, owner, lease, abort)  # type: ignore[arg-type]
+        if _thread is not None:
+            if lease / 3 < _period:  # renew sooner than the thread planned
+                _wake.notify()
+            return
+        loop = _free_loop()
+        if loop is None:
+            _thread = _start(renew_first=False)
+            return
+    loop.call_later(lease / 3, _start_if_held, run_id)
+
+
+def release(run_id: str) -> None:
+    """Stop renewing run ``run_id`` (it ended, or is no longer this process's to run)."""
+    if _held:  # most processes hold nothing: skip the lock
+        with _lock:
+            _held.pop(run_id, None)
+
+
+def running() -> bool:
+    """True while the renewing thread runs (for tests and diagnostics)."""
+    return _thread is not None
+
+
+def _free_loop() -> Any:
+    """The event loop running on this thread if nothing will block it while a run is held (so a
+    timer on it fires), else None."""
+    if owns_running_loop():
+        return None
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # the history writer's thread, a worker thread: no loop here
+        return None
+
+
+def _start_if_held(run_id: str) -> None:
+    global _thread
+    with _lock:
+        if run_id in _held and _thread is None:
+            _thread = _start(renew_first=True)
+
+
+def _start(*, renew_first: bool) -> threading.Thread:
+    thread = threading.Thread(
+        target=_beat, args=(renew_first,), name="toolctl-heartbeat", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+def _beat(renew_first: bool) -> None:
+    global _thread, _idle_exit, _period
+    last = -float("inf") if renew_first else time.monotonic()
+    while True:
+        with _lock:
+            while True:
+                if _held:
+                    _period = min(h.lease for h in _held.values()) / 3
+                elif _idle_exit:
+                    break
+                delay = last + _period - time.monotonic()
+                if delay <= 0:
+                    break
+                _wake.wait(delay)
+            if not _held:  # stop at a renewal time, not at once: the next call may come soon
+                _thread, _idle_exit = None, False
+                return
+            batch = dict(_held)
+        last = time.monotonic()
+        _renew(batch)
+
+
+def stop_renewing(store: object) -> None:
+    """Forget ``store``'s runs (it is being closed); with nothing else held, the thread stops
+    now rather than at its next renewal time."""
+    global _idle_exit
+    with _lock:
+        for run_id in [r for r, held in _held.items() if held.store is store]:
+            del _held[run_id]
+        if not _held and _thread is not None:
+            _idle_exit = True
+            _wake.notify()
+
+
+def _renew(batch: dict[str, _Held]) -> None:
+    """One statement per store for every run in ``batch``; abort the runs no longer ours."""
+    by_store: dict[int, list[str]] = {}
+    for run_id, held in batch.items():
+        by_store.setdefault(id(held.store), []).append(run_id)
+    for run_ids in by_store.values():
+        store = batch[run_ids[0]].store
+        if store.closed:
+            _drop(batch, run_ids)
+            continue
+        try:
+            kept = store.renew_leases([(r, batch[r].owner, batch[r].lease) for r in run_ids])
+        except Exception as exc:  # the database is away: keep the handlers going, try again
+            log.warning("could not renew the leases of %d run(s): %s", len(run_ids), exc)
+            continue
+        lost = [r for r in run_ids if r not in kept]
+        for run_id in _drop(batch, lost):
+            log.info("run %s: no longer ours (cancelled elsewhere); aborting it", run_id)
+            abort = batch[run_id].abort
+            if abort is not None:
+                abort.abort("cancelled")
+
+
+def _drop(batch: dict[str, _Held], run_ids: list[str]) -> list[str]:
+    """Stop holding ``run_ids`` unless held again meanwhile; the ones dropped."""
+    dropped = []
+    with _lock:
+        for run_id in run_ids:
+            if _held.get(run_id) is batch[run_id]:
+                del _held[run_id]
+                dropped.append(run_id)
+    return dropped
+
+
+def _reset_after_fork() -> None:
+    global _lock, _wake, _thread, _idle_exit
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    _wake = threading.Condition(_lock)
+    _held.clear()  # the child runs none of the parent's runs
+    _thread, _idle_exit = None, False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
