@@ -272,10 +272,12 @@ def test_compatible_output_change_yields_only_old_instances(
 
 
 def test_the_generated_pairs_reach_both_verdicts() -> None:
-    """Guard against a vacuous property: many generated pairs are compatible, many are not."""
+    """Guard against a vacuous property: many generated pairs are compatible, many are not.
+    Derandomized: the same 200 pairs every run (random ones gave 28 to 72 compatible; a
+    rare run below the threshold would fail CI for nothing)."""
     verdicts: dict[str, int] = {"compatible": 0, "other": 0}
 
-    @settings(max_examples=200, deadline=None, database=None)
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
     @given(pairs())
     def count(pair: tuple[dict[str, Any], dict[str, Any], int]) -> None:
         effects = _effects(pair[0], pair[1])
