@@ -43,9 +43,9 @@ from typing import TYPE_CHECKING, Any
 from toolctl import __version__
 
 if TYPE_CHECKING:
-    from toolctl.compactdoc import CompactDocument
     from toolctl.diagnostics import Diagnostic
     from toolctl.spec.model import Origin, ToolSpec
+    from toolctl.yamlsrc import Document
 
 FORMAT = 1
 _MAGIC = b"toolctl-cache"
@@ -290,7 +290,7 @@ def to_entry(
     sha: str,
     root: Path,
     origin: Origin,
-    doc: CompactDocument | None,
+    doc: Document | None,
     diagnostics: list[Diagnostic],
     specs: list[ToolSpec],
     invalid: set[int],
@@ -333,9 +333,9 @@ def from_entry(
     ``origin.file`` is the file's name now; names in the entry that the working directory
     changed (the file's own, its ``$ref`` files') are renamed.
     """
-    from toolctl.compactdoc import CompactDocument
     from toolctl.diagnostics import Diagnostic, Location, Severity
     from toolctl.spec.model import ToolSpec
+    from toolctl.yamlsrc import Document
 
     display = origin.file
     rename = {entry["display"]: display}
@@ -359,7 +359,7 @@ def from_entry(
     if entry["data"] is None:
         return [], diags, []
     values, keys = decode_positions(entry["pos"])
-    doc = CompactDocument.from_arrays(entry["data"], display, values, keys)
+    doc = Document(entry["data"], display, values, keys)
     specs, invalid = [], []
     for pointer, bundled, bad, line, col in entry["tools"]:
         raw = doc.data

@@ -18,7 +18,6 @@ from typing import Any
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
-from toolctl.compactdoc import CompactDocument
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
@@ -454,14 +453,14 @@ def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
 
 def _check_file(
     content: bytes, path: Path, root: Path, origin: Origin, ctx: _Context
-) -> tuple[list[ToolSpec], CompactDocument | None]:
+) -> tuple[list[ToolSpec], Document | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
     from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
 
     display = origin.file
     try:
-        doc = CompactDocument.adopt(loads(decode_text(content), display))
+        doc = loads(decode_text(content), display)
     except YamlError as exc:
         ctx.diagnostics.append(_yaml_error(display, exc))
         return [], None
@@ -470,7 +469,6 @@ def _check_file(
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
-        doc.compact()
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
@@ -482,7 +480,6 @@ def _check_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
-    doc.compact()  # checked: positions are rarely needed again, and are most of the memory
     return specs, doc
 
 
