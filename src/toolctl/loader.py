@@ -237,6 +237,12 @@ def _check_schemas(
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
     name = raw.get("name")
+    # Keys the file was parsed with: without a `$...` key no schema of it has a $ref, $id,
+    # $anchor or $schema to bundle or check (the scan would find nothing), and without a
+    # `pattern...` key no regex to compile. Unknown (None): look.
+    names = doc.key_names
+    dollars = names is None or any(n[:1] == "$" for n in names)
+    patterns = names is None or "pattern" in names or "patternProperties" in names
 
     def loc(path: JsonPath, in_file: str | None = None) -> Location:
         if in_file and in_file != doc.file:
@@ -251,9 +257,12 @@ def _check_schemas(
     for key in SCHEMA_KEYS:
         if key not in raw:
             continue
-        schema, problems, has_refs = refs.bundle(
-            raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
-        )
+        if dollars:
+            schema, problems, has_refs = refs.bundle(
+                raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+            )
+        else:
+            schema, problems, has_refs = raw[key], [], False
         for p in problems:
             own = p.file == doc.file
             out.append(
@@ -281,7 +290,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in check_schema(schema):
+        for sp in check_schema(schema, patterns=patterns):
             out.append(
                 error(
                     loc((key, *sp.path)),
@@ -469,6 +478,7 @@ def _check_file(
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
+        doc.key_names = None
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
@@ -480,6 +490,7 @@ def _check_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
+    doc.key_names = None  # checked: not needed again
     return specs, doc
 
 

@@ -74,7 +74,7 @@ class Document:
     change after loading. The load cache stores the same arrays (:meth:`arrays`).
     """
 
-    __slots__ = ("_keys", "_located", "_sizes", "_values", "data", "file")
+    __slots__ = ("_keys", "_located", "_sizes", "_values", "data", "file", "key_names")
 
     def __init__(
         self,
@@ -89,6 +89,9 @@ class Document:
         self._keys: array[int] = keys if keys is not None else array("Q")
         self._sizes: dict[int, tuple[int, int]] | None = None  # made when first needed
         self._located: dict[tuple[JsonPath, bool], tuple[int, int]] | None = None
+        # every distinct mapping key in the file, as parsed (None when not known): lets the
+        # checks skip a walk that looks for keys the file does not have ($ref, pattern)
+        self.key_names: set[str] | None = None
 
     def arrays(self) -> tuple[array[int], array[int]]:
         """The positions as (values, keys) arrays in document order."""
@@ -279,7 +282,8 @@ _ScalarEvent = yaml.ScalarEvent
 _MappingStartEvent = yaml.MappingStartEvent
 _SequenceStartEvent = yaml.SequenceStartEvent
 _COLLECTION_TAGS = (None, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
-_ENDS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+_MappingEndEvent = yaml.MappingEndEvent
+_SequenceEndEvent = yaml.SequenceEndEvent
 _IGNORED = (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)
 
 
@@ -296,13 +300,20 @@ def _build(text: str) -> Document:
     """Turn ``text``'s libyaml event stream into a :class:`Document`, enforcing the strict rules.
 
     One loop with everything in locals: it runs once per event (a hundred and more per tool),
-    so scalars (most events) and ends take the shortest path, and a position is one append to
-    an array. A frame on the stack is ``[container, is_mapping, pending key or None]``.
+    so scalars (most events) and ends take the shortest path, a plain word is resolved inline,
+    and a position is one append to an array. ``container`` is the open mapping or sequence
+    (None outside the root), ``pending`` the key whose value comes next; ``stack`` keeps the
+    enclosing (container, is_mapping) pairs.
     """
     values: array[int] = array("Q")
     keys: array[int] = array("Q")
     add_value, add_key = values.append, keys.append
-    stack: list[list[Any]] = []
+    names: set[str] = set()
+    add_name = names.add
+    stack: list[tuple[Any, bool]] = []
+    container: Any = None
+    is_map = False
+    pending: str | None = None
     root: Any = None
     documents = 0
     parser = _Parser(text)
@@ -316,34 +327,39 @@ def _build(text: str) -> Document:
                     raise _anchored(event)
                 mark = event.start_mark
                 packed = (mark.line + 1) << 32 | (mark.column + 1)
-                if not stack:
-                    root = _scalar(event)
-                    add_value(packed)
-                else:
-                    frame = stack[-1]
-                    if not frame[1]:
-                        frame[0].append(_scalar(event))
-                        add_value(packed)
-                    elif frame[2] is not None:
-                        frame[0][frame[2]] = _scalar(event)
-                        frame[2] = None
-                        add_value(packed)
+                text = event.value
+                if is_map and pending is None:  # a key
+                    if (
+                        event.tag is None
+                        and text
+                        and text[0] not in _NUMBER_START
+                        and text not in _NOT_STRINGS
+                        and text != "<<"
+                        and text not in container
+                    ):  # a plain, new, ordinary string key
+                        pending = _intern(text)
                     else:
-                        key = event.value
-                        if (
-                            event.tag is None
-                            and key
-                            and key[0] not in _NUMBER_START
-                            and key not in _NOT_STRINGS
-                            and key != "<<"
-                            and key not in frame[0]
-                        ):  # a plain, new, ordinary string key
-                            frame[2] = _intern(key)
-                        else:
-                            frame[2] = _key(event, stack, root, values, keys)
-                        add_key(packed)
-            elif kind in _ENDS:
-                stack.pop()
+                        pending = _key(event, container, stack, root, values, keys)
+                    add_key(packed)
+                    add_name(pending)
+                else:
+                    if event.tag is None and (
+                        not event.implicit[0]  # quoted, literal or folded
+                        or (text and text[0] not in _NUMBER_START and text not in _NOT_STRINGS)
+                    ):
+                        value: Any = _intern(text)  # a string
+                    else:
+                        value = _scalar(event)
+                    if pending is not None:
+                        container[pending] = value
+                        pending = None
+                    elif container is not None:
+                        container.append(value)
+                    else:
+                        root = value
+                    add_value(packed)
+            elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
+                container, is_map = stack.pop()
             elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
                 if event.anchor is not None:
                     raise _anchored(event)
@@ -354,31 +370,30 @@ def _build(text: str) -> Document:
                         "TC103",
                         hint="remove the tag; toolctl files are plain JSON-like YAML",
                     )
-                container: Any = {} if kind is _MappingStartEvent else []
-                if not stack:
-                    root = container
+                if len(stack) >= MAX_DEPTH:
+                    raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
+                new: Any = {} if kind is _MappingStartEvent else []
+                if pending is not None:
+                    container[pending] = new
+                    pending = None
+                elif is_map:
+                    raise _fail(event, "mapping keys must be strings (complex key found)", "TC105")
+                elif container is not None:
+                    container.append(new)
                 else:
-                    frame = stack[-1]
-                    if not frame[1]:
-                        frame[0].append(container)
-                    elif frame[2] is None:
-                        raise _fail(
-                            event, "mapping keys must be strings (complex key found)", "TC105"
-                        )
-                    else:
-                        frame[0][frame[2]] = container
-                        frame[2] = None
-                    if len(stack) >= MAX_DEPTH:
-                        raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
+                    root = new
                 mark = event.start_mark
                 add_value((mark.line + 1) << 32 | (mark.column + 1))
-                stack.append([container, kind is _MappingStartEvent, None])
+                stack.append((container, is_map))
+                container, is_map = new, kind is _MappingStartEvent
             else:
                 documents = _other_event(event, documents)
             event = get_event()
     finally:
         parser.dispose()
-    return Document(root, "", values, keys)
+    doc = Document(root, "", values, keys)
+    doc.key_names = names
+    return doc
 
 
 def _other_event(event: Any, documents: int) -> int:
@@ -405,7 +420,12 @@ def _other_event(event: Any, documents: int) -> int:
 
 
 def _key(
-    event: Any, stack: list[list[Any]], root: Any, values: array[int], keys: array[int]
+    event: Any,
+    mapping: dict[str, Any],
+    stack: list[tuple[Any, bool]],
+    root: Any,
+    values: array[int],
+    keys: array[int],
 ) -> str:
     """A mapping key that is not a plain new word: resolved and checked (the slow path)."""
     key = _scalar(event)
@@ -423,10 +443,11 @@ def _key(
             "TC102",
             hint="write the merged keys out in full",
         )
-    if key in stack[-1][0]:
-        # the containers on the stack are each the last child of the one before it
+    if key in mapping:
+        # each open container is the last child of the one enclosing it (stack[0] is the
+        # outside of the root)
         path: list[str | int] = []
-        for parent, _, _ in stack[:-1]:
+        for parent, _ in stack[1:]:
             path.append(next(reversed(parent)) if type(parent) is dict else len(parent) - 1)
         line, _ = Document(root, "", values, keys).locate((*path, key), key=True)
         raise _fail(
