@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from toolctl.spec.model import Origin, ToolSpec
     from toolctl.yamlsrc import Document
 
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"toolctl-cache"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
@@ -162,7 +163,7 @@ class LoadCache:
     # ------------------------------------------------------------------ files
 
     def _shard_of(self, path: Path) -> int:
-        return int(sha256(str(path).encode())[:8], 16) % SHARDS
+        return zlib.crc32(os.fsencode(path)) % SHARDS  # spreads paths; nothing to defend
 
     def _shard_file(self, shard: int) -> Path:
         return self.directory / "files" / f"{shard:02x}.json"

@@ -77,6 +77,15 @@ class _Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     touched: dict[Path, None] = field(default_factory=dict)  # $ref files of the current file
     directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
+    searches: dict[str, list[str]] = field(default_factory=dict)  # see search()
+
+    def search(self, origin_kind: str) -> list[str]:
+        """Where handler modules of a file of ``origin_kind`` are looked for (once per load)."""
+        found = self.searches.get(origin_kind)
+        if found is None:
+            own = self.python_path if origin_kind == "file" else []
+            found = self.searches[origin_kind] = references.search_path(own)
+        return found
 
     def load_doc(self, path: Path) -> Document:
         path = real_path(path)
@@ -391,7 +400,7 @@ def _load_file(
     if ctx.cache is None:
         return _check_file(content, path, root, origin, ctx)[0]
     digest = sha256(content)
-    search = references.search_path(ctx.python_path if origin_kind == "file" else [])
+    search = ctx.search(origin_kind)
     specs = _cached(ctx.cache, path, digest, root, origin, search, ctx)
     if specs is not None:
         return specs
