@@ -487,7 +487,7 @@ def _check_file(
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
-        doc.key_names = None
+        doc.release()
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
@@ -499,7 +499,7 @@ def _check_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
-    doc.key_names = None  # checked: not needed again
+    doc.release()  # checked
     return specs, doc
 
 

@@ -97,6 +97,12 @@ class Document:
         """The positions as (values, keys) arrays in document order."""
         return self._values, self._keys
 
+    def release(self) -> None:
+        """Drop what checking the file needed and later lookups rarely do: the key names and
+        the lookup memos (rebuilt on demand). At 10,000 tools the size memo alone, filled by
+        locating each tool, would hold a tuple for every container of every file."""
+        self.key_names = self._sizes = self._located = None
+
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         """The 1-based (line, col) of ``path``, or of its nearest written ancestor (``key``:
         of its mapping key when ``path`` itself is a key of a mapping)."""

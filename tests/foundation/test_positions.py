@@ -120,3 +120,14 @@ def test_a_duplicate_key_names_the_line_of_the_first(text: str, line: int) -> No
         loads(text, "t.yaml")
     assert err.value.code == "TC104"
     assert f"first defined at line {line})" in err.value.message
+
+
+def test_released_document_still_locates_everything() -> None:
+    """The loader releases a checked file's lookup memos (memory at 10,000 tools): later
+    findings are located as before."""
+    doc = loads(DOCS["nested"], "t.yaml")
+    paths = list(_paths(doc.data))
+    before = [doc.locate(p, key=k) for p in paths for k in (False, True)]
+    doc.release()
+    assert doc.key_names is None
+    assert [doc.locate(p, key=k) for p in paths for k in (False, True)] == before
