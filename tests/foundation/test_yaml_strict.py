@@ -35,6 +35,13 @@ def test_anchor_is_rejected_with_its_position() -> None:
     assert (err.line, err.col) == (1, 4)
 
 
+def test_anchor_on_a_mapping_key_is_rejected_too() -> None:
+    err = _error("a: 1\n&k b: 2\n")
+    assert err.code == "TC102"
+    assert "anchor &k" in err.message
+    assert (err.line, err.col) == (2, 1)
+
+
 def test_alias_file_is_reported_and_other_files_still_load(registry_of: Any) -> None:
     registry = registry_of(
         {
