@@ -248,10 +248,11 @@ def _check_schemas(
     name = raw.get("name")
     # Keys the file was parsed with: without a `$...` key no schema of it has a $ref, $id,
     # $anchor or $schema to bundle or check (the scan would find nothing), and without a
-    # `pattern...` key no regex to compile. Unknown (None): look.
+    # `pattern...` key, or a $ref that may bundle one in from another file, no regex to
+    # compile. Unknown (None): look.
     names = doc.key_names
     dollars = names is None or any(n[:1] == "$" for n in names)
-    patterns = names is None or "pattern" in names or "patternProperties" in names
+    patterns = dollars or bool(names and ("pattern" in names or "patternProperties" in names))
 
     def loc(path: JsonPath, in_file: str | None = None) -> Location:
         if in_file and in_file != doc.file:

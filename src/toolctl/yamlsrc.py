@@ -333,17 +333,17 @@ def _build(text: str) -> Document:
                     raise _anchored(event)
                 mark = event.start_mark
                 packed = (mark.line + 1) << 32 | (mark.column + 1)
-                text = event.value
+                scalar = event.value
                 if is_map and pending is None:  # a key
                     if (
                         event.tag is None
-                        and text
-                        and text[0] not in _NUMBER_START
-                        and text not in _NOT_STRINGS
-                        and text != "<<"
-                        and text not in container
+                        and scalar
+                        and scalar[0] not in _NUMBER_START
+                        and scalar not in _NOT_STRINGS
+                        and scalar != "<<"
+                        and scalar not in container
                     ):  # a plain, new, ordinary string key
-                        pending = _intern(text)
+                        pending = _intern(scalar)
                     else:
                         pending = _key(event, container, stack, root, values, keys)
                     add_key(packed)
@@ -351,9 +351,11 @@ def _build(text: str) -> Document:
                 else:
                     if event.tag is None and (
                         not event.implicit[0]  # quoted, literal or folded
-                        or (text and text[0] not in _NUMBER_START and text not in _NOT_STRINGS)
+                        or (
+                            scalar and scalar[0] not in _NUMBER_START and scalar not in _NOT_STRINGS
+                        )
                     ):
-                        value: Any = _intern(text)  # a string
+                        value: Any = _intern(scalar)  # a string
                     else:
                         value = _scalar(event)
                     if pending is not None:

@@ -40,6 +40,19 @@ def test_escaped_pattern_key_is_still_compiled(registry_of: Callable[..., Regist
     assert "TC301" in codes(registry)
 
 
+def test_pattern_bundled_in_from_another_file_is_still_compiled(
+    registry_of: Callable[..., Registry],
+) -> None:
+    """The tool file has no `pattern` key; the schema file it refers to has a bad one."""
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": HEAD + "    a: {$ref: 'common.schema.yaml#/$defs/A'}\n",
+            "tools.d/common.schema.yaml": "$defs:\n  A: {type: string, pattern: '(['}\n",
+        }
+    )
+    assert "TC301" in codes(registry)
+
+
 @pytest.mark.parametrize(
     ("body", "scanned"),
     [
