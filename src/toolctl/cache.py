@@ -191,7 +191,9 @@ class LoadCache:
         shard = self._shard_of(path)
         if shard not in self._shards:
             self._shards[shard] = self._load_shard(shard)
-        entry = self._shards[shard].get(str(path))
+        # taken out: the registry keeps what it needs of an entry (its data), and the rest
+        # (encoded positions, diagnostics) is freed as the load goes on, not at its end
+        entry = self._shards[shard].pop(str(path), None)
         return entry if isinstance(entry, dict) else None
 
     def write(self, path: Path, entry: dict[str, Any]) -> None:
