@@ -157,6 +157,7 @@ class LoadCache:
         self.context = sha256(json.dumps([code_fingerprint(), self.python_path]).encode())
         self._hashes: dict[str, str | None] = {}
         self._stats: dict[str, list[int] | None] = {}  # handler modules, once per load
+        self._deps: dict[tuple[str, ...], list[Any]] = {}  # see module_dep
         self._shards: dict[int, dict[str, Any]] = {}
         self._dirty: dict[int, dict[str, Any]] = {}
 
@@ -258,7 +259,15 @@ class LoadCache:
         return self._hashes[path]
 
     def module_dep(self, ref: str, search: list[str]) -> list[Any]:
-        """What a handler reference's static check depended on: its module file and stat."""
+        """What a handler reference's static check depended on: its module file and stat
+        (once per reference and search path per load: most tools share a few modules)."""
+        memo = (ref, *search)
+        found = self._deps.get(memo)
+        if found is None:
+            found = self._deps[memo] = self._module_dep(ref, search)
+        return found
+
+    def _module_dep(self, ref: str, search: list[str]) -> list[Any]:
         from toolctl.references import _find_module
 
         module = ref.partition(":")[0].strip()
@@ -307,9 +316,12 @@ def to_entry(
     tools = []
     for spec in specs:
         bundled = {}
+        raw = spec.raw
         for key in SCHEMA_KEYS:
-            if key in spec.raw and spec.schema(key) is not spec.raw[key]:
-                bundled[key] = spec.schema(key)  # $refs bundled in: differs from the file
+            if key in raw:
+                schema = spec.schema(key)
+                if schema is not raw[key]:
+                    bundled[key] = schema  # $refs bundled in: differs from the file
         loc = spec.location
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
