@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -43,11 +44,11 @@ from typing import TYPE_CHECKING, Any
 from toolctl import __version__
 
 if TYPE_CHECKING:
-    from toolctl.compactdoc import CompactDocument
     from toolctl.diagnostics import Diagnostic
     from toolctl.spec.model import Origin, ToolSpec
+    from toolctl.yamlsrc import Document
 
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"toolctl-cache"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
@@ -156,13 +157,14 @@ class LoadCache:
         self.context = sha256(json.dumps([code_fingerprint(), self.python_path]).encode())
         self._hashes: dict[str, str | None] = {}
         self._stats: dict[str, list[int] | None] = {}  # handler modules, once per load
+        self._deps: dict[tuple[str, ...], list[Any]] = {}  # see module_dep
         self._shards: dict[int, dict[str, Any]] = {}
         self._dirty: dict[int, dict[str, Any]] = {}
 
     # ------------------------------------------------------------------ files
 
     def _shard_of(self, path: Path) -> int:
-        return int(sha256(str(path).encode())[:8], 16) % SHARDS
+        return zlib.crc32(os.fsencode(path)) % SHARDS  # spreads paths; nothing to defend
 
     def _shard_file(self, shard: int) -> Path:
         return self.directory / "files" / f"{shard:02x}.json"
@@ -190,7 +192,9 @@ class LoadCache:
         shard = self._shard_of(path)
         if shard not in self._shards:
             self._shards[shard] = self._load_shard(shard)
-        entry = self._shards[shard].get(str(path))
+        # taken out: the registry keeps what it needs of an entry (its data), and the rest
+        # (encoded positions, diagnostics) is freed as the load goes on, not at its end
+        entry = self._shards[shard].pop(str(path), None)
         return entry if isinstance(entry, dict) else None
 
     def write(self, path: Path, entry: dict[str, Any]) -> None:
@@ -255,7 +259,15 @@ class LoadCache:
         return self._hashes[path]
 
     def module_dep(self, ref: str, search: list[str]) -> list[Any]:
-        """What a handler reference's static check depended on: its module file and stat."""
+        """What a handler reference's static check depended on: its module file and stat
+        (once per reference and search path per load: most tools share a few modules)."""
+        memo = (ref, *search)
+        found = self._deps.get(memo)
+        if found is None:
+            found = self._deps[memo] = self._module_dep(ref, search)
+        return found
+
+    def _module_dep(self, ref: str, search: list[str]) -> list[Any]:
         from toolctl.references import _find_module
 
         module = ref.partition(":")[0].strip()
@@ -290,7 +302,7 @@ def to_entry(
     sha: str,
     root: Path,
     origin: Origin,
-    doc: CompactDocument | None,
+    doc: Document | None,
     diagnostics: list[Diagnostic],
     specs: list[ToolSpec],
     invalid: set[int],
@@ -304,9 +316,12 @@ def to_entry(
     tools = []
     for spec in specs:
         bundled = {}
+        raw = spec.raw
         for key in SCHEMA_KEYS:
-            if key in spec.raw and spec.schema(key) is not spec.raw[key]:
-                bundled[key] = spec.schema(key)  # $refs bundled in: differs from the file
+            if key in raw:
+                schema = spec.schema(key)
+                if schema is not raw[key]:
+                    bundled[key] = schema  # $refs bundled in: differs from the file
         loc = spec.location
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
@@ -333,9 +348,9 @@ def from_entry(
     ``origin.file`` is the file's name now; names in the entry that the working directory
     changed (the file's own, its ``$ref`` files') are renamed.
     """
-    from toolctl.compactdoc import CompactDocument
     from toolctl.diagnostics import Diagnostic, Location, Severity
     from toolctl.spec.model import ToolSpec
+    from toolctl.yamlsrc import Document
 
     display = origin.file
     rename = {entry["display"]: display}
@@ -359,7 +374,7 @@ def from_entry(
     if entry["data"] is None:
         return [], diags, []
     values, keys = decode_positions(entry["pos"])
-    doc = CompactDocument.from_arrays(entry["data"], display, values, keys)
+    doc = Document(entry["data"], display, values, keys)
     specs, invalid = [], []
     for pointer, bundled, bad, line, col in entry["tools"]:
         raw = doc.data

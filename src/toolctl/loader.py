@@ -18,7 +18,6 @@ from typing import Any
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
-from toolctl.compactdoc import CompactDocument
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
@@ -78,6 +77,15 @@ class _Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     touched: dict[Path, None] = field(default_factory=dict)  # $ref files of the current file
     directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
+    searches: dict[str, list[str]] = field(default_factory=dict)  # see search()
+
+    def search(self, origin_kind: str) -> list[str]:
+        """Where handler modules of a file of ``origin_kind`` are looked for (once per load)."""
+        found = self.searches.get(origin_kind)
+        if found is None:
+            own = self.python_path if origin_kind == "file" else []
+            found = self.searches[origin_kind] = references.search_path(own)
+        return found
 
     def load_doc(self, path: Path) -> Document:
         path = real_path(path)
@@ -238,6 +246,16 @@ def _check_schemas(
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
     name = raw.get("name")
+    # Keys the file was parsed with: without a `$...` key no schema of it has a $ref, $id,
+    # $anchor or $schema to bundle or check (the scan would find nothing), and without a
+    # `pattern...` key, or a $ref that may bundle one in from another file, no regex to
+    # compile. Unknown (None): look.
+    names = doc.key_names
+    # a key starting with "$" sorts from "$" to before "%": min() (C speed, per tool) says
+    # whether any key sorts before "%" (also true for a rare few other first characters:
+    # then the scan just runs)
+    dollars = names is None or (bool(names) and min(names) < "%")
+    patterns = dollars or bool(names and ("pattern" in names or "patternProperties" in names))
 
     def loc(path: JsonPath, in_file: str | None = None) -> Location:
         if in_file and in_file != doc.file:
@@ -252,9 +270,12 @@ def _check_schemas(
     for key in SCHEMA_KEYS:
         if key not in raw:
             continue
-        schema, problems, has_refs = refs.bundle(
-            raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
-        )
+        if dollars:
+            schema, problems, has_refs = refs.bundle(
+                raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+            )
+        else:
+            schema, problems, has_refs = raw[key], [], False
         for p in problems:
             own = p.file == doc.file
             out.append(
@@ -282,7 +303,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in check_schema(schema):
+        for sp in check_schema(schema, patterns=patterns):
             out.append(
                 error(
                     loc((key, *sp.path)),
@@ -383,7 +404,7 @@ def _load_file(
     if ctx.cache is None:
         return _check_file(content, path, root, origin, ctx)[0]
     digest = sha256(content)
-    search = references.search_path(ctx.python_path if origin_kind == "file" else [])
+    search = ctx.search(origin_kind)
     specs = _cached(ctx.cache, path, digest, root, origin, search, ctx)
     if specs is not None:
         return specs
@@ -454,14 +475,14 @@ def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
 
 def _check_file(
     content: bytes, path: Path, root: Path, origin: Origin, ctx: _Context
-) -> tuple[list[ToolSpec], CompactDocument | None]:
+) -> tuple[list[ToolSpec], Document | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
     from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
 
     display = origin.file
     try:
-        doc = CompactDocument.adopt(loads(decode_text(content), display))
+        doc = loads(decode_text(content), display)
     except YamlError as exc:
         ctx.diagnostics.append(_yaml_error(display, exc))
         return [], None
@@ -470,7 +491,7 @@ def _check_file(
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
-        doc.compact()
+        doc.release()
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
@@ -482,7 +503,7 @@ def _check_file(
         if has_errors(diags):
             ctx.invalid.add(id(spec))
         specs.append(spec)
-    doc.compact()  # checked: positions are rarely needed again, and are most of the memory
+    doc.release()  # checked
     return specs, doc
 
 

@@ -421,31 +421,48 @@ def _rs_meta_is_valid() -> Callable[[Any], bool] | None:
     return fn
 
 
-def _walk_patterns(node: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key == "pattern" and isinstance(value, str):
-                yield (*path, key), value
-            elif key == "patternProperties" and isinstance(value, dict):
-                for patrn in value:
-                    yield (*path, key, patrn), patrn
-            if isinstance(value, (dict, list)) and key not in (
-                "const",
-                "enum",
-                "default",
-                "examples",
-            ):
-                yield from _walk_patterns(value, (*path, key))
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            yield from _walk_patterns(item, (*path, i))
+def _walk_patterns(root: Any) -> Iterator[tuple[JsonPath, str]]:
+    """Every ``pattern`` and ``patternProperties`` name in a schema, with its path.
+
+    Iterative, with a node's path kept as a linked ``(parent, key)`` pair and made a tuple only
+    for a hit: this runs on every schema of every tool.
+    """
+    stack: list[tuple[Any, Any]] = [(root, None)]
+    push, pop = stack.append, stack.pop
+    found: list[tuple[Any, str]] = []
+    while stack:
+        node, link = pop()
+        if type(node) is dict:
+            patrn = node.get("pattern")
+            if isinstance(patrn, str):
+                found.append(((link, "pattern"), patrn))
+            named = node.get("patternProperties")
+            if isinstance(named, dict):
+                found += [(((link, "patternProperties"), name), name) for name in named]
+            for key, value in reversed(node.items()):  # reversed: pop in document order
+                if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                    push((value, (link, key)))
+        elif type(node) is list:
+            for i in range(len(node) - 1, -1, -1):
+                if type(node[i]) is dict or type(node[i]) is list:
+                    push((node[i], (link, i)))
+    for link, patrn in found:
+        parts: list[str | int] = []
+        while link is not None:
+            link, part = link
+            parts.append(part)
+        yield tuple(reversed(parts)), patrn
 
 
-def check_schema(schema: Any) -> list[SchemaProblem]:
+_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+
+
+def check_schema(schema: Any, *, patterns: bool = True) -> list[SchemaProblem]:
     """Problems that make ``schema`` not a valid JSON Schema of its dialect (empty when fine).
 
     Uses jsonschema-rs for the common valid case (hundreds of times faster) and python jsonschema
-    for located messages when something is wrong.
+    for located messages when something is wrong. ``patterns=False`` when the caller knows the
+    schema has no ``pattern`` or ``patternProperties`` key (their regexes are compiled here).
     """
     if isinstance(schema, bool):
         return []
@@ -476,7 +493,7 @@ def check_schema(schema: Any) -> list[SchemaProblem]:
             problems = [_problem(e) for e in meta.iter_errors(schema)][:MAX_ERRORS]
         except RecursionError:
             problems = [SchemaProblem((), "schema is nested too deeply", "depth")]
-    for path, patrn in _walk_patterns(schema, ()):
+    for path, patrn in _walk_patterns(schema) if patterns else ():
         try:
             compile_pattern(patrn)
         except ValueError as exc:

@@ -18,8 +18,8 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -56,50 +56,127 @@ MAX_INT_BITS = int(MAX_INT_DIGITS * 3.33)
 _STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
 # First characters of every plain scalar that resolves to something other than a string.
 _SPECIAL_START = frozenset("-+.0123456789~nNtTfF")
+# Of those, the first characters of numbers; a plain scalar starting otherwise is a string
+# unless it is one of these words.
+_NUMBER_START = frozenset("-+.0123456789")
+_NOT_STRINGS = _NULLS | _TRUES | _FALSES
 
 
-@dataclass
 class Document:
     """A loaded file: the JSON-compatible ``data`` and where each part of it was written.
 
-    Use :meth:`locate`. Internally ``positions`` maps a path key (``_SEP`` + each key or index) to
-    where that value starts, ``key_positions`` to where its mapping key starts, each as a packed
-    ``line << 32 | col``: strings and ints are not tracked by the garbage collector, so a
-    large document does not leave hundreds of thousands of tuples for it to scan.
+    Use :meth:`locate`. The positions are two arrays of packed ``line << 32 | col`` in document
+    order: one per value (every node, pre-order: a node, then for a mapping each key's value),
+    one per mapping key. No key per node, no tuple per node: 16 bytes a node instead of about
+    200 as path-keyed dicts, and nothing for the garbage collector to scan. The arrays need no
+    keys because ``data`` keeps document order: a node's index is one past its parent's plus
+    the sizes of the subtrees of the siblings before it (:meth:`_find`). ``data`` must not
+    change after loading. The load cache stores the same arrays (:meth:`arrays`).
     """
 
-    data: Any
-    file: str = ""
-    positions: dict[str, int] = field(default_factory=dict)
-    key_positions: dict[str, int] = field(default_factory=dict)
+    __slots__ = ("_keys", "_located", "_sizes", "_values", "data", "file", "key_names")
+
+    def __init__(
+        self,
+        data: Any,
+        file: str = "",
+        values: array[int] | None = None,
+        keys: array[int] | None = None,
+    ) -> None:
+        self.data = data
+        self.file = file
+        self._values: array[int] = values if values is not None else array("Q")
+        self._keys: array[int] = keys if keys is not None else array("Q")
+        self._sizes: dict[int, tuple[int, int]] | None = None  # made when first needed
+        self._located: dict[tuple[JsonPath, bool], tuple[int, int]] | None = None
+        # every distinct mapping key in the file, as parsed (None when not known): lets the
+        # checks skip a walk that looks for keys the file does not have ($ref, pattern)
+        self.key_names: set[str] | None = None
+
+    def arrays(self) -> tuple[array[int], array[int]]:
+        """The positions as (values, keys) arrays in document order."""
+        return self._values, self._keys
+
+    def release(self) -> None:
+        """Drop what checking the file needed and later lookups rarely do: the key names and
+        the lookup memos (rebuilt on demand). At 10,000 tools the size memo alone, filled by
+        locating each tool, would hold a tuple for every container of every file."""
+        self.key_names = self._sizes = self._located = None
 
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
-        """The 1-based (line, col) of ``path``, or of its nearest written ancestor."""
-        keys = [""]
-        for part in path:
-            keys.append(f"{keys[-1]}{_SEP}{part}")
-        if key and keys[-1] in self.key_positions:
-            return _unpack(self.key_positions[keys[-1]])
-        for candidate in reversed(keys):
-            if candidate in self.positions:
-                return _unpack(self.positions[candidate])
-        return (1, 1)
+        """The 1-based (line, col) of ``path``, or of its nearest written ancestor (``key``:
+        of its mapping key when ``path`` itself is a key of a mapping)."""
+        if not self._values:
+            return (1, 1)
+        memo = (tuple(path), key)
+        if self._located is None:
+            self._located = {}
+        found = self._located.get(memo)
+        if found is None:  # exporters locate the same few paths once per provider: remember
+            value, key_at = self._find(path)
+            packed = self._keys[key_at] if key and key_at is not None else self._values[value]
+            found = self._located[memo] = _unpack(packed)
+        return found
 
+    def _find(self, path: JsonPath) -> tuple[int, int | None]:
+        """(index in the value array of the deepest node of ``path`` that exists, index in
+        the key array of its mapping key when that node is the whole ``path``).
 
-# Path keys: "" for the root, then SEP + key or index per level. A container's children are all
-# keys or all indexes, so "0" and 0 cannot meet; a key containing SEP could only misplace a line.
-_SEP = "\x00"
+        Pre-order: a node's children start one value after it; each earlier sibling's subtree
+        (its size memoised) comes before. Only the siblings before each step are counted.
+        """
+        node, value, key_index = self.data, 0, 0  # key_index: keys before node's children
+        found_key: int | None = None
+        for depth, part in enumerate(path):
+            text = str(part)
+            if type(node) is dict:
+                if text not in node:
+                    break
+                child_value, child_keys = value + 1, key_index
+                for name, child in node.items():
+                    if name == text:
+                        break
+                    size, keys = self._size(child)
+                    child_value, child_keys = child_value + size, child_keys + 1 + keys
+                node, value, key_index = node[text], child_value, child_keys + 1
+                found_key = child_keys if depth == len(path) - 1 else None
+            elif type(node) is list and text.isdigit() and str(int(text)) == text:
+                if int(text) >= len(node):
+                    break
+                child_value, child_keys = value + 1, key_index
+                for child in node[: int(text)]:
+                    size, keys = self._size(child)
+                    child_value, child_keys = child_value + size, child_keys + keys
+                node, value, key_index = node[int(text)], child_value, child_keys
+                found_key = None
+            else:
+                break
+        else:
+            return value, found_key if path else None
+        return value, None
+
+    def _size(self, node: Any) -> tuple[int, int]:
+        """(values, keys) in the subtree of ``node``, memoised per container."""
+        if type(node) is not dict and type(node) is not list:
+            return 1, 0
+        if self._sizes is None:
+            self._sizes = {}
+        memo = self._sizes
+        found = memo.get(id(node))
+        if found is None:
+            values, keys = 1, 0
+            children = node.values() if type(node) is dict else node
+            for child in children:
+                size, inner = self._size(child)
+                values, keys = values + size, keys + inner
+            if type(node) is dict:
+                keys += len(node)
+            found = memo[id(node)] = (values, keys)
+        return found
 
 
 def _unpack(packed: int) -> tuple[int, int]:
     return packed >> 32, packed & 0xFFFFFFFF
-
-
-def _packed(event: Any) -> int:
-    mark = event.start_mark
-    line: int = mark.line + 1
-    col: int = mark.column + 1
-    return line << 32 | col
 
 
 def _mark(event: Any) -> tuple[int, int]:
@@ -129,15 +206,13 @@ def _scalar(event: Any) -> Any:
         )
     if not event.implicit[0]:
         return _intern(value)  # quoted, literal or folded: always a string
-    if value and value[0] not in _SPECIAL_START:
-        return _intern(value)  # fast path: cannot be a null, boolean or number
+    if value and value[0] in _NUMBER_START:
+        return _number(event, value)
+    if value not in _NOT_STRINGS:
+        return _intern(value)  # the common case: a word, not a null, boolean or number
     if value in _NULLS:
         return None
-    if value in _TRUES:
-        return True
-    if value in _FALSES:
-        return False
-    return _number(event, value)
+    return value in _TRUES
 
 
 def _non_finite(text: str, number: float) -> str:
@@ -209,172 +284,187 @@ def dumps(data: Any, *, base: type[yaml.SafeDumper] = yaml.SafeDumper, **options
     return out
 
 
-class _Builder:
-    """Turns a libyaml event stream into data plus positions, enforcing the strict rules."""
-
-    def __init__(self) -> None:
-        self.positions: dict[str, int] = {}
-        self.key_positions: dict[str, int] = {}
-        # frame: [container, path key, is_mapping, pending_key]
-        self.stack: list[list[Any]] = []
-        self.root: Any = None
-        self.documents = 0
-
-    def _check_node(self, event: Any) -> None:
-        if event.anchor is not None:
-            raise _fail(
-                event,
-                f"anchors and aliases are not allowed (anchor &{event.anchor})",
-                "TC102",
-                hint="write the value out in full",
-            )
-
-    def _child_path(self, event: Any) -> str | None:
-        """The path key of a new node; ``None`` when it is a mapping key."""
-        if not self.stack:
-            return ""
-        container, path, is_map, pending = self.stack[-1]
-        if not is_map:
-            return f"{path}{_SEP}{len(container)}"
-        if pending is None:
-            return None
-        return f"{path}{_SEP}{pending}"
-
-    def _attach(self, value: Any, child: str) -> None:
-        if not self.stack:
-            self.root = value
-            return
-        frame = self.stack[-1]
-        if frame[2]:
-            frame[0][frame[3]] = value
-            frame[3] = None
-        else:
-            frame[0].append(value)
-
-    def _key(self, event: Any) -> None:
-        frame = self.stack[-1]
-        if not isinstance(event, yaml.ScalarEvent):
-            raise _fail(event, "mapping keys must be strings (complex key found)", "TC105")
-        key = _scalar(event)
-        if not isinstance(key, str):
-            raise _fail(
-                event,
-                f"mapping keys must be strings, got {event.value!r}",
-                "TC105",
-                hint=f'quote it: "{event.value}"',
-            )
-        if key == "<<" and event.implicit[0]:
-            raise _fail(
-                event,
-                "merge keys (<<) are not allowed",
-                "TC102",
-                hint="write the merged keys out in full",
-            )
-        path = f"{frame[1]}{_SEP}{key}"
-        if key in frame[0]:
-            first = _unpack(self.key_positions.get(path, 0))
-            raise _fail(
-                event,
-                f"duplicate key {key!r} (first defined at line {first[0]})",
-                "TC104",
-                hint="remove one of the two entries",
-            )
-        self.key_positions[path] = _packed(event)
-        frame[3] = key
-
-    def feed(self, event: Any) -> None:
-        """Consume one event. Scalars and ends (most events) take the inlined fast path."""
-        kind = type(event)
-        if kind is yaml.ScalarEvent and event.anchor is None and self.stack:
-            frame = self.stack[-1]
-            if frame[2]:
-                if frame[3] is None:
-                    key = _intern(event.value)  # one string per distinct key, not per use
-                    if (
-                        event.tag is None
-                        and key
-                        and key[0] not in _SPECIAL_START
-                        and key not in frame[0]
-                        and key != "<<"
-                    ):  # fast path of _key: a plain, new, ordinary string key
-                        self.key_positions[f"{frame[1]}{_SEP}{key}"] = _packed(event)
-                        frame[3] = key
-                    else:
-                        self._key(event)
-                    return
-                child = f"{frame[1]}{_SEP}{frame[3]}"
-                frame[0][frame[3]] = _scalar(event)
-                frame[3] = None
-            else:
-                child = f"{frame[1]}{_SEP}{len(frame[0])}"
-                frame[0].append(_scalar(event))
-            self.positions[child] = _packed(event)
-            return
-        if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            self.stack.pop()
-            return
-        self._feed_other(event)
-
-    def _feed_other(self, event: Any) -> None:
-        if isinstance(event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)):
-            return
-        if isinstance(event, yaml.DocumentStartEvent):
-            self.documents += 1
-            if self.documents > 1:
-                raise _fail(
-                    event,
-                    "multiple YAML documents in one file",
-                    "TC106",
-                    hint="put each document in its own file, or use a `tools:` list",
-                )
-            return
-        if isinstance(event, yaml.AliasEvent):
-            raise _fail(
-                event,
-                f"anchors and aliases are not allowed (alias *{event.anchor})",
-                "TC102",
-                hint="write the value out in full",
-            )
-        child = self._child_path(event)
-        if child is None:
-            self._key(event)
-            return
-        self._check_node(event)
-        if isinstance(event, yaml.ScalarEvent):
-            value = _scalar(event)
-            self.positions[child] = _packed(event)
-            self._attach(value, child)
-            return
-        if event.tag is not None and event.tag not in (
-            "tag:yaml.org,2002:map",
-            "tag:yaml.org,2002:seq",
-        ):
-            raise _fail(
-                event,
-                f"tag {event.tag!r} is not allowed",
-                "TC103",
-                hint="remove the tag; toolctl files are plain JSON-like YAML",
-            )
-        if len(self.stack) >= MAX_DEPTH:
-            raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
-        container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
-        self.positions[child] = _packed(event)
-        self._attach(container, child)
-        self.stack.append([container, child, isinstance(event, yaml.MappingStartEvent), None])
+_ScalarEvent = yaml.ScalarEvent
+_MappingStartEvent = yaml.MappingStartEvent
+_SequenceStartEvent = yaml.SequenceStartEvent
+_COLLECTION_TAGS = (None, "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+_MappingEndEvent = yaml.MappingEndEvent
+_SequenceEndEvent = yaml.SequenceEndEvent
+_IGNORED = (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)
 
 
-def _feed_events(text: str, feed: Callable[[Any], None]) -> None:
-    """Hand each libyaml event of ``text`` to ``feed``: one call into the parser per event
-    (``get_event`` returns None after the stream ends) and no generator in between."""
+def _anchored(event: Any) -> YamlError:
+    return _fail(
+        event,
+        f"anchors and aliases are not allowed (anchor &{event.anchor})",
+        "TC102",
+        hint="write the value out in full",
+    )
+
+
+def _build(text: str) -> Document:
+    """Turn ``text``'s libyaml event stream into a :class:`Document`, enforcing the strict rules.
+
+    One loop with everything in locals: it runs once per event (a hundred and more per tool),
+    so scalars (most events) and ends take the shortest path, a plain word is resolved inline,
+    and a position is one append to an array. ``container`` is the open mapping or sequence
+    (None outside the root), ``pending`` the key whose value comes next; ``stack`` keeps the
+    enclosing (container, is_mapping) pairs.
+    """
+    values: array[int] = array("Q")
+    keys: array[int] = array("Q")
+    add_value, add_key = values.append, keys.append
+    names: set[str] = set()
+    add_name = names.add
+    stack: list[tuple[Any, bool]] = []
+    container: Any = None
+    is_map = False
+    pending: str | None = None
+    root: Any = None
+    documents = 0
     parser = _Parser(text)
     try:
         get_event = parser.get_event
         event = get_event()
         while event is not None:
-            feed(event)
+            kind = type(event)
+            if kind is _ScalarEvent:
+                if event.anchor is not None:
+                    raise _anchored(event)
+                mark = event.start_mark
+                packed = (mark.line + 1) << 32 | (mark.column + 1)
+                scalar = event.value
+                if is_map and pending is None:  # a key
+                    if (
+                        event.tag is None
+                        and scalar
+                        and scalar[0] not in _NUMBER_START
+                        and scalar not in _NOT_STRINGS
+                        and scalar != "<<"
+                        and scalar not in container
+                    ):  # a plain, new, ordinary string key
+                        pending = _intern(scalar)
+                    else:
+                        pending = _key(event, container, stack, root, values, keys)
+                    add_key(packed)
+                    add_name(pending)
+                else:
+                    if event.tag is None and (
+                        not event.implicit[0]  # quoted, literal or folded
+                        or (
+                            scalar and scalar[0] not in _NUMBER_START and scalar not in _NOT_STRINGS
+                        )
+                    ):
+                        value: Any = _intern(scalar)  # a string
+                    else:
+                        value = _scalar(event)
+                    if pending is not None:
+                        container[pending] = value
+                        pending = None
+                    elif container is not None:
+                        container.append(value)
+                    else:
+                        root = value
+                    add_value(packed)
+            elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
+                container, is_map = stack.pop()
+            elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
+                if event.anchor is not None:
+                    raise _anchored(event)
+                if event.tag not in _COLLECTION_TAGS:
+                    raise _fail(
+                        event,
+                        f"tag {event.tag!r} is not allowed",
+                        "TC103",
+                        hint="remove the tag; toolctl files are plain JSON-like YAML",
+                    )
+                if len(stack) >= MAX_DEPTH:
+                    raise _fail(event, f"nesting deeper than {MAX_DEPTH} levels", "TC107")
+                new: Any = {} if kind is _MappingStartEvent else []
+                if pending is not None:
+                    container[pending] = new
+                    pending = None
+                elif is_map:
+                    raise _fail(event, "mapping keys must be strings (complex key found)", "TC105")
+                elif container is not None:
+                    container.append(new)
+                else:
+                    root = new
+                mark = event.start_mark
+                add_value((mark.line + 1) << 32 | (mark.column + 1))
+                stack.append((container, is_map))
+                container, is_map = new, kind is _MappingStartEvent
+            else:
+                documents = _other_event(event, documents)
             event = get_event()
     finally:
         parser.dispose()
+    doc = Document(root, "", values, keys)
+    doc.key_names = names
+    return doc
+
+
+def _other_event(event: Any, documents: int) -> int:
+    """Stream and document events (a second document is refused) and aliases (refused)."""
+    if isinstance(event, yaml.DocumentStartEvent):
+        if documents:
+            raise _fail(
+                event,
+                "multiple YAML documents in one file",
+                "TC106",
+                hint="put each document in its own file, or use a `tools:` list",
+            )
+        return documents + 1
+    if isinstance(event, yaml.AliasEvent):
+        raise _fail(
+            event,
+            f"anchors and aliases are not allowed (alias *{event.anchor})",
+            "TC102",
+            hint="write the value out in full",
+        )
+    if not isinstance(event, _IGNORED):  # pragma: no cover - libyaml emits no other events
+        raise _fail(event, f"unexpected YAML event {type(event).__name__}", "TC101")
+    return documents
+
+
+def _key(
+    event: Any,
+    mapping: dict[str, Any],
+    stack: list[tuple[Any, bool]],
+    root: Any,
+    values: array[int],
+    keys: array[int],
+) -> str:
+    """A mapping key that is not a plain new word: resolved and checked (the slow path)."""
+    key = _scalar(event)
+    if not isinstance(key, str):
+        raise _fail(
+            event,
+            f"mapping keys must be strings, got {event.value!r}",
+            "TC105",
+            hint=f'quote it: "{event.value}"',
+        )
+    if key == "<<" and event.implicit[0]:
+        raise _fail(
+            event,
+            "merge keys (<<) are not allowed",
+            "TC102",
+            hint="write the merged keys out in full",
+        )
+    if key in mapping:
+        # each open container is the last child of the one enclosing it (stack[0] is the
+        # outside of the root)
+        path: list[str | int] = []
+        for parent, _ in stack[1:]:
+            path.append(next(reversed(parent)) if type(parent) is dict else len(parent) - 1)
+        line, _ = Document(root, "", values, keys).locate((*path, key), key=True)
+        raise _fail(
+            event,
+            f"duplicate key {key!r} (first defined at line {line})",
+            "TC104",
+            hint="remove one of the two entries",
+        )
+    return key
 
 
 @contextlib.contextmanager
@@ -411,10 +501,9 @@ def _age_young_objects() -> None:
 
 def loads(text: str, file: str = "<string>") -> Document:
     """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
-    builder = _Builder()
     try:
         with gc_paused():
-            _feed_events(text, builder.feed)
+            doc = _build(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -435,7 +524,8 @@ def loads(text: str, file: str = "<string>") -> Document:
         ) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML error: {exc}", code="TC101") from None
-    return Document(builder.root, file, builder.positions, builder.key_positions)
+    doc.file = file
+    return doc
 
 
 def _line_col(text: str, byte_offset: int) -> tuple[int, int]:
@@ -504,8 +594,10 @@ def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
-        with os.fdopen(fd, "rb") as fh:
-            raw = fh.read(max_bytes + 1)
+        try:
+            raw = _read_fd(fd, min(st.st_size, max_bytes) + 1, max_bytes + 1)
+        finally:
+            os.close(fd)
     except OSError as exc:  # unreadable (permissions) or gone since the stat
         raise _unreadable(exc) from None
     if len(raw) > max_bytes:
@@ -513,6 +605,23 @@ def read_bytes(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> bytes:
             f"file larger than {max_bytes} bytes", code="TC108", hint="split it into several files"
         )
     return raw
+
+
+def _read_fd(fd: int, expect: int, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``fd``, asking for ``expect`` (the size the stat gave, plus
+    one) first: a buffered ``read(limit)`` would allocate ``limit`` bytes for every file, which
+    was most of the time of reading thousands of small ones. A short read is the end of a
+    regular file; a file that grew since the stat is read on, in chunks, up to ``limit``."""
+    chunks: list[bytes] = []
+    total, want = 0, min(expect, limit)
+    while want > 0:
+        chunk = os.read(fd, want)
+        chunks.append(chunk)
+        total += len(chunk)
+        if len(chunk) < want:
+            break
+        want = min(64 * 1024, limit - total)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def decode_text(raw: bytes) -> str:
