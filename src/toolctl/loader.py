@@ -8,13 +8,12 @@ references located *without importing them*.
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
@@ -27,6 +26,7 @@ from toolctl.yamlsrc import (
     Document,
     JsonPath,
     decode_text,
+    freeze_for_good,
     gc_paused,
     load_file,
     loads,
@@ -38,6 +38,7 @@ from toolctl.yamlsrc import (
 TOOL_SUFFIXES = (".yaml", ".yml")
 SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
 REGISTRY_GROUP = "toolctl.registries"
+T = TypeVar("T")
 
 
 def display_path(path: Path) -> str:
@@ -78,6 +79,7 @@ class _Context:
     touched: dict[Path, None] = field(default_factory=dict)  # $ref files of the current file
     directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
     searches: dict[str, list[str]] = field(default_factory=dict)  # see search()
+    formats: list[str] | None = None  # see _format_names()
 
     def search(self, origin_kind: str) -> list[str]:
         """Where handler modules of a file of ``origin_kind`` are looked for (once per load)."""
@@ -414,7 +416,7 @@ def _load_file(
     modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
     files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
     entry = cache.to_entry(
-        formats=_format_names(any(spec.provider_options for spec in specs)),
+        formats=_format_names(any(spec.provider_options for spec in specs), ctx),
         sha=digest,
         root=root,
         origin=origin,
@@ -447,7 +449,7 @@ def _cached(
             entry["sha"] != digest
             or entry["root"] != str(root)
             or entry["origin"] != [origin.kind, origin.name]
-            or entry["formats"] != _format_names(entry["formats"] is not None)
+            or entry["formats"] != _format_names(entry["formats"] is not None, ctx)
             or not store.deps_current(entry, search)
         ):
             return None
@@ -459,14 +461,20 @@ def _cached(
     return specs
 
 
-def _format_names(has_options: bool) -> list[str] | None:
+def _format_names(has_options: bool, ctx: _Context) -> list[str] | None:
     """The installed export formats when a file's tools have ``providerOptions`` (their TC206
-    warnings depend on which formats are installed), else None."""
+    warnings depend on which formats are installed), else None. Once per load, and from the
+    cache while ``sys.path`` is unchanged: scanning every distribution's metadata (and importing
+    ``importlib.metadata``) costs more than a small warm `validate` itself."""
     if not has_options:
         return None
-    from toolctl.spec.providers import installed_format_names
+    if ctx.formats is None:
+        from toolctl.spec.providers import GROUP, installed_format_names
 
-    return sorted(installed_format_names())
+        ctx.formats = _remembered(
+            ctx.cache, f"<entry points {GROUP}>", lambda: sorted(installed_format_names()), _text
+        )
+    return ctx.formats
 
 
 def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
@@ -524,17 +532,37 @@ def _installed_packs() -> tuple[tuple[str, str, str], ...]:
 def _pack_entry_points(store: LoadCache | None) -> list[tuple[str, str, str]]:
     """The installed registry packs; from the cache while ``sys.path`` is unchanged (scanning
     every distribution's metadata is most of a small `validate`)."""
-    if store is None:
-        return list(_installed_packs())
-    found = store.remember(
-        f"<entry points {REGISTRY_GROUP}>",
-        cache.import_path_key(),
-        lambda: [list(ep) for ep in _installed_packs()],
-    )
-    try:
-        return [(str(n), str(v), str(d)) for n, v, d in found]
-    except (TypeError, ValueError):  # a damaged entry: scan again
-        return list(_installed_packs())
+
+    def triple(item: Any) -> tuple[str, str, str]:
+        name, value, dist = item
+        return str(name), str(value), str(dist)
+
+    return _remembered(store, f"<entry points {REGISTRY_GROUP}>", _installed_packs, triple)
+
+
+def _remembered(
+    store: LoadCache | None, name: str, scan: Callable[[], Sequence[Any]], item: Callable[[Any], T]
+) -> list[T]:
+    """``scan()`` (of installed distributions' metadata), kept in the cache under ``name`` while
+    ``sys.path`` and its directories are unchanged (installing or removing a distribution
+    changes them); each item converted by ``item``. A damaged entry is scanned again."""
+    if store is not None:
+        found = store.remember(name, cache.import_path_key(), lambda: [*map(_plain, scan())])
+        try:
+            return [item(x) for x in found]
+        except (TypeError, ValueError):
+            pass
+    return [item(x) for x in scan()]
+
+
+def _plain(item: Any) -> Any:
+    return list(item) if isinstance(item, tuple) else item
+
+
+def _text(item: Any) -> str:
+    if not isinstance(item, str):
+        raise TypeError("not a name")
+    return item
 
 
 def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:
@@ -605,7 +633,7 @@ def load_registry(
     with gc_paused():  # the load builds big acyclic trees; collecting them frees nothing
         registry = _load_registry(path, packs, project, use)
         if DEFAULTS.freeze:
-            gc.freeze()  # before collecting resumes: nothing of it is scanned again
+            freeze_for_good()  # before collecting resumes: nothing of it is scanned again
     return registry
 
 

@@ -392,23 +392,20 @@ def test_installing_an_export_format_is_a_miss_for_its_provider_options(
     project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
 ) -> None:
     """TC206 (a providerOptions key no format reads) depends on the formats installed."""
-    import importlib.metadata
-
     from toolctl.spec.providers import GROUP, installed_format_names
 
     path = project / "tools.d" / "weather.yaml"
     path.write_text(TOOL.format(name="weather") + "providerOptions:\n  acme: {x: 1}\n")
     assert "TC206" in {d.code for d in _load(project, monkeypatch).diagnostics}
-    real = importlib.metadata.entry_points
-
-    def with_acme(**kw: Any) -> Any:
-        found = list(real(**kw))
-        if kw.get("group") == GROUP:
-            found.append(importlib.metadata.EntryPoint("acme", "acme:EXPORTER", GROUP))
-        return found
-
-    monkeypatch.setattr(importlib.metadata, "entry_points", with_acme)
-    installed_format_names.cache_clear()
+    site = project.parent / "site"  # a distribution declaring an `acme` export format
+    write(
+        site,
+        {
+            "acme-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: acme\nVersion: 1.0\n",
+            "acme-1.0.dist-info/entry_points.txt": f"[{GROUP}]\nacme = acme:EXPORTER\n",
+        },
+    )
+    monkeypatch.syspath_prepend(str(site))
     parses.clear()
     try:
         registry = _load(project, monkeypatch)
@@ -417,6 +414,33 @@ def test_installing_an_export_format_is_a_miss_for_its_provider_options(
         assert "TC206" not in {d.code for d in registry.diagnostics}
     finally:
         installed_format_names.cache_clear()
+
+
+def test_a_warm_load_does_not_scan_installed_distributions(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    """Which formats and packs are installed is remembered while ``sys.path`` is unchanged:
+    scanning every distribution's metadata costs more than a small warm `validate`."""
+    import importlib.metadata
+
+    import importlib_metadata
+
+    path = project / "tools.d" / "weather.yaml"
+    path.write_text(TOOL.format(name="weather") + "providerOptions:\n  openai: {strict: true}\n")
+    _load(project, monkeypatch)
+    scans: list[str] = []
+    for module in (importlib.metadata, importlib_metadata):
+        real = module.entry_points
+
+        def counting(*a: Any, _real: Any = real, **kw: Any) -> Any:
+            scans.append(str(kw.get("group")))
+            return _real(*a, **kw)
+
+        monkeypatch.setattr(module, "entry_points", counting)
+    parses.clear()
+    registry = _load(project, monkeypatch)
+    assert parses == [] and scans == []
+    assert sorted(registry.tools) == ["other", "weather"]
 
 
 def test_entries_of_deleted_files_are_dropped_on_the_next_write(

@@ -108,7 +108,9 @@ def _restore() -> None:
 
         DEFAULTS.cache, DEFAULTS.freeze = _saved[0]
         _saved.clear()
-        gc.unfreeze()
+        from toolctl.yamlsrc import unfreeze
+
+        unfreeze()
 
 
 _registered: list[str] = []
