@@ -91,8 +91,82 @@ def cache_dir(state_path: Path | None, has_config: bool) -> Path:
         return Path(env)
     if has_config and state_path is not None:
         return state_path.parent / "cache"
+    return _user_cache()
+
+
+def _user_cache() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "toolctl"
+
+
+def _seal(payload: bytes) -> bytes:
+    """``payload`` behind a header with its digest: a file cut short or edited is detected."""
+    return _MAGIC + b" " + sha256(payload).encode() + b"\n" + payload
+
+
+def _unseal(blob: bytes) -> bytes | None:
+    """The payload of a sealed ``blob``; None when it is truncated, garbage or hand-edited."""
+    header, _, payload = blob.partition(b"\n")
+    return payload if header == _MAGIC + b" " + sha256(payload).encode() else None
+
+
+def _replace(target: Path, blob: bytes) -> None:
+    """Write ``target`` atomically (a temporary name, then a rename): readers see the old file
+    or the new one, never part of one. OSError when it cannot be written."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(blob)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+# ------------------------------------------------------------------ the configuration file
+# Parsing ``toolctl.yaml`` is the one YAML parse of a command that loads every tool file from
+# the cache, and importing PyYAML for it costs more than the rest of a small `validate`. So the
+# settings read from a config file, once parsed and checked, are kept in the user cache (the
+# project's cache directory is named by the config itself), keyed by the file's exact bytes
+# and toolctl's code.
+
+
+def _config_entry(config_file: Path) -> Path:
+    env = os.environ.get("TOOLCTL_CACHE_DIR")
+    root = Path(env) if env else _user_cache()
+    return root / "configs" / f"{sha256(str(config_file).encode())[:32]}.json"
+
+
+def remembered_settings(config_file: Path, raw: bytes) -> dict[str, Any] | None:
+    """The settings read earlier from exactly these bytes of ``config_file``; None: parse it."""
+    if not DEFAULTS.cache:
+        return None
+    try:
+        payload = _unseal(_config_entry(config_file).read_bytes())
+        entry = json.loads(payload) if payload is not None else None
+    except (OSError, ValueError):
+        return None
+    if (
+        not isinstance(entry, dict)
+        or entry.get("sha") != sha256(raw)
+        or entry.get("code") != code_fingerprint()
+        or not isinstance(entry.get("settings"), dict)
+    ):
+        return None
+    settings: dict[str, Any] = entry["settings"]
+    return settings
+
+
+def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -> None:
+    """Keep ``settings``, parsed and checked from ``raw``, for :func:`remembered_settings`."""
+    if not DEFAULTS.cache:
+        return
+    target = _config_entry(config_file)
+    entry = {"sha": sha256(raw), "code": code_fingerprint(), "settings": settings}
+    with contextlib.suppress(OSError, ValueError, TypeError, RecursionError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()))
 
 
 def _stat_sig(path: str) -> list[int] | None:
@@ -175,8 +249,8 @@ class LoadCache:
             blob = self._shard_file(shard).read_bytes()
         except OSError:
             return {}
-        header, _, payload = blob.partition(b"\n")
-        if header != _MAGIC + b" " + sha256(payload).encode():
+        payload = _unseal(blob)
+        if payload is None:
             return {}  # truncated, garbage or hand-edited
         try:
             data = json.loads(payload)
@@ -213,8 +287,6 @@ class LoadCache:
             return
         for shard, entries in dirty.items():
             merged = {**_live(self._load_shard(shard)), **entries}  # keep other runs' entries
-            target = self._shard_file(shard)
-            tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
             try:
                 payload = json.dumps(
                     {"context": self.context, "entries": merged},
@@ -223,12 +295,9 @@ class LoadCache:
                     default=_encode_array,
                     check_circular=False,  # loaded YAML is a tree (aliases are refused)
                 ).encode()
-                with open(tmp, "wb") as fh:
-                    fh.write(_MAGIC + b" " + sha256(payload).encode() + b"\n" + payload)
-                os.replace(tmp, target)
+                _replace(self._shard_file(shard), _seal(payload))
             except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
-                with contextlib.suppress(OSError):
-                    tmp.unlink()
+                pass
 
     def _prepare(self) -> None:
         (self.directory / "files").mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ConfigError, YamlError
-from toolctl.yamlsrc import load_file, real_path
+from toolctl.yamlsrc import decode_text, load_file, loads, read_bytes, real_path
 
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
@@ -145,26 +145,37 @@ def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
     for directory in (start, *start.parents):
         candidate = directory / CONFIG_NAME
         if candidate.is_file():
-            try:
-                doc = load_file(candidate)
-            except YamlError as exc:
-                raise ConfigError(
-                    f"{candidate}:{exc.line}:{exc.col}: {exc.message}", hint=exc.hint
-                ) from None
-            data = doc.data if doc.data is not None else {}
-            if not isinstance(data, dict):
-                raise ConfigError(
-                    f"{_shown(candidate)}:1:1: the configuration must be a mapping",
-                    hint="write one setting per line, e.g. `tools: tools.d`",
-                )
-            _check_keys(data, _yaml_locator(candidate, doc))
-            return candidate, data
+            return candidate, _read_config(candidate)
         pyproject = directory / "pyproject.toml"
         if pyproject.is_file():
             section = _read_pyproject(pyproject)
             if section is not None:
                 return pyproject, section
     return None
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """The settings of a ``toolctl.yaml``, checked; remembered by the load cache while the file
+    is unchanged (see :func:`toolctl.cache.remembered_settings`)."""
+    from toolctl.cache import remember_settings, remembered_settings
+
+    try:
+        raw = read_bytes(path)
+        settings = remembered_settings(path, raw)
+        if settings is not None:
+            return settings
+        doc = loads(decode_text(raw), str(path))
+    except YamlError as exc:
+        raise ConfigError(f"{path}:{exc.line}:{exc.col}: {exc.message}", hint=exc.hint) from None
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{_shown(path)}:1:1: the configuration must be a mapping",
+            hint="write one setting per line, e.g. `tools: tools.d`",
+        )
+    _check_keys(data, _yaml_locator(path, doc))
+    remember_settings(path, raw, data)
+    return data
 
 
 def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
