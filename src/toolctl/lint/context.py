@@ -33,18 +33,23 @@ class LintContext:
     def memo(self, kind: str, tool: ToolSpec, build: Any) -> Any:
         """``build(tool)``, computed once per ``kind`` and tool in this run (for shared work)."""
         key = (kind, id(tool))
-        if key not in self._cache:
-            self._cache[key] = build(tool)
-        return self._cache[key]
+        try:  # every rule of every tool asks: one lookup when it is there (the usual case)
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = build(tool)
+            return value
 
     def subschemas(self, tool: ToolSpec) -> list[tuple[str, JsonPath, dict[str, Any]]]:
-        """Every subschema of every schema of ``tool`` (computed once per tool)."""
-        return self.memo("subschemas", tool, lambda t: list(tool_subschemas(t)))  # type: ignore[no-any-return]
+        """Every subschema of every schema of ``tool``: one walk per tool, shared by the rules."""
+        return self.memo("subschemas", tool, _walk)  # type: ignore[no-any-return]
 
     def texts(self, tool: ToolSpec) -> list[tuple[JsonPath, bool, str]]:
-        """Every text of ``tool`` a model reads (computed once per tool)."""
+        """Every text of ``tool`` a model reads (computed once per tool, from the shared walk)."""
+        return self.memo("texts", tool, self._texts)  # type: ignore[no-any-return]
 
-        def build(spec: ToolSpec) -> list[tuple[JsonPath, bool, str]]:
-            return list(model_texts(spec, self.subschemas(spec)))
+    def _texts(self, tool: ToolSpec) -> list[tuple[JsonPath, bool, str]]:
+        return model_texts(tool, self.subschemas(tool))
 
-        return self.memo("texts", tool, build)  # type: ignore[no-any-return]
+
+def _walk(tool: ToolSpec) -> list[tuple[str, JsonPath, dict[str, Any]]]:
+    return list(tool_subschemas(tool))

@@ -37,6 +37,7 @@ _KIND = {
     **dict.fromkeys((*SCHEMA_MAPS, "dependencies"), _MAP),
     "items": _ITEMS,
 }
+_KIND_KEYS = frozenset(_KIND)
 
 
 def subschemas(schema: Any, path: JsonPath) -> list[tuple[JsonPath, dict[str, Any]]]:
@@ -48,6 +49,8 @@ def subschemas(schema: Any, path: JsonPath) -> list[tuple[JsonPath, dict[str, An
         if not isinstance(node, dict):
             continue
         out.append((at, node))
+        if _KIND_KEYS.isdisjoint(node):  # a leaf (most nodes): one test in C, no key loop
+            continue
         children: list[tuple[JsonPath, Any]] = []
         for key, value in node.items():
             kind = _KIND.get(key)
@@ -78,47 +81,48 @@ def tool_subschemas(
             yield key, sub_path, node
 
 
-def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+def _strings(value: Any, path: JsonPath, out: list[tuple[JsonPath, bool, str]]) -> None:
+    """Append (path, False, text) for every string in ``value``, in document order."""
     if isinstance(value, str):
-        yield path, value
+        out.append((path, False, value))
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(v, (*path, k))
+            _strings(v, (*path, k), out)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _strings(v, (*path, i))
+            _strings(v, (*path, i), out)
 
 
 def model_texts(
     tool: ToolSpec, nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]] | None = None
-) -> Iterator[tuple[JsonPath, bool, str]]:
+) -> list[tuple[JsonPath, bool, str]]:
     """Every text a model reads: (path, is-a-key, text).
 
     The tool's name, title and description; each schema's titles, descriptions, property names,
     enum/const/default/examples strings; and the input examples (Anthropic sends them).
     ``nodes`` are the tool's subschemas when already walked.
     """
-    yield ("name",), False, tool.name
-    yield ("description",), False, tool.description
+    out: list[tuple[JsonPath, bool, str]] = [
+        (("name",), False, tool.name),
+        (("description",), False, tool.description),
+    ]
     if "title" in tool.raw:
-        yield ("title",), False, tool.raw["title"]
+        out.append((("title",), False, tool.raw["title"]))
     ann_title = tool.annotations.get("title")
     if isinstance(ann_title, str):
-        yield ("mcp", "annotations", "title"), False, ann_title
+        out.append((("mcp", "annotations", "title"), False, ann_title))
     for key, path, node in tool_subschemas(tool) if nodes is None else nodes:
         if key not in MODEL_SCHEMAS:
             continue
         for word in ("title", "description"):
             if isinstance(node.get(word), str):
-                yield (*path, word), False, node[word]
+                out.append(((*path, word), False, node[word]))
         props = node.get("properties")
         if isinstance(props, dict):
-            for name in props:
-                yield (*path, "properties", name), True, name
+            out += [((*path, "properties", name), True, name) for name in props]
         for word in ("enum", "const", "default", "examples"):
             if word in node:
-                for spath, text in _strings(node[word], (*path, word)):
-                    yield spath, False, text
+                _strings(node[word], (*path, word), out)
     for i, example in enumerate(tool.input_examples):
-        for spath, text in _strings(example, ("inputExamples", i)):
-            yield spath, False, text
+        _strings(example, ("inputExamples", i), out)
+    return out

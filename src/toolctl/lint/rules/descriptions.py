@@ -16,6 +16,11 @@ RULES = RuleSet("descriptions")
 _PLACEHOLDER = re.compile(
     r"^\W*(todo|tbd|fixme|xxx|description|placeholder|n/?a|\.+|-+)\W*$", re.IGNORECASE
 )
+_PUNCTUATION = re.compile(r"[\W_]+")
+
+
+def _plain(text: str) -> str:
+    return _PUNCTUATION.sub("", text).lower()
 
 
 @RULES.tool(
@@ -31,8 +36,7 @@ def description_placeholder(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     means the model guesses. Write what the tool does, when to use it and what it returns.
     """
     text = tool.description.strip()
-    plain = re.sub(r"[\W_]+", "", text).lower()
-    if _PLACEHOLDER.match(text) or plain == re.sub(r"[\W_]+", "", tool.name).lower():
+    if _PLACEHOLDER.match(text) or _plain(text) == _plain(tool.name):
         yield Hit(
             tool,
             ("description",),

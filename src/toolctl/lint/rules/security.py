@@ -41,10 +41,13 @@ class _Phrases:
 
     def may_match(self, folded: str) -> bool:
         """False when ``folded`` (case-folded text) certainly has no match."""
-        return any(
-            any(k in folded for k in keys) and regex.search(folded) is not None
-            for keys, regex in self.fast
-        )
+        for keys, regex in self.fast:  # a plain loop: no generator per part (every tool asks)
+            for k in keys:
+                if k in folded:
+                    if regex.search(folded) is not None:
+                        return True
+                    break
+        return False
 
     def search(self, text: str) -> re.Match[str] | None:
         """The first match in ``text`` (original case), or None."""
@@ -250,8 +253,9 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """
     names = ctx.names  # not `names - {tool.name}`: a copy per tool is quadratic in the registry
 
-    def others(text: str) -> set[str]:
-        return {w for w in _NAME_TOKEN.findall(text) if w in names and w != tool.name}
+    def others(text: str) -> frozenset[str]:
+        found = names.intersection(_NAME_TOKEN.findall(text))  # in C: no per-word Python loop
+        return found - {tool.name} if tool.name in found else found
 
     if not others(_joined(tool, ctx)):
         return
