@@ -116,6 +116,7 @@ def _findings(
                     found.append(_diagnostic(rule, level, hit))
             except Exception as exc:  # as in _run: one broken rule must not hide the others
                 found.append(_crash(rule, tool, exc))
+        ctx.next_tool()
     for rule, level in rules:
         if rule.scope == "registry":
             _run(rule, level, tools, ctx, None, found)

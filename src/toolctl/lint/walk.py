@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.yamlsrc import JsonPath
@@ -72,13 +72,31 @@ def schema_types(node: dict[str, Any]) -> set[str]:
 
 def tool_subschemas(
     tool: ToolSpec, keys: tuple[str, ...] = ()
-) -> Iterator[tuple[str, JsonPath, dict[str, Any]]]:
+) -> list[tuple[str, JsonPath, dict[str, Any]]]:
     """(schema key, path, node) for every subschema of the tool's schemas (all by default)."""
     from toolctl.spec.model import SCHEMA_KEYS
 
+    out: list[tuple[str, JsonPath, dict[str, Any]]] = []
     for key in keys or SCHEMA_KEYS:
-        for sub_path, node in subschemas(tool.schema(key), (key,)):
-            yield key, sub_path, node
+        schema = tool.schema(key)
+        if schema is not None:
+            out += [(key, sub_path, node) for sub_path, node in subschemas(schema, (key,))]
+    return out
+
+
+def keyword_index(
+    nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]],
+) -> dict[str, list[tuple[str, JsonPath, dict[str, Any]]]]:
+    """keyword → the ``nodes`` (schema key, path, node) that hold it, in their order."""
+    index: dict[str, list[tuple[str, JsonPath, dict[str, Any]]]] = {}
+    for entry in nodes:
+        for word in entry[2]:
+            found = index.get(word)
+            if found is None:
+                index[word] = [entry]
+            else:
+                found.append(entry)
+    return index
 
 
 def _strings(value: Any, path: JsonPath, out: list[tuple[JsonPath, bool, str]]) -> None:

@@ -105,7 +105,7 @@ def _documented(prop: Any, root: Any) -> bool:
 
 def _params(tool: ToolSpec, ctx: LintContext, required: bool) -> Iterator[Hit]:
     root = tool.input_schema
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "properties"):
         props = node.get("properties")
         if key != "inputSchema" or not isinstance(props, dict):
             continue

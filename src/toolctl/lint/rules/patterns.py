@@ -96,7 +96,7 @@ def _patterns(tool: ToolSpec, ctx: LintContext) -> list[tuple[JsonPath, str]]:
                 found += [((*path, "patternProperties", p), p) for p in props]
         return found
 
-    patterns: list[tuple[JsonPath, str]] = ctx.memo("patterns", tool, build)
+    patterns: list[tuple[JsonPath, str]] = ctx.scratch("patterns", tool, build)
     return patterns
 
 
@@ -113,7 +113,7 @@ def pattern_without_max_length(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     send a megabyte string into the pattern. Add a ``maxLength`` that fits the data. Checked in
     the schemas that take data from outside (input, resume, request context).
     """
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "pattern"):
         if key not in INBOUND:
             continue
         types = schema_types(node)
@@ -139,7 +139,7 @@ def unique_items_unbounded(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Checking uniqueness of objects is quadratic: 10,000 objects take about 90 seconds to validate.
     Cap the array with ``maxItems`` or drop ``uniqueItems`` and deduplicate in the handler.
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "uniqueItems"):
         if node.get("uniqueItems") is not True:
             continue
         items = node.get("items")

@@ -134,7 +134,7 @@ def unknown_dialect(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """
     from toolctl.schema import dialect_of
 
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "$schema"):
         if "$schema" in node and dialect_of({"$schema": node["$schema"]}) is None:
             yield Hit(
                 tool,
@@ -165,7 +165,7 @@ def format_not_enforced(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     from toolctl.schema import dialect_class, enforced_formats
     from toolctl.schemaformats import unchecked_reason
 
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "format"):
         fmt = node.get("format")
         if not isinstance(fmt, str) or "pattern" in node:
             continue
@@ -190,7 +190,7 @@ def open_object(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     ignored by the handler. Close the object; composition branches (``allOf``) are left alone
     because closing them breaks the composition.
     """
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "properties"):
         if key != "inputSchema" or not node.get("properties") or "allOf" in path[-2:]:
             continue
         if not {"additionalProperties", "unevaluatedProperties", "patternProperties"} & set(node):
@@ -215,7 +215,7 @@ def required_not_in_properties(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     Usually a typo or a renamed property: the model is told the argument is required but never
     told what it is, and with ``additionalProperties: false`` no input can ever be valid.
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "required"):
         props, req = node.get("properties"), node.get("required")
         if not isinstance(props, dict) or not isinstance(req, list):
             continue
@@ -245,7 +245,7 @@ def default_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """
     from toolctl.schema import cached_validator
 
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "default"):
         if "default" not in node or _has_ref(node):
             continue
         schema = {k: v for k, v in node.items() if k != "default"}
@@ -284,7 +284,7 @@ def mcp_header_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     that breaks these rules, so it never reaches the model.
     """
     seen: dict[str, str] = {}
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "x-mcp-header"):
         if key != "inputSchema" or "x-mcp-header" not in node:
             continue
         value, at = node["x-mcp-header"], (*path, "x-mcp-header")

@@ -106,7 +106,7 @@ _NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 def _joined(tool: ToolSpec, ctx: LintContext) -> str:
     """All of the tool's model-read texts in one string: one search rules most tools out."""
-    text: str = ctx.memo("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
+    text: str = ctx.scratch("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
     return text
 
 
@@ -114,7 +114,7 @@ def _found(
     tool: ToolSpec, ctx: LintContext, phrases: _Phrases
 ) -> Iterator[tuple[tuple[str | int, ...], bool, re.Match[str]]]:
     """(path, is-a-key, first match) for each text the phrases match."""
-    lowered: str = ctx.memo("folded", tool, lambda t: _joined(t, ctx).casefold())
+    lowered: str = ctx.scratch("folded", tool, lambda t: _joined(t, ctx).casefold())
     if not phrases.may_match(lowered):
         return
     for path, key, text in ctx.texts(tool):
@@ -124,7 +124,10 @@ def _found(
 
 
 def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
-    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply.
+    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply, and a tool
+    # whose texts are all ASCII (most) with one test on the joined text.
+    if _joined(tool, ctx).isascii():
+        return iter(())
     return ((p, k, t) for p, k, t in ctx.texts(tool) if not t.isascii())
 
 
@@ -275,6 +278,8 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # NFKC leaves ASCII as it is (most names)
+        return text.casefold()
     return unicodedata.normalize("NFKC", text).casefold()
 
 
@@ -324,7 +329,7 @@ def lookalike_parameters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     different parameters; the look-alike can carry data the handler never checks. Use plain
     ASCII names that differ visibly.
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "properties"):
         props = node.get("properties")
         if not isinstance(props, dict):
             continue
