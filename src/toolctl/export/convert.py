@@ -68,6 +68,17 @@ class Profile:
         """True when this profile changes nothing (every field at its default)."""
         return self == Profile(self.target)
 
+    @functools.cached_property
+    def loud_keys(self) -> frozenset[str] | None:
+        """Keywords that may make the walker change or report a node; None: every node may.
+
+        A node holding none of them, whose keywords all pass, comes back unchanged and without
+        findings (see ``_Walker.node``): most leaves, for most profiles.
+        """
+        if self.strict:
+            return None
+        return _SUBSCHEMA_KEYS | {"$ref", "allOf", "const", "oneOf", "format", "minItems"}
+
 
 def _nullable_already(s: Any) -> bool:
     if not isinstance(s, dict):
@@ -218,6 +229,9 @@ class _Walker:
             return node
         if not isinstance(node, dict):
             return node
+        loud, kept = self.p.loud_keys, self.p.keywords
+        if loud is not None and loud.isdisjoint(node) and (kept is None or node.keys() <= kept):
+            return node  # nothing below applies to it (Profile.loud_keys): the common leaf
         if "$ref" in node and (self.p.inline_refs or len(node) > 1):
             return self.inline(node, path, stack)
         # Copy-on-write: ``work`` is the input node until a step changes it; only then is it
