@@ -42,24 +42,40 @@ _KIND_KEYS = frozenset(_KIND)
 
 def subschemas(schema: Any, path: JsonPath) -> list[tuple[JsonPath, dict[str, Any]]]:
     """Every schema object in ``schema`` (itself first, then depth-first), with its path."""
-    out: list[tuple[JsonPath, dict[str, Any]]] = []
-    stack: list[tuple[JsonPath, Any]] = [(path, schema)]
+    return [(at, node) for _, at, node in _walk_into(schema, "", path, [])]
+
+
+def _walk_into(
+    schema: Any, key: str, path: JsonPath, out: list[tuple[str, JsonPath, dict[str, Any]]]
+) -> list[tuple[str, JsonPath, dict[str, Any]]]:
+    """Append (key, path, node) for every schema object in ``schema`` to ``out``, in order.
+
+    Iterative (a deep schema cannot exhaust the stack), only mappings are pushed, and a leaf
+    (most nodes) costs one set test in C.
+    """
+    if not isinstance(schema, dict):
+        return out
+    stack: list[tuple[JsonPath, dict[str, Any]]] = [(path, schema)]
+    pop, emit, kinds, leaf = stack.pop, out.append, _KIND, _KIND_KEYS.isdisjoint
     while stack:
-        at, node = stack.pop()
-        if not isinstance(node, dict):
+        at, node = pop()
+        emit((key, at, node))
+        if leaf(node):
             continue
-        out.append((at, node))
-        if _KIND_KEYS.isdisjoint(node):  # a leaf (most nodes): one test in C, no key loop
-            continue
-        children: list[tuple[JsonPath, Any]] = []
-        for key, value in node.items():
-            kind = _KIND.get(key)
+        children: list[tuple[JsonPath, dict[str, Any]]] = []
+        for word, value in node.items():
+            kind = kinds.get(word)
+            if kind is None:
+                continue
             if kind == _ONE or (kind == _ITEMS and not isinstance(value, list)):
-                children.append(((*at, key), value))
+                if isinstance(value, dict):
+                    children.append(((*at, word), value))
             elif kind in (_LIST, _ITEMS) and isinstance(value, list):
-                children += [((*at, key, i), sub) for i, sub in enumerate(value)]
+                children += [
+                    ((*at, word, i), s) for i, s in enumerate(value) if isinstance(s, dict)
+                ]
             elif kind == _MAP and isinstance(value, dict):
-                children += [((*at, key, name), sub) for name, sub in value.items()]
+                children += [((*at, word, n), s) for n, s in value.items() if isinstance(s, dict)]
         stack += reversed(children)  # keep document order
     return out
 
@@ -78,9 +94,7 @@ def tool_subschemas(
 
     out: list[tuple[str, JsonPath, dict[str, Any]]] = []
     for key in keys or SCHEMA_KEYS:
-        schema = tool.schema(key)
-        if schema is not None:
-            out += [(key, sub_path, node) for sub_path, node in subschemas(schema, (key,))]
+        _walk_into(tool.schema(key), key, (key,), out)
     return out
 
 
