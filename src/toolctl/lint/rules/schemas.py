@@ -132,9 +132,10 @@ def unknown_dialect(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     means something other than its author intended. Use
     ``https://json-schema.org/draft/2020-12/schema`` (the MCP default) or leave ``$schema`` out.
     """
-    from toolctl.schema import dialect_of
-
+    # Imports inside the loops (here and below): run for the nodes concerned, not every tool.
     for _key, path, node in ctx.having(tool, "$schema"):
+        from toolctl.schema import dialect_of
+
         if "$schema" in node and dialect_of({"$schema": node["$schema"]}) is None:
             yield Hit(
                 tool,
@@ -162,13 +163,13 @@ def format_not_enforced(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     a known format, or add a ``pattern`` that enforces the shape (a schema with both is not
     reported).
     """
-    from toolctl.schema import dialect_class, enforced_formats
-    from toolctl.schemaformats import unchecked_reason
-
     for key, path, node in ctx.having(tool, "format"):
         fmt = node.get("format")
         if not isinstance(fmt, str) or "pattern" in node:
             continue
+        from toolctl.schema import dialect_class, enforced_formats
+        from toolctl.schemaformats import unchecked_reason
+
         root = tool.schema(key)
         if fmt not in enforced_formats(root):
             state, hint = unchecked_reason(fmt, dialect_class(root))
@@ -243,11 +244,11 @@ def default_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Models and clients show and use defaults; an invalid one teaches the model a wrong value and
     fails when the handler receives it. Subschemas with ``$ref`` are skipped.
     """
-    from toolctl.schema import cached_validator
-
     for _key, path, node in ctx.having(tool, "default"):
         if "default" not in node or _has_ref(node):
             continue
+        from toolctl.schema import cached_validator
+
         schema = {k: v for k, v in node.items() if k != "default"}
         problems = cached_validator(schema).errors(node["default"], limit=1)
         if problems:

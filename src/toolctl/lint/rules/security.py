@@ -31,20 +31,22 @@ class _Phrases:
     A plain substring test on a key decides whether a part's regex runs at all, so most texts cost
     a few ``in`` tests (a test checks each part's keys against its alternatives). ``fast``
     patterns are case-sensitive, for case-folded text (IGNORECASE is much slower in ``re``);
-    ``exact`` ones report the original text.
+    ``exact`` ones report the original text. A part whose every match *starts* with one of its
+    keys (``leads``) is tried only where a key occurs, instead of searched for from every
+    position (a ``\\b``-first pattern defeats ``re``'s literal-prefix scan).
     """
 
-    def __init__(self, *parts: tuple[tuple[str, ...], str]) -> None:
-        self.parts = parts
-        self.fast = [(keys, re.compile(p)) for keys, p in parts]
-        self.exact = [re.compile(p, re.IGNORECASE) for _, p in parts]
+    def __init__(self, *parts: tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, bool]):
+        self.parts = [(p[0], p[1]) for p in parts]
+        self.fast = [(p[0], re.compile(p[1]), len(p) > 2 and p[2]) for p in parts]
+        self.exact = [re.compile(p, re.IGNORECASE) for _, p in self.parts]
 
     def may_match(self, folded: str) -> bool:
         """False when ``folded`` (case-folded text) certainly has no match."""
-        for keys, regex in self.fast:  # a plain loop: no generator per part (every tool asks)
+        for keys, regex, leads in self.fast:  # plain loops: no generator per part
             for k in keys:
                 if k in folded:
-                    if regex.search(folded) is not None:
+                    if _match_at_keys(regex, keys, folded) if leads else regex.search(folded):
                         return True
                     break
         return False
@@ -55,8 +57,28 @@ class _Phrases:
         return min(found, key=lambda m: m.start()) if found else None
 
 
+def _match_at_keys(regex: re.Pattern[str], keys: tuple[str, ...], folded: str) -> bool:
+    """Whether ``regex`` matches at an occurrence of one of ``keys`` (each match starts at one).
+
+    ``\\b`` still sees the character before the position, so this is ``regex.search`` for a
+    pattern whose matches start with a key.
+    """
+    for k in keys:
+        at = folded.find(k)
+        while at >= 0:
+            if regex.match(folded, at):
+                return True
+            at = folded.find(k, at + 1)
+    return False
+
+
+def _leads(keys: tuple[str, ...], pattern: str) -> tuple[tuple[str, ...], str, bool]:
+    """A part whose every match starts with one of ``keys``."""
+    return keys, pattern, True
+
+
 _INSTRUCTIONS = _Phrases(
-    (
+    _leads(
         ("ignore", "disregard", "forget", "override"),
         r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
         r"(previous|prior|above|earlier|preceding|other|system)\s+"
@@ -68,12 +90,14 @@ _INSTRUCTIONS = _Phrases(
         r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
         r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?",
     ),
-    (("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
-    (("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
-    (("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
+    _leads(("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
+    _leads(("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
+    _leads(("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
     (("system",), r"\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"),
-    (("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"),
-    (("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
+    _leads(
+        ("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
+    ),
+    _leads(("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
 )
 _CREDENTIALS = _Phrases(
     (("ssh", "id_"), r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b"),
@@ -106,7 +130,7 @@ _NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 def _joined(tool: ToolSpec, ctx: LintContext) -> str:
     """All of the tool's model-read texts in one string: one search rules most tools out."""
-    text: str = ctx.scratch("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
+    text: str = ctx.scratch("joined", tool, lambda t: "\n".join([x for _, _, x in ctx.texts(t)]))
     return text
 
 
