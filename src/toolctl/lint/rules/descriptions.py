@@ -19,7 +19,14 @@ _PLACEHOLDER = re.compile(
 _PUNCTUATION = re.compile(r"[\W_]+")
 
 
+# For ASCII text, [\W_] is everything but letters and digits: bytes.translate deletes them in C.
+_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
+
+
 def _plain(text: str) -> str:
+    """``text`` without punctuation, spaces or ``_``, lower-cased."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, _NOT_ALNUM).decode("ascii").lower()
     return _PUNCTUATION.sub("", text).lower()
 
 
