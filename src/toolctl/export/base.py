@@ -283,6 +283,8 @@ def check_choice(what: str, value: str, choices: Sequence[str]) -> list[Diagnost
 
 def finalize(diags: list[Diagnostic], options: ExportOptions) -> list[Diagnostic]:
     """Sort, de-duplicate, and under ``check`` turn lossy steps (warnings) into errors."""
+    if not diags:
+        return []  # the usual case for one tool's check
     if options.check:
         diags = [
             replace(

@@ -58,5 +58,7 @@ def description(
 
 def has_parameters(schema: dict[str, Any]) -> bool:
     """False for the empty object schema (a tool without arguments)."""
-    rest = {k: v for k, v in schema.items() if k not in ("type", "additionalProperties")}
-    return bool(rest.get("properties")) or bool(set(rest) - {"properties"})
+    return bool(schema.get("properties")) or not schema.keys() <= _EMPTY_OBJECT_KEYS
+
+
+_EMPTY_OBJECT_KEYS = frozenset({"type", "additionalProperties", "properties"})

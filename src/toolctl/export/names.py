@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from toolctl.export.base import Findings
@@ -15,9 +17,13 @@ class NameRule:
     pattern: str
     explain: str
 
+    @functools.cached_property
+    def _fullmatch(self) -> Callable[[str], re.Match[str] | None]:
+        return re.compile(self.pattern).fullmatch  # compiled once: every export asks per tool
+
     def check(self, name: str, out: Findings) -> None:
         """Report an error when ``name`` breaks the rule."""
-        if not re.fullmatch(self.pattern, name):
+        if not self._fullmatch(name):
             out.error(
                 "TX200",
                 f"name {name!r} breaks the rule {self.pattern} ({self.explain})",

@@ -16,6 +16,7 @@ raises :class:`TooComplex` instead of being analysed.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -209,6 +210,19 @@ def backtracking_problem(pattern: str) -> str | None:
     return _problem([_Node(alts=alts)])
 
 
+@functools.lru_cache(maxsize=4096)
+def backtracking_verdict(pattern: str) -> tuple[str | None, str | None]:
+    """(problem, why too complex) of :func:`backtracking_problem`, once per distinct pattern.
+
+    Registries repeat the same patterns (ids, dates, codes) across many tools; the analysis is a
+    pure function of the text, so a lint run analyses each distinct pattern once.
+    """
+    try:
+        return backtracking_problem(pattern), None
+    except TooComplex as exc:
+        return None, str(exc)
+
+
 _NON_PORTABLE = (
     (re.compile(r"\(\?<[=!]"), "lookbehind"),
     (re.compile(r"\(\?[=!]"), "lookahead"),
@@ -220,6 +234,7 @@ _NON_PORTABLE = (
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def non_portable(pattern: str) -> str | None:
     """The first construct in ``pattern`` that RE2-based or ECMA validators reject, or None."""
     for regex, what in _NON_PORTABLE:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.yamlsrc import JsonPath
@@ -37,26 +37,45 @@ _KIND = {
     **dict.fromkeys((*SCHEMA_MAPS, "dependencies"), _MAP),
     "items": _ITEMS,
 }
+_KIND_KEYS = frozenset(_KIND)
 
 
 def subschemas(schema: Any, path: JsonPath) -> list[tuple[JsonPath, dict[str, Any]]]:
     """Every schema object in ``schema`` (itself first, then depth-first), with its path."""
-    out: list[tuple[JsonPath, dict[str, Any]]] = []
-    stack: list[tuple[JsonPath, Any]] = [(path, schema)]
+    return [(at, node) for _, at, node in _walk_into(schema, "", path, [])]
+
+
+def _walk_into(
+    schema: Any, key: str, path: JsonPath, out: list[tuple[str, JsonPath, dict[str, Any]]]
+) -> list[tuple[str, JsonPath, dict[str, Any]]]:
+    """Append (key, path, node) for every schema object in ``schema`` to ``out``, in order.
+
+    Iterative (a deep schema cannot exhaust the stack), only mappings are pushed, and a leaf
+    (most nodes) costs one set test in C.
+    """
+    if not isinstance(schema, dict):
+        return out
+    stack: list[tuple[JsonPath, dict[str, Any]]] = [(path, schema)]
+    pop, emit, kinds, leaf = stack.pop, out.append, _KIND, _KIND_KEYS.isdisjoint
     while stack:
-        at, node = stack.pop()
-        if not isinstance(node, dict):
+        at, node = pop()
+        emit((key, at, node))
+        if leaf(node):
             continue
-        out.append((at, node))
-        children: list[tuple[JsonPath, Any]] = []
-        for key, value in node.items():
-            kind = _KIND.get(key)
+        children: list[tuple[JsonPath, dict[str, Any]]] = []
+        for word, value in node.items():
+            kind = kinds.get(word)
+            if kind is None:
+                continue
             if kind == _ONE or (kind == _ITEMS and not isinstance(value, list)):
-                children.append(((*at, key), value))
+                if isinstance(value, dict):
+                    children.append(((*at, word), value))
             elif kind in (_LIST, _ITEMS) and isinstance(value, list):
-                children += [((*at, key, i), sub) for i, sub in enumerate(value)]
+                children += [
+                    ((*at, word, i), s) for i, s in enumerate(value) if isinstance(s, dict)
+                ]
             elif kind == _MAP and isinstance(value, dict):
-                children += [((*at, key, name), sub) for name, sub in value.items()]
+                children += [((*at, word, n), s) for n, s in value.items() if isinstance(s, dict)]
         stack += reversed(children)  # keep document order
     return out
 
@@ -69,56 +88,73 @@ def schema_types(node: dict[str, Any]) -> set[str]:
 
 def tool_subschemas(
     tool: ToolSpec, keys: tuple[str, ...] = ()
-) -> Iterator[tuple[str, JsonPath, dict[str, Any]]]:
+) -> list[tuple[str, JsonPath, dict[str, Any]]]:
     """(schema key, path, node) for every subschema of the tool's schemas (all by default)."""
     from toolctl.spec.model import SCHEMA_KEYS
 
+    out: list[tuple[str, JsonPath, dict[str, Any]]] = []
     for key in keys or SCHEMA_KEYS:
-        for sub_path, node in subschemas(tool.schema(key), (key,)):
-            yield key, sub_path, node
+        _walk_into(tool.schema(key), key, (key,), out)
+    return out
 
 
-def _strings(value: Any, path: JsonPath) -> Iterator[tuple[JsonPath, str]]:
+def keyword_index(
+    nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]],
+) -> dict[str, list[tuple[str, JsonPath, dict[str, Any]]]]:
+    """keyword → the ``nodes`` (schema key, path, node) that hold it, in their order."""
+    index: dict[str, list[tuple[str, JsonPath, dict[str, Any]]]] = {}
+    for entry in nodes:
+        for word in entry[2]:
+            found = index.get(word)
+            if found is None:
+                index[word] = [entry]
+            else:
+                found.append(entry)
+    return index
+
+
+def _strings(value: Any, path: JsonPath, out: list[tuple[JsonPath, bool, str]]) -> None:
+    """Append (path, False, text) for every string in ``value``, in document order."""
     if isinstance(value, str):
-        yield path, value
+        out.append((path, False, value))
     elif isinstance(value, dict):
         for k, v in value.items():
-            yield from _strings(v, (*path, k))
+            _strings(v, (*path, k), out)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _strings(v, (*path, i))
+            _strings(v, (*path, i), out)
 
 
 def model_texts(
     tool: ToolSpec, nodes: Iterable[tuple[str, JsonPath, dict[str, Any]]] | None = None
-) -> Iterator[tuple[JsonPath, bool, str]]:
+) -> list[tuple[JsonPath, bool, str]]:
     """Every text a model reads: (path, is-a-key, text).
 
     The tool's name, title and description; each schema's titles, descriptions, property names,
     enum/const/default/examples strings; and the input examples (Anthropic sends them).
     ``nodes`` are the tool's subschemas when already walked.
     """
-    yield ("name",), False, tool.name
-    yield ("description",), False, tool.description
+    out: list[tuple[JsonPath, bool, str]] = [
+        (("name",), False, tool.name),
+        (("description",), False, tool.description),
+    ]
     if "title" in tool.raw:
-        yield ("title",), False, tool.raw["title"]
+        out.append((("title",), False, tool.raw["title"]))
     ann_title = tool.annotations.get("title")
     if isinstance(ann_title, str):
-        yield ("mcp", "annotations", "title"), False, ann_title
+        out.append((("mcp", "annotations", "title"), False, ann_title))
     for key, path, node in tool_subschemas(tool) if nodes is None else nodes:
         if key not in MODEL_SCHEMAS:
             continue
         for word in ("title", "description"):
             if isinstance(node.get(word), str):
-                yield (*path, word), False, node[word]
+                out.append(((*path, word), False, node[word]))
         props = node.get("properties")
         if isinstance(props, dict):
-            for name in props:
-                yield (*path, "properties", name), True, name
+            out += [((*path, "properties", name), True, name) for name in props]
         for word in ("enum", "const", "default", "examples"):
             if word in node:
-                for spath, text in _strings(node[word], (*path, word)):
-                    yield spath, False, text
+                _strings(node[word], (*path, word), out)
     for i, example in enumerate(tool.input_examples):
-        for spath, text in _strings(example, ("inputExamples", i)):
-            yield spath, False, text
+        _strings(example, ("inputExamples", i), out)
+    return out

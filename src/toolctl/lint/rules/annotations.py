@@ -121,7 +121,7 @@ def closed_world_network(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """
     if tool.annotations.get("openWorldHint") is not False:
         return
-    for key, _path, node in ctx.subschemas(tool):
+    for key, _path, node in ctx.having(tool, "properties"):
         props = node.get("properties")
         if key != "inputSchema" or not isinstance(props, dict):
             continue

@@ -16,6 +16,18 @@ RULES = RuleSet("descriptions")
 _PLACEHOLDER = re.compile(
     r"^\W*(todo|tbd|fixme|xxx|description|placeholder|n/?a|\.+|-+)\W*$", re.IGNORECASE
 )
+_PUNCTUATION = re.compile(r"[\W_]+")
+
+
+# For ASCII text, [\W_] is everything but letters and digits: bytes.translate deletes them in C.
+_NOT_ALNUM = bytes(c for c in range(128) if not chr(c).isalnum())
+
+
+def _plain(text: str) -> str:
+    """``text`` without punctuation, spaces or ``_``, lower-cased."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, _NOT_ALNUM).decode("ascii").lower()
+    return _PUNCTUATION.sub("", text).lower()
 
 
 @RULES.tool(
@@ -31,8 +43,7 @@ def description_placeholder(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     means the model guesses. Write what the tool does, when to use it and what it returns.
     """
     text = tool.description.strip()
-    plain = re.sub(r"[\W_]+", "", text).lower()
-    if _PLACEHOLDER.match(text) or plain == re.sub(r"[\W_]+", "", tool.name).lower():
+    if _PLACEHOLDER.match(text) or _plain(text) == _plain(tool.name):
         yield Hit(
             tool,
             ("description",),
@@ -101,7 +112,7 @@ def _documented(prop: Any, root: Any) -> bool:
 
 def _params(tool: ToolSpec, ctx: LintContext, required: bool) -> Iterator[Hit]:
     root = tool.input_schema
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "properties"):
         props = node.get("properties")
         if key != "inputSchema" or not isinstance(props, dict):
             continue

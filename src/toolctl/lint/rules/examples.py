@@ -70,10 +70,10 @@ def test_output_invalid(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     With ``outputValidation: strict`` (the default) a handler returning that output fails, so the
     test can never pass as written. Fix the expectation or the schema.
     """
-    from toolctl.schema import cached_validator
-
     if tool.output_schema is None or tool.output_validation != "strict":
         return
+    from toolctl.schema import cached_validator
+
     for i, case in enumerate(tool.tests):
         if "output" not in case:
             continue

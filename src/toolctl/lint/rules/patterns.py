@@ -7,14 +7,14 @@ each file small.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from toolctl.diagnostics import Severity
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import Hit, RuleSet
-from toolctl.lint.regexcheck import TooComplex, backtracking_problem, non_portable
+from toolctl.lint.regexcheck import backtracking_verdict, non_portable
 from toolctl.lint.walk import schema_types
 from toolctl.spec import ToolSpec
+from toolctl.yamlsrc import JsonPath
 
 RULES = RuleSet("schemas")
 
@@ -42,17 +42,15 @@ def pattern_backtracking(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     nested 50 deep) is reported as such: split or simplify it.
     """
     for path, pattern in _patterns(tool, ctx):
-        try:
-            problem = backtracking_problem(pattern)
-        except TooComplex as exc:
+        problem, too_complex = backtracking_verdict(pattern)
+        if too_complex is not None:
             yield Hit(
                 tool,
                 path,
-                f"pattern is too complex to analyse for backtracking ({exc})",
+                f"pattern is too complex to analyse for backtracking ({too_complex})",
                 hint="simplify the pattern, or check the value in the handler instead",
             )
-            continue
-        if problem:
+        elif problem:
             yield Hit(
                 tool,
                 path,
@@ -85,14 +83,21 @@ def pattern_not_portable(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
             )
 
 
-def _patterns(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[Any, ...], str]]:
-    for _key, path, node in ctx.subschemas(tool):
-        if isinstance(node.get("pattern"), str):
-            yield (*path, "pattern"), node["pattern"]
-        props = node.get("patternProperties")
-        if isinstance(props, dict):
-            for pattern in props:
-                yield (*path, "patternProperties", pattern), pattern
+def _patterns(tool: ToolSpec, ctx: LintContext) -> list[tuple[JsonPath, str]]:
+    """(path, pattern) of every ``pattern`` and ``patternProperties`` key (once per tool)."""
+
+    def build(spec: ToolSpec) -> list[tuple[JsonPath, str]]:
+        found: list[tuple[JsonPath, str]] = []
+        for _key, path, node in ctx.subschemas(spec):
+            if isinstance(node.get("pattern"), str):
+                found.append(((*path, "pattern"), node["pattern"]))
+            props = node.get("patternProperties")
+            if isinstance(props, dict):
+                found += [((*path, "patternProperties", p), p) for p in props]
+        return found
+
+    patterns: list[tuple[JsonPath, str]] = ctx.scratch("patterns", tool, build)
+    return patterns
 
 
 @RULES.tool(
@@ -108,7 +113,7 @@ def pattern_without_max_length(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit
     send a megabyte string into the pattern. Add a ``maxLength`` that fits the data. Checked in
     the schemas that take data from outside (input, resume, request context).
     """
-    for key, path, node in ctx.subschemas(tool):
+    for key, path, node in ctx.having(tool, "pattern"):
         if key not in INBOUND:
             continue
         types = schema_types(node)
@@ -134,7 +139,7 @@ def unique_items_unbounded(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     Checking uniqueness of objects is quadratic: 10,000 objects take about 90 seconds to validate.
     Cap the array with ``maxItems`` or drop ``uniqueItems`` and deduplicate in the handler.
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "uniqueItems"):
         if node.get("uniqueItems") is not True:
             continue
         items = node.get("items")

@@ -36,10 +36,18 @@ def _exporter(provider: str) -> Any:
     return get_exporter(provider)
 
 
+@functools.cache
 def _options() -> Any:
+    """One frozen set of options for every check (building it per tool was measurable)."""
     from toolctl.export.base import ExportOptions
 
     return ExportOptions(infos=False)  # the rules report errors and warnings only
+
+
+@functools.cache
+def _checkers(providers: tuple[str, ...]) -> list[tuple[str, Any]]:
+    """(provider, its exporter's ``check``) for each of ``providers``."""
+    return [(p, _exporter(p).check) for p in providers]
 
 
 def _checks(tool: ToolSpec, ctx: LintContext) -> list[tuple[str, Diagnostic]]:
@@ -47,9 +55,11 @@ def _checks(tool: ToolSpec, ctx: LintContext) -> list[tuple[str, Diagnostic]]:
 
     def build(spec: ToolSpec) -> list[tuple[str, Diagnostic]]:
         options = _options()
-        return [(p, d) for p in ctx.config.providers for d in _exporter(p).check(spec, options)]
+        return [
+            (p, d) for p, check in _checkers(ctx.config.providers) for d in check(spec, options)
+        ]
 
-    found: list[tuple[str, Diagnostic]] = ctx.memo("export", tool, build)
+    found: list[tuple[str, Diagnostic]] = ctx.scratch("export", tool, build)
     return found
 
 

@@ -31,20 +31,25 @@ class _Phrases:
     A plain substring test on a key decides whether a part's regex runs at all, so most texts cost
     a few ``in`` tests (a test checks each part's keys against its alternatives). ``fast``
     patterns are case-sensitive, for case-folded text (IGNORECASE is much slower in ``re``);
-    ``exact`` ones report the original text.
+    ``exact`` ones report the original text. A part whose every match *starts* with one of its
+    keys (``leads``) is tried only where a key occurs, instead of searched for from every
+    position (a ``\\b``-first pattern defeats ``re``'s literal-prefix scan).
     """
 
-    def __init__(self, *parts: tuple[tuple[str, ...], str]) -> None:
-        self.parts = parts
-        self.fast = [(keys, re.compile(p)) for keys, p in parts]
-        self.exact = [re.compile(p, re.IGNORECASE) for _, p in parts]
+    def __init__(self, *parts: tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, bool]):
+        self.parts = [(p[0], p[1]) for p in parts]
+        self.fast = [(p[0], re.compile(p[1]), len(p) > 2 and p[2]) for p in parts]
+        self.exact = [re.compile(p, re.IGNORECASE) for _, p in self.parts]
 
     def may_match(self, folded: str) -> bool:
         """False when ``folded`` (case-folded text) certainly has no match."""
-        return any(
-            any(k in folded for k in keys) and regex.search(folded) is not None
-            for keys, regex in self.fast
-        )
+        for keys, regex, leads in self.fast:  # plain loops: no generator per part
+            for k in keys:
+                if k in folded:
+                    if _match_at_keys(regex, keys, folded) if leads else regex.search(folded):
+                        return True
+                    break
+        return False
 
     def search(self, text: str) -> re.Match[str] | None:
         """The first match in ``text`` (original case), or None."""
@@ -52,8 +57,28 @@ class _Phrases:
         return min(found, key=lambda m: m.start()) if found else None
 
 
+def _match_at_keys(regex: re.Pattern[str], keys: tuple[str, ...], folded: str) -> bool:
+    """Whether ``regex`` matches at an occurrence of one of ``keys`` (each match starts at one).
+
+    ``\\b`` still sees the character before the position, so this is ``regex.search`` for a
+    pattern whose matches start with a key.
+    """
+    for k in keys:
+        at = folded.find(k)
+        while at >= 0:
+            if regex.match(folded, at):
+                return True
+            at = folded.find(k, at + 1)
+    return False
+
+
+def _leads(keys: tuple[str, ...], pattern: str) -> tuple[tuple[str, ...], str, bool]:
+    """A part whose every match starts with one of ``keys``."""
+    return keys, pattern, True
+
+
 _INSTRUCTIONS = _Phrases(
-    (
+    _leads(
         ("ignore", "disregard", "forget", "override"),
         r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+)?"
         r"(previous|prior|above|earlier|preceding|other|system)\s+"
@@ -65,12 +90,14 @@ _INSTRUCTIONS = _Phrases(
         r"(this\s+|it\s+|anything\s+)?(to\s+)?(the\s+)?user"
         r"|\b(do\s+not|don'?t|never)\s+(use|call)\s+(any\s+)?other\s+tools?",
     ),
-    (("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
-    (("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
-    (("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
+    _leads(("without",), r"\bwithout\s+(telling|informing|notifying|alerting|asking)\s+the\s+user"),
+    _leads(("hide", "conceal"), r"\b(hide|conceal)\s+(this|it|that)\s+from\s+the\s+user"),
+    _leads(("<",), r"</?\s*(important|system|instructions?|secret)\s*>|<!--"),
     (("system",), r"\b(reveal|print|output|repeat|send|leak)\s+(the\s+|your\s+)?system\s+prompt"),
-    (("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"),
-    (("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
+    _leads(
+        ("before",), r"\bbefore\s+(using|calling)\s+(this|any)\s+tool,?\s+(you\s+must|always|first)"
+    ),
+    _leads(("instead",), r"\binstead\s+of\s+(using\s+|calling\s+)?(any\s+)?other\s+tools?"),
 )
 _CREDENTIALS = _Phrases(
     (("ssh", "id_"), r"~/\.ssh|\.ssh/|id_(rsa|dsa|ecdsa|ed25519)\b"),
@@ -103,7 +130,7 @@ _NAME_TOKEN = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?")
 
 def _joined(tool: ToolSpec, ctx: LintContext) -> str:
     """All of the tool's model-read texts in one string: one search rules most tools out."""
-    text: str = ctx.memo("joined", tool, lambda t: "\n".join(x for _, _, x in ctx.texts(t)))
+    text: str = ctx.scratch("joined", tool, lambda t: "\n".join([x for _, _, x in ctx.texts(t)]))
     return text
 
 
@@ -111,7 +138,7 @@ def _found(
     tool: ToolSpec, ctx: LintContext, phrases: _Phrases
 ) -> Iterator[tuple[tuple[str | int, ...], bool, re.Match[str]]]:
     """(path, is-a-key, first match) for each text the phrases match."""
-    lowered: str = ctx.memo("folded", tool, lambda t: _joined(t, ctx).casefold())
+    lowered: str = ctx.scratch("folded", tool, lambda t: _joined(t, ctx).casefold())
     if not phrases.may_match(lowered):
         return
     for path, key, text in ctx.texts(tool):
@@ -121,7 +148,10 @@ def _found(
 
 
 def _unusual(tool: ToolSpec, ctx: LintContext) -> Iterator[tuple[tuple[str | int, ...], bool, str]]:
-    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply.
+    # Hidden characters are never ASCII: skip the common all-ASCII texts cheaply, and a tool
+    # whose texts are all ASCII (most) with one test on the joined text.
+    if _joined(tool, ctx).isascii():
+        return iter(())
     return ((p, k, t) for p, k, t in ctx.texts(tool) if not t.isascii())
 
 
@@ -250,8 +280,9 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """
     names = ctx.names  # not `names - {tool.name}`: a copy per tool is quadratic in the registry
 
-    def others(text: str) -> set[str]:
-        return {w for w in _NAME_TOKEN.findall(text) if w in names and w != tool.name}
+    def others(text: str) -> frozenset[str]:
+        found = names.intersection(_NAME_TOKEN.findall(text))  # in C: no per-word Python loop
+        return found - {tool.name} if tool.name in found else found
 
     if not others(_joined(tool, ctx)):
         return
@@ -271,6 +302,8 @@ def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
 
 
 def _fold(text: str) -> str:
+    if text.isascii():  # NFKC leaves ASCII as it is (most names)
+        return text.casefold()
     return unicodedata.normalize("NFKC", text).casefold()
 
 
@@ -320,7 +353,7 @@ def lookalike_parameters(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     different parameters; the look-alike can carry data the handler never checks. Use plain
     ASCII names that differ visibly.
     """
-    for _key, path, node in ctx.subschemas(tool):
+    for _key, path, node in ctx.having(tool, "properties"):
         props = node.get("properties")
         if not isinstance(props, dict):
             continue

@@ -17,12 +17,14 @@ from toolctl.spec import ToolSpec
 
 RULES = RuleSet("size")
 CHARS_PER_TOKEN = 4
+# What json.dumps(separators=(",", ":"), ensure_ascii=False) builds on every call, built once.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 def estimate_tokens(tool: ToolSpec) -> int:
     """Estimated tokens of ``tool``'s definition as a model receives it."""
     data = {"name": tool.name, "description": tool.description, "parameters": tool.input_schema}
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    text = _COMPACT.encode(data)
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
