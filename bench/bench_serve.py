@@ -14,6 +14,7 @@ Every server is a real subprocess spoken to by the SDK's own client.
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import statistics
 import subprocess
@@ -27,7 +28,15 @@ from typing import Any
 import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from serve_common import LOWLEVEL_STDIO, LOWLEVEL_TOOL, MCPSERVER_STDIO, p, registry, script
+from serve_common import (
+    LOWLEVEL_STDIO,
+    LOWLEVEL_TOOL,
+    MCPSERVER_STDIO,
+    MCPSERVER_TOOL,
+    p,
+    registry,
+    script,
+)
 from stdio_probe import INIT, INITIALIZED, RawServe
 
 # toolctl's server and pipeline on the SDK's own (threaded) stdio transport, as the floor uses:
@@ -127,6 +136,12 @@ async def measure_inprocess(root: Path, effects: Path, calls: int) -> dict[str, 
 
     namespace: dict[str, Any] = {}
     exec(LOWLEVEL_TOOL, namespace)  # the floor server, not run
+    peer: dict[str, Any] = {}
+    exec(MCPSERVER_TOOL, peer)  # the SDK's high-level server, not run
+    root_log = logging.getLogger()  # MCPServer set up INFO logging on a rich console: undo it,
+    for handler in root_log.handlers[:]:  # or every call's log line is timed too
+        root_log.removeHandler(handler)
+    root_log.setLevel(logging.WARNING)
     registry = NoHistory(toolctl.load(root / "tools.d"))
     ours = ToolServer(build_toolset(registry))  # type: ignore[arg-type]
     recorded = ToolServer(build_toolset(toolctl.load_project(root)))
@@ -134,6 +149,7 @@ async def measure_inprocess(root: Path, effects: Path, calls: int) -> dict[str, 
     times = await measure_calls(
         {
             "lowlevel (floor)": namespace["server"],
+            "MCPServer": peer["server"],
             "toolctl": ours.lowlevel,
             "  history on": recorded.lowlevel,
             "  on, not read-only": recorded_effects.lowlevel,
@@ -243,6 +259,12 @@ def main() -> None:
         print(
             f"  toolctl's MCP layer = toolctl - floor - registry.acall = {layer * 1e6:.0f} us; "
             f"the rest of the stdio gap is the runtime's (pipeline and run history)"
+        )
+        # Like for like: MCPServer keeps no run history; toolctl's server here keeps none either.
+        same = inproc["toolctl"][0] / inproc["MCPServer"][0]
+        print(
+            f"  toolctl / MCPServer, both without a run history = {same:.2f}x p50 "
+            f"(budget < 1.00x) {'OK' if same < 1.0 else 'OVER'}"
         )
         if tmpfs is not None:
             shutil.rmtree(tmpfs, ignore_errors=True)

@@ -21,6 +21,8 @@ def test_bench_serve_prints_every_server_and_the_ratios() -> None:
         ratio = rf"toolctl / floor\s+= \d+\.\d\dx {q} \(budget <= 1\.30x\) (OK|OVER)"
         assert len(re.findall(ratio, out)) == 2, q
     assert len(re.findall(r"toolctl / MCPServer = \d+\.\d\dx p50 \(budget < 1\.00x\)", out)) == 2
+    like_for_like = r"toolctl / MCPServer, both without a run history = \d+\.\d\dx p50 \(budget"
+    assert re.search(like_for_like, out)
     assert re.search(
         r"run history in toolctl's server \(p50, on - off\): read-only tool \(1 write\) -?\d+ us, "
         r"not read-only \(2 writes\) -?\d+ us \(budget <= 140 us\) (OK|OVER)",
