@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,17 @@ from typing import Any
 import pytest
 
 TESTS = Path(__file__).resolve().parent
+
+# The load cache (and the remembered config settings) of every command a test runs, in process
+# or in a child process, go to one temporary directory instead of the fixture directories in
+# the repository and the user's ~/.cache. Tests about where the cache lives unset it.
+_CACHE = tempfile.mkdtemp(prefix="toolctl-test-cache-")
+os.environ["TOOLCTL_CACHE_DIR"] = _CACHE
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
+
 
 SLOW_MODULES = {
     # each test starts an MCP server (stdio child process or HTTP on loopback)

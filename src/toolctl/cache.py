@@ -158,6 +158,9 @@ def remembered_settings(config_file: Path, raw: bytes) -> dict[str, Any] | None:
     return settings
 
 
+MAX_CONFIGS = 64  # remembered config files; the least recently written go first
+
+
 def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -> None:
     """Keep ``settings``, parsed and checked from ``raw``, for :func:`remembered_settings`."""
     if not DEFAULTS.cache:
@@ -167,6 +170,19 @@ def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -
     with contextlib.suppress(OSError, ValueError, TypeError, RecursionError):
         target.parent.mkdir(parents=True, exist_ok=True)
         _replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()))
+        _forget_old_configs(target.parent)
+
+
+def _forget_old_configs(directory: Path) -> None:
+    """At most :data:`MAX_CONFIGS` entries (temporary projects would otherwise add one each,
+    forever); a config whose entry went is parsed again, once. Runs only when one is written."""
+    entries = []
+    for path in directory.glob("*.json"):
+        with contextlib.suppress(OSError):
+            entries.append((path.stat().st_mtime_ns, path))
+    for _, path in sorted(entries, reverse=True)[MAX_CONFIGS:]:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def _stat_sig(path: str) -> list[int] | None:

@@ -41,6 +41,12 @@ $defs:
 HANDLERS = "def lookup(payload):\n    return payload\n"
 
 
+@pytest.fixture(autouse=True)
+def default_cache_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about where the cache lives: no suite-wide ``TOOLCTL_CACHE_DIR``."""
+    monkeypatch.delenv("TOOLCTL_CACHE_DIR", raising=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     return write(

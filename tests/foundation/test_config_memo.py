@@ -114,3 +114,26 @@ def test_a_warm_command_never_imports_pyyaml(tmp_path: Path) -> None:
     assert not imports_yaml("run", "echo", "--input", '{"a": 1}')
     (root / "toolctl.yaml").write_text("tools: [tools.d]\npythonPath: [.]\n", encoding="utf-8")
     assert imports_yaml("validate")  # the config changed: parsed again
+
+
+def test_the_remembered_configs_stay_few(
+    tmp_path: Path, parses: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    monkeypatch.setattr(cache, "MAX_CONFIGS", 3)
+    entries = tmp_path / "cache" / "configs"
+    roots = []
+    for i in range(5):  # temporary projects, one config each
+        root = tmp_path / f"p{i}"
+        root.mkdir()
+        (root / "toolctl.yaml").write_text(f"tools: t{i}.d\n", encoding="utf-8")
+        before = set(entries.iterdir()) if entries.exists() else set()
+        find_config(root)
+        for new in set(entries.iterdir()) - before:  # distinct times (the clock is coarse)
+            os.utime(new, ns=(i * 10**9, i * 10**9))
+        roots.append(root)
+    assert len(list(entries.iterdir())) == 3
+    parses.clear()
+    find_config(roots[-1])  # the newest are kept
+    assert parses == []

@@ -79,7 +79,11 @@ def stdio_params(registry: Path, *args: str):  # type: ignore[no-untyped-def]
     """How the SDK client starts ``python -m toolctl serve`` as a stdio subprocess."""
     from mcp.client.stdio import StdioServerParameters
 
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "SYSTEMROOT")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ("PATH", "HOME", "LANG", "SYSTEMROOT", "TOOLCTL_CACHE_DIR")
+    }
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolctl", "serve", *args],
