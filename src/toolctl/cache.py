@@ -110,12 +110,13 @@ def _unseal(blob: bytes) -> bytes | None:
     return payload if header == _MAGIC + b" " + sha256(payload).encode() else None
 
 
-def _replace(target: Path, blob: bytes) -> None:
+def _replace(target: Path, blob: bytes, mode: int = 0o666) -> None:
     """Write ``target`` atomically (a temporary name, then a rename): readers see the old file
-    or the new one, never part of one. OSError when it cannot be written."""
+    or the new one, never part of one. ``mode`` as for ``os.open`` (the umask applies). OSError
+    when it cannot be written."""
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        with open(tmp, "wb") as fh:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as fh:
             fh.write(blob)
         os.replace(tmp, target)
     except BaseException:
@@ -169,7 +170,8 @@ def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -
     entry = {"sha": sha256(raw), "code": code_fingerprint(), "settings": settings}
     with contextlib.suppress(OSError, ValueError, TypeError, RecursionError):
         target.parent.mkdir(parents=True, exist_ok=True)
-        _replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()))
+        # Only the owner may read it: a config may hold a `state:` URL with a password.
+        _replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()), 0o600)
         _forget_old_configs(target.parent)
 
 

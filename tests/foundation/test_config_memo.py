@@ -137,3 +137,15 @@ def test_the_remembered_configs_stay_few(
     parses.clear()
     find_config(roots[-1])  # the newest are kept
     assert parses == []
+
+
+def test_a_remembered_config_is_readable_by_its_owner_only(
+    tmp_path: Path, parses: list[str]
+) -> None:
+    """A config may name a PostgreSQL history with its password: the copy is no more readable."""
+    import stat
+
+    root = _project(tmp_path, "state: postgresql://ann:s3cret@db.example/toolctl\n")
+    find_config(root)
+    (entry,) = (tmp_path / "cache" / "configs").iterdir()
+    assert stat.S_IMODE(entry.stat().st_mode) == 0o600
