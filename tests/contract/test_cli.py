@@ -354,7 +354,10 @@ def test_an_unreadable_lock_file_is_named_with_the_reason(
     (project / "toolctl.lock").write_bytes(b"\xff\xfe{}")
     assert run(["lock", "--check"]) == 1
     err = capsys.readouterr().err
-    assert "toolctl.lock: cannot read: not UTF-8" in err and "regenerate it" in err
+    assert "toolctl.lock: cannot read: not UTF-8" in err and "`toolctl lock --force`" in err
+    assert run(["lock"]) == 1  # no version-bump check against an unreadable lock
+    assert run(["lock", "--force"]) == 0  # what the hint says regenerates it
+    assert run(["lock", "--check"]) == 0
     (project / "toolctl.lock").unlink()
     (project / "toolctl.lock").mkdir()
     assert run(["lock"]) == 1

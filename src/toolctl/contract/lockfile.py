@@ -33,11 +33,12 @@ def render(entries: Iterable[LockEntry]) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# --force: without it, `toolctl lock` reads the old lock to check version bumps, and fails again
+_REGENERATE = "regenerate it with `toolctl lock --force` (and review the diff before committing)"
+
+
 def _fail(where: str, message: str) -> LockError:
-    return LockError(
-        f"{where}: {message}",
-        hint="regenerate it with `toolctl lock` (and review the diff before committing)",
-    )
+    return LockError(f"{where}: {message}", hint=_REGENERATE)
 
 
 def _entry(name: str, data: Any, where: str) -> LockEntry:
@@ -96,19 +97,18 @@ def read(path: Path) -> dict[str, LockEntry]:
     except UnicodeDecodeError as exc:
         raise LockError(
             f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
-            hint="regenerate it with `toolctl lock` (and review the diff before committing)",
+            hint=_REGENERATE,
         ) from None
     return parse(text, str(path))
 
 
 def write(path: Path, entries: Mapping[str, LockEntry]) -> bool:
     """Write the lock file; returns False when it already had exactly this content."""
-    text = render(entries.values())
-    try:
-        if path.is_file() and path.read_text("utf-8") == text:
+    data = render(entries.values()).encode("utf-8")
+    try:  # bytes, not text: an old lock that is not UTF-8 is overwritten, not an error
+        if path.is_file() and path.read_bytes() == data:
             return False
-        path.write_text(text, encoding="utf-8", newline="\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else exc
-        raise LockError(f"cannot write {path}: {reason or exc}") from None
+        path.write_bytes(data)
+    except OSError as exc:
+        raise LockError(f"cannot write {path}: {exc.strerror or exc}") from None
     return True
