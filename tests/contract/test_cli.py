@@ -150,6 +150,14 @@ def test_diff_defaults_to_lock_file_against_working_tree(
     assert run(["diff", "--fail-on", "breaking"]) == 0
 
 
+def test_the_cli_offers_exactly_the_apis_fail_on_policies() -> None:
+    # two definitions (the CLI's enum stays free of the contract imports): kept equal here
+    from toolctl.cli.diff import DiffFailOn
+    from toolctl.contract import FAIL_ON
+
+    assert tuple(p.value for p in DiffFailOn) == FAIL_ON
+
+
 def test_text_only_change_fails_only_fail_on_any(project: Path) -> None:
     run(["lock"])
     edit(project, "Greet someone by name.", "Say hello to someone by name.")
