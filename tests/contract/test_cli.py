@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -434,3 +435,32 @@ def test_a_removed_tool_is_reported_without_a_location(
     [result] = log["runs"][0]["results"]
     assert result["ruleId"] == "TD101" and "locations" not in result
     assert multitool_problems(log) == []
+
+
+@pytest.mark.parametrize(
+    ("edit_entry", "problem"),
+    [
+        (lambda e: e.pop("contractDigest"), "tools.greet: missing contractDigest"),
+        (lambda e: e.update(extra=1), "tools.greet: unknown extra"),
+        (lambda e: e.update(runtime=[]), "tools.greet: contract and runtime must be objects"),
+        (lambda e: e.update(version=2), "tools.greet: version, handler and digests must be"),
+    ],
+)
+def test_a_damaged_lock_entry_is_named_with_its_line(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit_entry: Any,
+    problem: str,
+) -> None:
+    assert run(["lock"]) == 0
+    path = project / "toolctl.lock"
+    data = json.loads(path.read_text())
+    edit_entry(data["tools"]["greet"])
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    path.write_text(text)
+    line = text.splitlines().index('    "greet": {') + 1
+    capsys.readouterr()
+    assert run(["lock", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"toolctl.lock:{line}:5: {problem}" in err
+    assert "`toolctl lock --force`" in err and "Traceback" not in err
