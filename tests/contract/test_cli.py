@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.lint.sarifcheck import MULTITOOL, multitool_problems, run_multitool, schema_problems
+from tests.lint.sarifcheck import (
+    multitool_problems,
+    needs_multitool,
+    run_multitool,
+    schema_problems,
+)
 from toolctl.cli.app import run
 
 TOOL = """toolctl: 1
@@ -145,6 +151,14 @@ def test_diff_defaults_to_lock_file_against_working_tree(
     assert run(["diff", "--fail-on", "breaking"]) == 0
 
 
+def test_the_cli_offers_exactly_the_apis_fail_on_policies() -> None:
+    # two definitions (the CLI's enum stays free of the contract imports): kept equal here
+    from toolctl.cli.diff import DiffFailOn
+    from toolctl.contract import FAIL_ON
+
+    assert tuple(p.value for p in DiffFailOn) == FAIL_ON
+
+
 def test_text_only_change_fails_only_fail_on_any(project: Path) -> None:
     run(["lock"])
     edit(project, "Greet someone by name.", "Say hello to someone by name.")
@@ -263,7 +277,7 @@ def test_sarif_passes_the_oasis_schema_and_the_multitool_rules(sarif_log: str) -
 
 
 @pytest.mark.slow  # about 10 s: the Multitool is a .NET program
-@pytest.mark.skipif(not MULTITOOL.exists(), reason="npm ci --prefix tests/node not run")
+@needs_multitool  # CI installs it: there a missing Multitool fails, not skips
 def test_the_sarif_multitool_accepts_the_diff_log(sarif_log: str, tmp_path: Path) -> None:
     (tmp_path / "diff.sarif").write_text(sarif_log)
     assert run_multitool(tmp_path / "diff.sarif", tmp_path) == []
@@ -349,7 +363,10 @@ def test_an_unreadable_lock_file_is_named_with_the_reason(
     (project / "toolctl.lock").write_bytes(b"\xff\xfe{}")
     assert run(["lock", "--check"]) == 1
     err = capsys.readouterr().err
-    assert "toolctl.lock: cannot read: not UTF-8" in err and "regenerate it" in err
+    assert "toolctl.lock: cannot read: not UTF-8" in err and "`toolctl lock --force`" in err
+    assert run(["lock"]) == 1  # no version-bump check against an unreadable lock
+    assert run(["lock", "--force"]) == 0  # what the hint says regenerates it
+    assert run(["lock", "--check"]) == 0
     (project / "toolctl.lock").unlink()
     (project / "toolctl.lock").mkdir()
     assert run(["lock"]) == 1
@@ -418,3 +435,32 @@ def test_a_removed_tool_is_reported_without_a_location(
     [result] = log["runs"][0]["results"]
     assert result["ruleId"] == "TD101" and "locations" not in result
     assert multitool_problems(log) == []
+
+
+@pytest.mark.parametrize(
+    ("edit_entry", "problem"),
+    [
+        (lambda e: e.pop("contractDigest"), "tools.greet: missing contractDigest"),
+        (lambda e: e.update(extra=1), "tools.greet: unknown extra"),
+        (lambda e: e.update(runtime=[]), "tools.greet: contract and runtime must be objects"),
+        (lambda e: e.update(version=2), "tools.greet: version, handler and digests must be"),
+    ],
+)
+def test_a_damaged_lock_entry_is_named_with_its_line(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit_entry: Any,
+    problem: str,
+) -> None:
+    assert run(["lock"]) == 0
+    path = project / "toolctl.lock"
+    data = json.loads(path.read_text())
+    edit_entry(data["tools"]["greet"])
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    path.write_text(text)
+    line = text.splitlines().index('    "greet": {') + 1
+    capsys.readouterr()
+    assert run(["lock", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert f"toolctl.lock:{line}:5: {problem}" in err
+    assert "`toolctl lock --force`" in err and "Traceback" not in err

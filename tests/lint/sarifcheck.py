@@ -4,12 +4,14 @@ The JSON schema alone accepts logs that SARIF consumers reject (a relative ``%SR
 Multitool error SARIF1004). :func:`multitool_problems` implements the Multitool ``validate``
 rules that apply to what toolctl writes, so the suite checks them on every machine;
 :func:`run_multitool` runs the real Multitool (npm ``@microsoft/sarif-multitool``, installed by
-``npm ci --prefix tests/node``) when it is there.
+``npm ci --prefix tests/node``) when it is there; where CI requires the Node tools
+(``TOOLCTL_REQUIRE_NODE_TOOLS``), a missing Multitool fails the test instead of skipping it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from importlib import resources
@@ -17,6 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
+from tests.server.nodetools import REQUIRED_ENV
 from toolctl.schema import make_validator
 
 HERE = Path(__file__).parent
@@ -27,6 +32,11 @@ MULTITOOL = (
     / "@microsoft"
     / "sarif-multitool-linux"
     / "Sarif.Multitool"
+)
+# For the tests that run the real Multitool: CI (.ci/run) installs it, so there it must be present.
+needs_multitool = pytest.mark.skipif(
+    not MULTITOOL.exists() and not os.environ.get(REQUIRED_ENV),
+    reason="npm ci --prefix tests/node not run",
 )
 _PASCAL = re.compile(r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*\Z")
 _URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*\Z")

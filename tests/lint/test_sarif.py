@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,12 +10,11 @@ import pytest
 
 from tests.foundation.conftest import run_toolctl
 from tests.lint.sarifcheck import (
-    MULTITOOL,
     multitool_problems,
+    needs_multitool,
     run_multitool,
     schema_problems,
 )
-from tests.server.nodetools import REQUIRED_ENV
 
 BAD_TOOL = """\
 toolctl: 1
@@ -74,10 +72,7 @@ def test_the_checks_catch_what_the_multitool_catches(log: tuple[dict[str, Any], 
 
 
 @pytest.mark.slow  # about 10 s: the Multitool is a .NET program
-@pytest.mark.skipif(  # CI (.ci/run) installs it: there a missing Multitool fails, not skips
-    not MULTITOOL.exists() and not os.environ.get(REQUIRED_ENV),
-    reason="npm ci --prefix tests/node not run",
-)
+@needs_multitool
 def test_the_sarif_multitool_accepts_the_log(
     log: tuple[dict[str, Any], Path], tmp_path: Path
 ) -> None:

@@ -68,3 +68,14 @@ def test_what_may_hold_a_directive() -> None:
     assert not may_hold_directive(b"name: a\n")
     assert may_hold_directive(b"toolctl: 1\nname: a  # toolctl: ignore[TL101]\n")
     assert may_hold_directive(b"name: a  #toolctl: ingore[TL101]\n")
+
+
+def test_an_ignore_without_brackets_is_told_how_to_write_it(project: Project) -> None:
+    # `# toolctl: ignore` alone suppresses nothing: the codes go in brackets
+    project.write(
+        CLEAN.replace("title: Get weather", "title: Get weather  # toolctl: ignore TL101")
+    )
+    assert _messages(project) == [
+        "tools.d/tool.yaml:3:21: warning TL003 'ignore' without [CODES] suppresses nothing "
+        "(hint: write `# toolctl: ignore[CODE,...]`)"
+    ]

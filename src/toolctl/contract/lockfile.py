@@ -33,29 +33,34 @@ def render(entries: Iterable[LockEntry]) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+# --force: without it, `toolctl lock` reads the old lock to check version bumps, and fails again
+_REGENERATE = "regenerate it with `toolctl lock --force` (and review the diff before committing)"
+
+
 def _fail(where: str, message: str) -> LockError:
-    return LockError(
-        f"{where}: {message}",
-        hint="regenerate it with `toolctl lock` (and review the diff before committing)",
-    )
+    return LockError(f"{where}: {message}", hint=_REGENERATE)
 
 
-def _entry(name: str, data: Any, where: str) -> LockEntry:
+class _BadEntry(Exception):
+    """What is wrong with one entry; :func:`parse` adds where it is written."""
+
+
+def _entry(name: str, data: Any) -> LockEntry:
     if not isinstance(data, dict):
-        raise _fail(where, f"tools.{name} must be an object")
+        raise _BadEntry(f"tools.{name} must be an object")
     missing = sorted({"contract", "runtime", "contractDigest"} - data.keys())
     unknown = sorted(data.keys() - _ENTRY_KEYS)
     if missing or unknown:
         what = f"missing {', '.join(missing)}" if missing else f"unknown {', '.join(unknown)}"
-        raise _fail(where, f"tools.{name}: {what}")
+        raise _BadEntry(f"tools.{name}: {what}")
     contract, runtime = data["contract"], data["runtime"]
     if not isinstance(contract, dict) or not isinstance(runtime, dict):
-        raise _fail(where, f"tools.{name}: contract and runtime must be objects")
+        raise _BadEntry(f"tools.{name}: contract and runtime must be objects")
     if contract.get("name") != name or not isinstance(contract.get("inputSchema"), dict):
-        raise _fail(where, f"tools.{name}: the contract's name or inputSchema is wrong")
+        raise _BadEntry(f"tools.{name}: the contract's name or inputSchema is wrong")
     texts = [data.get(k) for k in ("version", "handler", "declarationDigest")]
     if not all(v is None or isinstance(v, str) for v in texts):
-        raise _fail(where, f"tools.{name}: version, handler and digests must be strings")
+        raise _BadEntry(f"tools.{name}: version, handler and digests must be strings")
     return LockEntry(
         name=name,
         contract=contract,
@@ -65,6 +70,15 @@ def _entry(name: str, data: Any, where: str) -> LockEntry:
         contract_digest=str(data["contractDigest"]),
         declaration_digest=str(data.get("declarationDigest") or ""),
     )
+
+
+def _key_place(text: str, name: str) -> str:
+    """``:line:col`` of tool ``name``'s key as :func:`render` indents it ("" when not found)."""
+    at = text.find("\n    " + json.dumps(name, ensure_ascii=False) + ":")
+    if at < 0:
+        return ""
+    line = text.count("\n", 0, at) + 2  # the key is on the line after the newline found
+    return f":{line}:5"
 
 
 def parse(text: str, where: str = LOCK_NAME) -> dict[str, LockEntry]:
@@ -80,7 +94,13 @@ def parse(text: str, where: str = LOCK_NAME) -> dict[str, LockEntry]:
     tools = data["tools"]
     if not isinstance(tools, dict):
         raise _fail(where, "`tools` must be an object")
-    return {name: _entry(name, value, where) for name, value in sorted(tools.items())}
+    entries = {}
+    for name, value in sorted(tools.items()):
+        try:
+            entries[name] = _entry(name, value)
+        except _BadEntry as exc:  # located only on failure: finding a key is a scan of the text
+            raise _fail(where + _key_place(text, name), str(exc)) from None
+    return entries
 
 
 def read(path: Path) -> dict[str, LockEntry]:
@@ -96,19 +116,18 @@ def read(path: Path) -> dict[str, LockEntry]:
     except UnicodeDecodeError as exc:
         raise LockError(
             f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
-            hint="regenerate it with `toolctl lock` (and review the diff before committing)",
+            hint=_REGENERATE,
         ) from None
     return parse(text, str(path))
 
 
 def write(path: Path, entries: Mapping[str, LockEntry]) -> bool:
     """Write the lock file; returns False when it already had exactly this content."""
-    text = render(entries.values())
-    try:
-        if path.is_file() and path.read_text("utf-8") == text:
+    data = render(entries.values()).encode("utf-8")
+    try:  # bytes, not text: an old lock that is not UTF-8 is overwritten, not an error
+        if path.is_file() and path.read_bytes() == data:
             return False
-        path.write_text(text, encoding="utf-8", newline="\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else exc
-        raise LockError(f"cannot write {path}: {reason or exc}") from None
+        path.write_bytes(data)
+    except OSError as exc:
+        raise LockError(f"cannot write {path}: {exc.strerror or exc}") from None
     return True

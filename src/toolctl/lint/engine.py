@@ -192,10 +192,10 @@ def _unknown_ignores(
             file,
             line,
             col,
-            hint=f"did you mean {near!r}?" if near else "see `toolctl lint --list-rules`",
+            hint=hint or "see `toolctl lint --list-rules`",
             extra=extra,
         )
-        for file, line, col, what, near in found
+        for file, line, col, what, hint in found
     ]
 
 

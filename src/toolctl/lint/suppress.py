@@ -105,16 +105,31 @@ def _suggest(selector: str, rules: Sequence[Rule]) -> str | None:
     names = [r.code for r in rules] + [r.name for r in rules] + sorted({r.family for r in rules})
     near = difflib.get_close_matches(selector, names, n=1, cutoff=0.75)
     near = near or difflib.get_close_matches(selector.upper(), names, n=1, cutoff=0.75)
-    return near[0] if near else None
+    return f"did you mean {near[0]!r}?" if near else None
+
+
+def _bad_directive(text: str) -> tuple[int, str, str] | None:
+    """(col, message, hint) for a ``# toolctl:`` comment that looks meant as an ignore."""
+    typo = _DIRECTIVE.search(text)
+    if typo is None:
+        return None
+    word = typo.group(1)
+    if word == "ignore":  # the codes are missing or not in brackets: ``ignore TL101``
+        what = "'ignore' without [CODES] suppresses nothing"
+        return typo.start() + 1, what, "write `# toolctl: ignore[CODE,...]`"
+    if difflib.get_close_matches(word.lower(), ["ignore"], cutoff=0.6):
+        return typo.start() + 1, f"{word!r} is not a toolctl directive", "did you mean 'ignore'?"
+    return None
 
 
 def unknown_selectors(
     files: Iterable[str], rules: Sequence[Rule], read_lines: Callable[[str], list[str] | None]
 ) -> Iterator[tuple[str, int, int, str, str | None]]:
-    """(file, line, col, message, closest known name) for inline comments that name no rule.
+    """(file, line, col, message, hint) for inline comments that name no rule.
 
     A selector matching no rule of the catalogue (``ignore[TL999]``, ``ignore[secuirty]``)
-    suppresses nothing now or ever; so does a misspelt directive (``# toolctl: ingore[...]``).
+    suppresses nothing now or ever; so does a misspelt directive (``# toolctl: ingore[...]``)
+    or an ignore without its bracketed codes. The hint is None when nothing is near.
     """
     for file in files:
         for number, text in enumerate(read_lines(file) or [], start=1):
@@ -122,12 +137,9 @@ def unknown_selectors(
                 continue
             match = _COMMENT.search(text)
             if match is None:
-                typo = _DIRECTIVE.search(text)
-                if typo and difflib.get_close_matches(
-                    typo.group(1).lower(), ["ignore"], cutoff=0.6
-                ):
-                    what = f"{typo.group(1)!r} is not a toolctl directive"
-                    yield file, number, typo.start() + 1, what, "ignore"
+                bad = _bad_directive(text)
+                if bad is not None:
+                    yield file, number, *bad
                 continue
             for selector in unknown(_codes(text), rules):
                 what = f"ignore[{selector}] names no lint rule"

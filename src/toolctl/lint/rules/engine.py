@@ -54,7 +54,8 @@ def unknown_ignore(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     ``ignore[TL999]`` or ``ignore[secuirty]`` suppresses nothing, now or after the finding it was
     meant for appears: fix the name (the message suggests the closest one) or remove the comment.
     Codes of a rule pack that is not installed are unknown too. A misspelt directive
-    (``# toolctl: ingore[...]``) is reported the same way. The engine reports this while reading
+    (``# toolctl: ingore[...]``) and an ignore without its bracketed codes
+    (``# toolctl: ignore TL101``) are reported the same way. The engine reports this while reading
     the comments, so the function itself finds nothing.
     """
     return iter(())
