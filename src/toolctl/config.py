@@ -128,13 +128,14 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
     else:  # pragma: no cover
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    section = data.get("tool", {}).get("toolctl")
+    tool = data.get("tool")  # not a table: then it holds no [tool.toolctl] either
+    section = tool.get("toolctl") if isinstance(tool, dict) else None
     if not isinstance(section, dict):
         return None
-    text = path.read_text("utf-8")
     _check_keys(section, lambda key: f"{_shown(path)}:{_toml_key_line(text, key)}:1")
     return section
 
