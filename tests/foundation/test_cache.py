@@ -477,3 +477,21 @@ def test_entries_of_deleted_files_are_dropped_on_the_next_write(
     _load(project, monkeypatch)  # rewrites weather.yaml's shard
     assert str(gone) not in cached_paths()
     assert {str(weather), str(tools / "other.yaml")} <= cached_paths()
+
+
+def test_remembered_scans_stay_few_as_sys_path_changes(tmp_path: Path) -> None:
+    """Each ``sys.path`` state (every install into site-packages) remembers its scan anew: the
+    old ones go, or every warm command would read an ever larger shard."""
+    directory = tmp_path / "cache"
+    for i in range(200):  # as many installs, each run remembering the list once
+        store = cache.LoadCache(directory, [])
+        assert store.remember("<entry points x>", [f"state {i}"], lambda i=i: [i]) == [i]
+        store.flush()
+    kept: list[str] = []
+    for shard in (directory / "files").glob("*.json"):
+        kept += json.loads(shard.read_bytes().partition(b"\n")[2])["entries"]
+    assert 0 < len(kept) <= cache.SHARDS * (cache.MAX_REMEMBERED + 1)
+    latest = cache.LoadCache(directory, [])  # the current state is still remembered
+    assert latest.remember("<entry points x>", ["state 199"], lambda: pytest.fail("scanned")) == [
+        199
+    ]
