@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Iterable
@@ -331,7 +332,7 @@ class LoadCache:
         if entry is not None and entry.get("key") == key and "value" in entry:
             return entry["value"]
         value = build()
-        self.write(where, {"key": key, "value": value})
+        self.write(where, {"key": key, "value": value, "at": time.time_ns()})
         return value
 
     # ------------------------------------------------------------------ dependencies
@@ -374,11 +375,29 @@ class LoadCache:
         return all(self.module_dep(dep[0], search) == dep for dep in entry["modules"])
 
 
+MAX_REMEMBERED = 4
+""":meth:`LoadCache.remember` entries kept per name and shard, the most recently written: each
+``sys.path`` state (every install into a site-packages changes it) adds one."""
+
+
 def _live(entries: dict[str, Any]) -> dict[str, Any]:
-    """``entries`` without those of tool files that no longer exist: a shard (the user cache
-    in particular, shared by every project without a config file) would otherwise only grow.
-    :meth:`LoadCache.remember`'s entries (named ``<...> digest``) are kept."""
-    return {k: v for k, v in entries.items() if k.startswith("<") or os.path.exists(k)}
+    """``entries`` without those of tool files that no longer exist, and with at most
+    :data:`MAX_REMEMBERED` of each name of :meth:`LoadCache.remember`'s (named ``<...> digest``):
+    a shard (the user cache in particular, shared by every project without a config file)
+    would otherwise only grow, and every warm command reads it."""
+    live: dict[str, Any] = {}
+    remembered: dict[str, list[tuple[int, str]]] = {}
+    for k, v in entries.items():
+        if k.startswith("<"):
+            at = v.get("at") if isinstance(v, dict) else None
+            written = at if type(at) is int else 0
+            remembered.setdefault(k.rpartition(" ")[0], []).append((written, k))
+        elif os.path.exists(k):
+            live[k] = v
+    for group in remembered.values():
+        for _, k in sorted(group, reverse=True)[:MAX_REMEMBERED]:
+            live[k] = entries[k]
+    return live
 
 
 # ---------------------------------------------------------------------- entries

@@ -35,13 +35,15 @@ _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
 
-def check_state(state: str, origin: str) -> None:
+def check_state(state: str, origin: str | Callable[[], str]) -> None:
     """A :class:`ConfigError` when ``state`` is a URL toolctl cannot store runs in (``mysql://``,
-    ``sqlite://``): taken for a file name it would silently create a ``mysql:`` directory."""
+    ``sqlite://``): taken for a file name it would silently create a ``mysql:`` directory.
+    ``origin`` names where ``state`` came from (a callable: worked out only for the error)."""
     match = _STATE_URL.match(state)
     if match and not state.startswith(POSTGRES_URLS):
+        where = origin if isinstance(origin, str) else origin()
         raise ConfigError(
-            f"{origin}: {match.group(1)}:// is not a run history toolctl can use",
+            f"{where}: {match.group(1)}:// is not a run history toolctl can use",
             hint="give an SQLite file path or a postgresql:// URL",
         )
 
@@ -128,13 +130,14 @@ def _read_pyproject(path: Path) -> dict[str, Any] | None:
     else:  # pragma: no cover
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        text = path.read_text("utf-8")
+        data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
-    section = data.get("tool", {}).get("toolctl")
+    tool = data.get("tool")  # not a table: then it holds no [tool.toolctl] either
+    section = tool.get("toolctl") if isinstance(tool, dict) else None
     if not isinstance(section, dict):
         return None
-    text = path.read_text("utf-8")
     _check_keys(section, lambda key: f"{_shown(path)}:{_toml_key_line(text, key)}:1")
     return section
 
@@ -273,7 +276,8 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
             f"{_setting_at(config_file, 'state')}: 'state' must be a path or a postgresql:// URL",
             hint=f"or set {STATE_ENV}, which keeps a database password out of the file",
         )
-    check_state(state, f"{config_file}: state")
+    if not env:  # the variable was checked above
+        check_state(state, lambda: f"{_setting_at(config_file, 'state')}: state")
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(root, config_file, tool_paths, python_path, default, settings, state)

@@ -641,8 +641,9 @@ _loads = 0
 
 
 def _forget_modules() -> None:
-    """Handler modules are looked up and read afresh per load: they may have changed since
-    the last load in this process (a server reloading, a test), or appeared."""
+    """Handler modules, export formats and registry packs are looked up afresh per load: they
+    may have changed since the last load in this process (a server reloading, a test), or
+    appeared."""
     global _loads
     if _loads:
         from toolctl.spec.providers import installed_format_names
@@ -650,6 +651,7 @@ def _forget_modules() -> None:
         references._find_module_cached.cache_clear()
         references._module_names.cache_clear()
         installed_format_names.cache_clear()  # an export format installed since
+        _installed_packs.cache_clear()  # a registry pack installed since
         importlib.invalidate_caches()  # directories that did not exist at the last lookup
     _loads += 1
 

@@ -122,9 +122,9 @@ def _module_names(origin: str) -> frozenset[str] | None:
 
 
 def _top_level(body: Iterable[ast.stmt]) -> Iterable[ast.stmt]:
+    """Module-level statements, looking inside if/try blocks (conditional definitions)."""
     import ast
 
-    """Module-level statements, looking inside if/try blocks (conditional definitions)."""
     for node in body:
         if isinstance(node, ast.If):
             yield from _top_level(node.body)

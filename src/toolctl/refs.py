@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolctl.errors import YamlError
+from toolctl.schema import NOT_SCHEMAS
 from toolctl.yamlsrc import Document, JsonPath, real_path
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -57,9 +58,6 @@ def resolve_pointer(doc: Any, tokens: list[str]) -> Any:
         else:
             raise KeyError(tok)
     return node
-
-
-_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
 
 
 _DYNAMIC = ("$dynamicRef", "$recursiveRef")
@@ -104,7 +102,7 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
             if "$anchor" in node or "$dynamicAnchor" in node:
                 anchors.update(node[k] for k in _ANCHORS if type(node.get(k)) is str)
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
-                if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
                     push((value, (link, key)))
         else:
             for i in range(len(node) - 1, -1, -1):
@@ -368,7 +366,7 @@ def _edges(node: Any, schema: Any) -> Iterator[Any]:
     """The containers below ``node``, and the target of its local ``$ref``."""
     if type(node) is dict:
         for key, value in node.items():
-            if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+            if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
                 yield value
         ref = node.get("$ref")
         if type(ref) is str and ref.startswith("#"):
@@ -474,7 +472,7 @@ def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath
             if ptr not in state:
                 visit(node, ptr, [ptr])
             for key, value in node.items():
-                if key not in ("const", "enum", "default", "examples"):
+                if key not in NOT_SCHEMAS:
                     walk(value, f"{ptr}/{key}")
         elif isinstance(node, list):
             for i, item in enumerate(node):

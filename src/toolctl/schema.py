@@ -30,6 +30,8 @@ PATTERN_TIMEOUT = 0.25
 MAX_ERRORS = 20
 MAX_PATTERN_DEPTH = 50
 """Deepest group nesting a ``pattern`` may have: regex parsers recurse once per group."""
+NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
+"""Keywords whose values are JSON data, not subschemas: walks over a schema skip them."""
 
 
 @dataclass(frozen=True)
@@ -440,7 +442,7 @@ def _walk_patterns(root: Any) -> Iterator[tuple[JsonPath, str]]:
             if isinstance(named, dict):
                 found += [(((link, "patternProperties"), name), name) for name in named]
             for key, value in reversed(node.items()):  # reversed: pop in document order
-                if (type(value) is dict or type(value) is list) and key not in _NOT_SCHEMAS:
+                if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
                     push((value, (link, key)))
         elif type(node) is list:
             for i in range(len(node) - 1, -1, -1):
@@ -452,9 +454,6 @@ def _walk_patterns(root: Any) -> Iterator[tuple[JsonPath, str]]:
             link, part = link
             parts.append(part)
         yield tuple(reversed(parts)), patrn
-
-
-_NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
 
 
 def check_schema(schema: Any, *, patterns: bool = True) -> list[SchemaProblem]:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from tests.export.conftest import FORMATS
+from tests.export.sdk import validate_mcp
 from tests.export.specs import make_spec
 from toolctl.errors import ExportError
 from toolctl.export import export, export_result
@@ -132,6 +133,23 @@ def test_mcp_2025_drops_a_non_object_output_schema() -> None:
     assert [d.code for d in old.diagnostics] == ["TX223"]
     new = export_result([spec], "mcp", mcp_protocol="2026-07-28")
     assert new.data["tools"][0]["outputSchema"]["type"] == "array"
+
+
+@pytest.mark.parametrize("protocol", ["2025-11-25", "2026-07-28"])
+def test_a_background_tool_is_task_capable_where_the_protocol_has_tasks(protocol: str) -> None:
+    """``toolctl serve`` answers task-augmented calls of a background tool: MCP 2025-11-25 says
+    so with ``execution``; the newer protocol has no such field, and nothing is reported."""
+    spec = make_spec("tally", background=True, handler="m:f")
+    result = export_result([spec], "mcp", mcp_protocol=protocol)
+    validate_mcp(result.data, protocol)  # the MCP SDK's own types
+    tool = result.data["tools"][0]
+    if protocol == "2025-11-25":
+        assert tool["execution"] == {"taskSupport": "optional"}
+    else:
+        assert "execution" not in tool
+    assert result.diagnostics == []
+    plain = export_result([make_spec("tally")], "mcp", mcp_protocol=protocol)
+    assert "execution" not in plain.data["tools"][0]
 
 
 def test_gemini_openapi_form(fixtures: Registry) -> None:

@@ -120,6 +120,20 @@ def test_pyproject_section_is_a_config(tmp_path: Path, monkeypatch: pytest.Monke
     assert [s.name for s in toolctl.load(packs=False)] == ["alpha"]
 
 
+@pytest.mark.parametrize("tool", ['"x"', "1", "[1, 2]"])
+def test_pyproject_whose_tool_is_not_a_table_is_no_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """A ``tool`` key that is not a table holds no ``[tool.toolctl]``: the directory is no
+    project config (as without the key), not a crash while looking for one."""
+    write(tmp_path, {"pyproject.toml": '[project]\nname = "x"\n', **TWO_TOOLS})
+    text = (tmp_path / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(f"tool = {tool}\n{text}")
+    monkeypatch.chdir(tmp_path)
+    assert project_for().config_file is None
+    assert [s.name for s in toolctl.load(packs=False)] == ["alpha", "beta"]
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [

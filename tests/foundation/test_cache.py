@@ -477,3 +477,46 @@ def test_entries_of_deleted_files_are_dropped_on_the_next_write(
     _load(project, monkeypatch)  # rewrites weather.yaml's shard
     assert str(gone) not in cached_paths()
     assert {str(weather), str(tools / "other.yaml")} <= cached_paths()
+
+
+def test_remembered_scans_stay_few_as_sys_path_changes(tmp_path: Path) -> None:
+    """Each ``sys.path`` state (every install into site-packages) remembers its scan anew: the
+    old ones go, or every warm command would read an ever larger shard."""
+    directory = tmp_path / "cache"
+    for i in range(200):  # as many installs, each run remembering the list once
+        store = cache.LoadCache(directory, [])
+        assert store.remember("<entry points x>", [f"state {i}"], lambda i=i: [i]) == [i]
+        store.flush()
+    kept: list[str] = []
+    for shard in (directory / "files").glob("*.json"):
+        kept += json.loads(shard.read_bytes().partition(b"\n")[2])["entries"]
+    assert 0 < len(kept) <= cache.SHARDS * (cache.MAX_REMEMBERED + 1)
+    latest = cache.LoadCache(directory, [])  # the current state is still remembered
+    assert latest.remember("<entry points x>", ["state 199"], lambda: pytest.fail("scanned")) == [
+        199
+    ]
+
+
+def test_a_pack_installed_between_loads_of_one_process_is_seen_and_remembered(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server reloading (or any process loading twice) sees a pack installed since its first
+    load, and remembers the new list for the next process, not the first load's."""
+    from .test_packs import _pack, _tool
+
+    monkeypatch.chdir(project)
+    try:
+        assert "acme_search" not in load_registry(cache=True).tools
+        site = project.parent / "site"
+        _pack(site, "acme-tools", "acme_tools", {"search.yaml": _tool("acme_search")})
+        monkeypatch.syspath_prepend(str(site))  # installed: sys.path's state changes
+        assert "acme_search" in load_registry(cache=True).tools
+        store = cache.LoadCache(project / ".toolctl" / "cache", [project / "src"])
+        remembered = store.remember(
+            f"<entry points {loader.REGISTRY_GROUP}>",
+            cache.import_path_key(),
+            lambda: pytest.fail("not remembered"),
+        )
+        assert ["acme_tools", "acme_tools.registry", "acme-tools"] in remembered
+    finally:
+        loader._installed_packs.cache_clear()  # the pack's directory goes with tmp_path

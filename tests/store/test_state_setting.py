@@ -32,7 +32,7 @@ def test_a_url_of_another_database_is_refused_everywhere(
     (project / "toolctl.yaml").write_text(f"state: {url}\n")
     assert run(["runs", "list"]) == 1
     err = capsys.readouterr().err
-    assert "toolctl.yaml: state: " in err and f"{scheme}:// is not a run history" in err
+    assert f"toolctl.yaml:1:1: state: {scheme}:// is not a run history" in err
     assert sorted(p.name for p in project.iterdir()) == ["toolctl.yaml", "tools.d"]
 
 
