@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl import __version__
+from toolctl.atomicfile import replace
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
@@ -111,21 +112,6 @@ def _unseal(blob: bytes) -> bytes | None:
     return payload if header == _MAGIC + b" " + sha256(payload).encode() else None
 
 
-def _replace(target: Path, blob: bytes, mode: int = 0o666) -> None:
-    """Write ``target`` atomically (a temporary name, then a rename): readers see the old file
-    or the new one, never part of one. ``mode`` as for ``os.open`` (the umask applies). OSError
-    when it cannot be written."""
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), "wb") as fh:
-            fh.write(blob)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
 # ------------------------------------------------------------------ the configuration file
 # Parsing ``toolctl.yaml`` is the one YAML parse of a command that loads every tool file from
 # the cache, and importing PyYAML for it costs more than the rest of a small `validate`. So the
@@ -172,7 +158,7 @@ def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -
     with contextlib.suppress(OSError, ValueError, TypeError, RecursionError):
         target.parent.mkdir(parents=True, exist_ok=True)
         # Only the owner may read it: a config may hold a `state:` URL with a password.
-        _replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()), 0o600)
+        replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()), 0o600)
         _forget_old_configs(target.parent)
 
 
@@ -314,7 +300,7 @@ class LoadCache:
                     default=_encode_array,
                     check_circular=False,  # loaded YAML is a tree (aliases are refused)
                 ).encode()
-                _replace(self._shard_file(shard), _seal(payload))
+                replace(self._shard_file(shard), _seal(payload))
             except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
                 pass
 

@@ -464,3 +464,34 @@ def test_a_damaged_lock_entry_is_named_with_its_line(
     err = capsys.readouterr().err
     assert f"toolctl.lock:{line}:5: {problem}" in err
     assert "`toolctl lock --force`" in err and "Traceback" not in err
+
+
+def test_an_interrupted_lock_write_leaves_the_old_lock_whole(project: Path) -> None:
+    """A write cut short (here: a file size limit, as a full disk would) never leaves part of a
+    lock: the new one is written aside and renamed into place."""
+    import os
+    import resource
+    import signal
+    import sys
+
+    assert run(["lock"]) == 0
+    before = (project / "toolctl.lock").read_bytes()
+    edit(project, "Greet someone by name.", "Greet a person by name.")
+
+    def small_files() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # then a write past the limit is EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "--no-cache", "lock"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=small_files,
+        env={**os.environ, "TOOLCTL_NO_CACHE": "1"},
+    )
+    assert done.returncode == 1, done.stderr
+    assert "cannot write" in done.stderr and "Traceback" not in done.stderr
+    assert (project / "toolctl.lock").read_bytes() == before
+    assert not [p.name for p in project.iterdir() if p.name.endswith(".tmp")]

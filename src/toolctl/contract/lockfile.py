@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from toolctl.atomicfile import replace
 from toolctl.contract.model import LockEntry
 from toolctl.errors import LockError
 
@@ -127,7 +128,7 @@ def write(path: Path, entries: Mapping[str, LockEntry]) -> bool:
     try:  # bytes, not text: an old lock that is not UTF-8 is overwritten, not an error
         if path.is_file() and path.read_bytes() == data:
             return False
-        path.write_bytes(data)
+        replace(path, data)  # an interrupted write never leaves half a lock
     except OSError as exc:
         raise LockError(f"cannot write {path}: {exc.strerror or exc}") from None
     return True
