@@ -281,6 +281,25 @@ def test_a_project_root_given_explicitly_is_kept_without_config(
     assert project_at(flat, tools=[flat]).root == flat.resolve()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [("schema", "-o"), ("export", "-f", "mcp", "-o"), ("test", "-t", "alpha", "--junit")],
+    ids=lambda argv: argv[0],
+)
+def test_an_output_file_that_cannot_be_written_is_a_usage_error_in_every_command(
+    project: Path, capsys: Capture, argv: tuple[str, ...]
+) -> None:
+    (project / "tools.d" / "alpha.yaml").write_text(
+        GOOD.format(name="alpha") + "tests:\n  - name: one\n    input: {}\n    output: 1\n",
+        "utf-8",
+    )
+    target = project / "missing" / "out.file"
+    code, _, err = toolctl(capsys, *argv, str(target))
+    assert code == 2, err
+    assert "cannot write" in err and f"{target}: No such file or directory" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
 def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     target = tmp_path / "missing" / "tool.v1.schema.json"
     code, out, err = toolctl(capsys, "schema", "-o", str(target))

@@ -181,11 +181,12 @@ def test(
     """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
 
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
-    Exit 0 when every case passed, 1 when any failed or could not run.
+    Exit 0 when every case passed, 1 when any failed or could not run, 2 when the --junit
+    file cannot be written.
     """
     from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_diagnostics, print_error, print_json
-    from toolctl.errors import ToolctlError
+    from toolctl.errors import ToolctlError, UsageError
     from toolctl.runtime.redact import guard_log_handlers
     from toolctl.testing import TestOptions, junit_xml, run_tests
 
@@ -222,19 +223,20 @@ def test(
                 bar.update(task, completed=done, total=total, description=case_id)
 
             report = run_tests(registry, options, advance)
-    if junit is not None:
-        try:
-            junit.write_text(junit_xml(report), encoding="utf-8")
-        except OSError as exc:
-            raise ToolctlError(
-                f"cannot write the JUnit report {junit}: {exc.strerror}",
-                hint="pass --junit a path in an existing, writable directory",
-            ) from None
+    # The report first: a --junit path that cannot be written must not lose a long run's results.
     if fmt is OutputFormat.json:
         print_json(report.to_dict())
     else:
         render_text(report, verbose)
-        if junit is not None:
+    if junit is not None:
+        try:
+            junit.write_text(junit_xml(report), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write the JUnit report {junit}: {exc.strerror}",
+                hint="pass --junit a path in an existing, writable directory",
+            ) from None
+        if fmt is OutputFormat.text:
             typer.echo(f"wrote {junit}", err=True)
     raise typer.Exit(exitcodes.OK if report.ok else exitcodes.FINDINGS)
 
