@@ -176,6 +176,9 @@ def test_a_name_taken_by_another_file_is_refused(
     err = capsys.readouterr().err
     assert "a tool named 'mean' exists already: tools.d/stats.yaml:2:7" in err
     assert not (project / "tools.d" / "mean.yaml").exists()
+    # --force overwrites new's own files, never another file's tool name (docs/new.md)
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "--force"]) == 2
+    assert not (project / "tools.d" / "mean.yaml").exists()
     assert cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "weighted_mean"]) == 0
 
 
