@@ -308,3 +308,22 @@ def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path
     assert "internal error" not in err
     code, out, _ = toolctl(capsys, "schema", "-o", str(tmp_path / "schema.json"))
     assert code == 0 and '"$schema"' in (tmp_path / "schema.json").read_text("utf-8")
+
+
+def test_what_handlers_print_during_test_keeps_the_json_report_parseable(
+    project: Path, capfd: Capture
+) -> None:
+    # as `toolctl run` does: print() and file descriptor 1 go to stderr, stdout is the report
+    (project / "handlers.py").write_text(
+        "import os\n\n\ndef gamma(args):\n    print('noise')\n    os.write(1, b'fd noise\\n')\n"
+        "    return 2\n",
+        "utf-8",
+    )
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + "tests:\n  - name: two\n    input: {}\n    output: 2\n",
+        "utf-8",
+    )
+    code, out, err = toolctl(capfd, "test", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["counts"]["passed"] == 1
+    assert "noise" in err and "fd noise" in err

@@ -186,6 +186,7 @@ def test(
     """
     from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_diagnostics, print_error, print_json
+    from toolctl.cli.runview import stdout_to_stderr
     from toolctl.errors import ToolctlError, UsageError
     from toolctl.runtime.redact import guard_log_handlers
     from toolctl.testing import TestOptions, junit_xml, run_tests
@@ -213,16 +214,18 @@ def test(
     if allow_error:
         options.allow_errors = tuple(allow_error)
     bar = _progress(fmt is OutputFormat.text)
-    if bar is None:
-        report = run_tests(registry, options)
-    else:
-        with bar:
-            task = bar.add_task("", total=None)
+    # What handlers print goes to stderr, as for `toolctl run`: stdout is the report (JSON).
+    with stdout_to_stderr():
+        if bar is None:
+            report = run_tests(registry, options)
+        else:
+            with bar:
+                task = bar.add_task("", total=None)
 
-            def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total, description=case_id)
+                def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total, description=case_id)
 
-            report = run_tests(registry, options, advance)
+                report = run_tests(registry, options, advance)
     # The report first: a --junit path that cannot be written must not lose a long run's results.
     if fmt is OutputFormat.json:
         print_json(report.to_dict())
