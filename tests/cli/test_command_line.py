@@ -327,3 +327,20 @@ def test_what_handlers_print_during_test_keeps_the_json_report_parseable(
     assert code == 0, err
     assert json.loads(out)["counts"]["passed"] == 1
     assert "noise" in err and "fd noise" in err
+
+
+def test_a_failed_case_shows_control_and_bidi_characters_of_tool_data_escaped(
+    project: Path, capsys: Capture
+) -> None:
+    # as `toolctl run` does: a handler's error text must not drive the terminal
+    (project / "handlers.py").write_text(
+        "def gamma(args):\n    raise ValueError('\\x1b[2Jred\\u202eevil')\n", "utf-8"
+    )
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + "tests:\n  - name: two\n    input: {}\n    output: 2\n",
+        "utf-8",
+    )
+    code, out, _ = toolctl(capsys, "test")
+    assert code == 1
+    assert "ValueError: \\u{001b}[2Jred\\u{202e}evil" in out
+    assert "\x1b" not in out and "\u202e" not in out

@@ -56,24 +56,30 @@ def _progress(enabled: bool) -> Any:
 def _print_problem(con: Console, result: CaseResult) -> None:
     from rich.markup import escape
 
+    from toolctl.cli.runview import escape_controls
+
+    def shown(text: str) -> str:
+        # tool data (handler errors, outputs) never drives the terminal, as in `toolctl run`
+        return escape(escape_controls(text))
+
     con.soft_wrap = True  # never fold lines: the YAML below must paste as printed
 
     label, style = _MARKS[result.outcome.value]
     con.print(
-        f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
+        f"[{style}]{label}[/] [bold]{shown(result.id)}[/] "
         f"[dim]({escape(str(result.case.location))})[/]"
     )
     if result.message and not result.finding:
-        con.print(f"  {escape(result.message)}")
+        con.print(f"  {shown(result.message)}")
     for m in result.mismatches:
-        con.print(f"  {escape(m.message)}")
+        con.print(f"  {shown(m.message)}")
         for line in m.details:
-            con.print(f"    {escape(line)}")
+            con.print(f"    {shown(line)}")
         for line in m.diff:
             color = "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
-            con.print(f"    [{color}]{escape(line)}[/]")
+            con.print(f"    [{color}]{shown(line)}[/]")
     if result.finding is not None:
-        con.print(f"  {escape(result.finding.problem)}")
+        con.print(f"  {shown(result.finding.problem)}")
         con.print(
             f"  minimal failing input after {result.finding.shrink_calls} shrink call(s); "
             f"paste under `tests:` in {escape(result.case.location.file)}:"
