@@ -344,3 +344,15 @@ def test_a_failed_case_shows_control_and_bidi_characters_of_tool_data_escaped(
     assert code == 1
     assert "ValueError: \\u{001b}[2Jred\\u{202e}evil" in out
     assert "\x1b" not in out and "\u202e" not in out
+
+
+def test_list_shows_yaml_text_as_data_not_markup_or_terminal_controls(
+    project: Path, capsys: Capture
+) -> None:
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + 'title: "Gamma [/] [red]x\\e[2J\\u202e"\n', "utf-8"
+    )
+    code, out, err = toolctl(capsys, "list")
+    assert code == 0, err  # was an internal error (exit 3): rich read "[/]" as a closing tag
+    assert "Gamma [/] [red]x\\u{001b}[2J\\u{202e}" in out
+    assert "\x1b" not in out and "\u202e" not in out
