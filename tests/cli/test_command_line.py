@@ -281,6 +281,25 @@ def test_a_project_root_given_explicitly_is_kept_without_config(
     assert project_at(flat, tools=[flat]).root == flat.resolve()
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [("schema", "-o"), ("export", "-f", "mcp", "-o"), ("test", "-t", "alpha", "--junit")],
+    ids=lambda argv: argv[0],
+)
+def test_an_output_file_that_cannot_be_written_is_a_usage_error_in_every_command(
+    project: Path, capsys: Capture, argv: tuple[str, ...]
+) -> None:
+    (project / "tools.d" / "alpha.yaml").write_text(
+        GOOD.format(name="alpha") + "tests:\n  - name: one\n    input: {}\n    output: 1\n",
+        "utf-8",
+    )
+    target = project / "missing" / "out.file"
+    code, _, err = toolctl(capsys, *argv, str(target))
+    assert code == 2, err
+    assert "cannot write" in err and f"{target}: No such file or directory" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
 def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path: Path) -> None:
     target = tmp_path / "missing" / "tool.v1.schema.json"
     code, out, err = toolctl(capsys, "schema", "-o", str(target))
@@ -289,3 +308,51 @@ def test_schema_to_an_unwritable_file_is_a_usage_error(capsys: Capture, tmp_path
     assert "internal error" not in err
     code, out, _ = toolctl(capsys, "schema", "-o", str(tmp_path / "schema.json"))
     assert code == 0 and '"$schema"' in (tmp_path / "schema.json").read_text("utf-8")
+
+
+def test_what_handlers_print_during_test_keeps_the_json_report_parseable(
+    project: Path, capfd: Capture
+) -> None:
+    # as `toolctl run` does: print() and file descriptor 1 go to stderr, stdout is the report
+    (project / "handlers.py").write_text(
+        "import os\n\n\ndef gamma(args):\n    print('noise')\n    os.write(1, b'fd noise\\n')\n"
+        "    return 2\n",
+        "utf-8",
+    )
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + "tests:\n  - name: two\n    input: {}\n    output: 2\n",
+        "utf-8",
+    )
+    code, out, err = toolctl(capfd, "test", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["counts"]["passed"] == 1
+    assert "noise" in err and "fd noise" in err
+
+
+def test_a_failed_case_shows_control_and_bidi_characters_of_tool_data_escaped(
+    project: Path, capsys: Capture
+) -> None:
+    # as `toolctl run` does: a handler's error text must not drive the terminal
+    (project / "handlers.py").write_text(
+        "def gamma(args):\n    raise ValueError('\\x1b[2Jred\\u202eevil')\n", "utf-8"
+    )
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + "tests:\n  - name: two\n    input: {}\n    output: 2\n",
+        "utf-8",
+    )
+    code, out, _ = toolctl(capsys, "test")
+    assert code == 1
+    assert "ValueError: \\u{001b}[2Jred\\u{202e}evil" in out
+    assert "\x1b" not in out and "\u202e" not in out
+
+
+def test_list_shows_yaml_text_as_data_not_markup_or_terminal_controls(
+    project: Path, capsys: Capture
+) -> None:
+    (project / "tools.d" / "gamma.yaml").write_text(
+        GOOD.format(name="gamma") + 'title: "Gamma [/] [red]x\\e[2J\\u202e"\n', "utf-8"
+    )
+    code, out, err = toolctl(capsys, "list")
+    assert code == 0, err  # was an internal error (exit 3): rich read "[/]" as a closing tag
+    assert "Gamma [/] [red]x\\u{001b}[2J\\u{202e}" in out
+    assert "\x1b" not in out and "\u202e" not in out

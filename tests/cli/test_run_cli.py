@@ -155,8 +155,10 @@ def test_runs_commands(project: Path, capsys: Capture) -> None:
     code, _, err = toolctl(capsys, "run", "disabled", "-i", "{}")
     assert code == 2 and "disabled" in err
     assert toolctl(capsys, "runs", "list", "--status", "bogus")[0] == 2
-    code, _, err = toolctl(capsys, "runs", "show", "nope")
-    assert code == 1 and "no run 'nope'" in err
+    # an unknown run id is a usage error, like an unknown tool: not 1, "the tool failed"
+    for command in (("runs", "show"), ("runs", "wait"), ("runs", "cancel"), ("approve",)):
+        code, _, err = toolctl(capsys, *command, "nope")
+        assert code == 2 and "no run 'nope'" in err, command
 
 
 def test_state_option(project: Path, tmp_path: Path, capsys: Capture) -> None:

@@ -73,3 +73,20 @@ def test_a_request_size_limit_below_one_byte_is_a_usage_error(
     # 0 used to start a server that answered every request with 413.
     assert run(["serve", "--transport", "http", "--port", "0", "--max-request-bytes", "0"]) == 2
     assert "--max-request-bytes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--port", "8080"], "--port applies only to --transport http"),
+        (["--host", "0.0.0.0", "--auth-token-env", "T"], "--host, --auth-token-env apply only"),
+        (["--transport", "stdio", "--allowed-origin", "https://a.example"], "--allowed-origin"),
+    ],
+)
+def test_http_options_with_stdio_are_a_usage_error_not_ignored(
+    argv: list[str], named: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `serve --port 8080` used to serve on stdio, silently ignoring the port
+    assert run(["serve", str(REGISTRY / "tools.d"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert named in err and "add --transport http" in err

@@ -123,7 +123,7 @@ def test_unwritable_output_is_a_user_error(
 ) -> None:
     target = tmp_path / "missing" / "tools.json"
     code, out, err = _run(capsys, "-f", "openai", "-p", FIX, "-o", str(target))
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")  # a bad -o is a usage error, as for every command
     assert "cannot write" in err and "Traceback" not in err
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,36 @@ def test_bad_references_are_usage_errors(
     assert not list((project / "tools.d").iterdir())
 
 
+@pytest.mark.parametrize(
+    ("code", "hint"),
+    [
+        ("raise RuntimeError('boom')\n", "hint: fix the module: toolctl new imports it"),
+        ("def f(x: int -> int:\n", "hint: fix the module: toolctl new imports it"),
+        ("import no_such_dependency_xyz\n", "hint: install 'no_such_dependency_xyz'"),
+        (None, "hint: give module:function importable from pythonPath (handlers, "),
+    ],
+    ids=["raises", "syntax", "dependency", "absent"],
+)
+def test_a_module_that_fails_to_import_gets_the_hint_that_fixes_it(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    code: str | None,
+    hint: str,
+) -> None:
+    # the module was found and its own code failed: "give an importable module" was wrong
+    module = f"scaffold_broken_{request.node.callspec.id}"  # its own: sys.path keeps the others
+    (project / "handlers").mkdir()
+    if code is not None:
+        (project / "handlers" / f"{module}.py").write_text(code, "utf-8")
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    assert cli(["new", "--from", f"{module}:f"]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot import {module}:f" in err and hint in err
+    assert "Traceback" not in err
+
+
 def test_help_says_it_imports(capsys: pytest.CaptureFixture[str]) -> None:
     cli(["new", "--help"])
     out = " ".join(capsys.readouterr().out.split())
@@ -175,6 +206,9 @@ def test_a_name_taken_by_another_file_is_refused(
     assert cli(["new", "--from", "tests.scaffold.corpus:mean"]) == 2
     err = capsys.readouterr().err
     assert "a tool named 'mean' exists already: tools.d/stats.yaml:2:7" in err
+    assert not (project / "tools.d" / "mean.yaml").exists()
+    # --force overwrites new's own files, never another file's tool name (docs/new.md)
+    assert cli(["new", "--from", "tests.scaffold.corpus:mean", "--force"]) == 2
     assert not (project / "tools.d" / "mean.yaml").exists()
     assert cli(["new", "--from", "tests.scaffold.corpus:mean", "--name", "weighted_mean"]) == 0
 

@@ -45,10 +45,9 @@ def _list_formats() -> int:
 
 def _write(data: Any, indent: int | None, output: Path | None) -> None:
     from toolctl.cli.render import write_output
-    from toolctl.errors import ExportError
 
     text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
-    write_output(text, output, ExportError)
+    write_output(text, output)
 
 
 def export_command(

@@ -71,12 +71,15 @@ def list_tools(
     if fmt is OutputFormat.json:
         print_json([_row(s) for s in specs])
         raise typer.Exit(code)
+    from rich.markup import escape
+
     from toolctl.cli.render import table as make_table
+    from toolctl.cli.runview import escape_controls
 
     table = make_table("name", "title", "annotations", "approval", "handler", "tags", "origin")
     for s in specs:
         name = s.name if s.enabled else f"{s.name} (disabled)"
-        table.add_row(
+        cells = (
             name,
             s.title or "",
             _annotations(s),
@@ -85,6 +88,8 @@ def list_tools(
             ", ".join(s.tags),
             str(s.origin),
         )
+        # YAML text is data: never rich markup ("[/]"), never terminal control sequences
+        table.add_row(*(escape(escape_controls(c, keep_newlines=False)) for c in cells))
     console().print(table)
     raise typer.Exit(code)
 

@@ -137,7 +137,8 @@ class _Holder:
 def checked(registry: Registry) -> str:
     """What a summary line says was checked: every tool, including those that failed.
 
-    ``5 tool(s) in tools.d`` or ``5 tool(s) in tools.d (2 with errors, 1 file unreadable)``.
+    ``5 tool(s) in tools.d`` or ``5 tool(s) in tools.d (2 with errors, 1 file(s) that failed to
+    load)``.
     """
     from toolctl.loader import display_path
 

@@ -79,9 +79,9 @@ def table(*columns: str, stderr: bool = False) -> Table:
     return result
 
 
-def write_output(text: str, output: Path | None, error: type[ToolctlError] | None = None) -> None:
+def write_output(text: str, output: Path | None) -> None:
     """``text`` on stdout, or into the file ``output`` (``-o``); a file that cannot be written
-    is ``error`` (default: a usage error, exit 2) naming it, not a traceback."""
+    is a usage error (exit 2) naming it, not a traceback."""
     if output is None:
         sys.stdout.write(text)
         return
@@ -90,7 +90,7 @@ def write_output(text: str, output: Path | None, error: type[ToolctlError] | Non
     except OSError as exc:
         from toolctl.errors import UsageError
 
-        raise (error or UsageError)(
+        raise UsageError(
             f"cannot write {output}: {exc.strerror or exc}",
             hint="check that the directory exists and is writable",
         ) from None

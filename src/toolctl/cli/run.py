@@ -116,7 +116,10 @@ def run(
     timeout: Annotated[
         float | None,
         typer.Option(
-            "--timeout", min=0.001, metavar="SECONDS", help="Time limit; then the run timed_out."
+            "--timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="Time limit of this call, instead of the tool's timeout; then the run timed_out.",
         ),
     ] = None,
     background: Annotated[

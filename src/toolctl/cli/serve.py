@@ -35,7 +35,36 @@ class LogLevel(str, enum.Enum):
     error = "error"
 
 
+# Options that only an HTTP server uses: given with stdio, they would be ignored silently.
+_HTTP_ONLY = (
+    "host",
+    "port",
+    "allowed_host",
+    "allowed_origin",
+    "auth_token_env",
+    "max_request_bytes",
+)
+
+
+def _refuse_http_options_on_stdio(ctx: typer.Context, transport: Transport) -> None:
+    if transport is not Transport.stdio:
+        return
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name in _HTTP_ONLY
+        and getattr(ctx.get_parameter_source(param.name), "name", "") == "COMMANDLINE"
+    ]
+    if given:
+        raise typer.BadParameter(
+            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to "
+            "--transport http; add --transport http, or leave "
+            f"{'it' if len(given) == 1 else 'them'} out to serve on stdio"
+        )
+
+
 def serve(
+    ctx: typer.Context,
     paths: PathsArg = None,
     registry: RegistryOpt = None,
     transport: Annotated[
@@ -134,6 +163,7 @@ def serve(
     from toolctl.errors import ToolctlError
     from toolctl.server import require_sdk
 
+    _refuse_http_options_on_stdio(ctx, transport)
     require_sdk()
     from toolctl.cli.registries import load
     from toolctl.server.run import ServeOptions, serve

@@ -56,24 +56,30 @@ def _progress(enabled: bool) -> Any:
 def _print_problem(con: Console, result: CaseResult) -> None:
     from rich.markup import escape
 
+    from toolctl.cli.runview import escape_controls
+
+    def shown(text: str) -> str:
+        # tool data (handler errors, outputs) never drives the terminal, as in `toolctl run`
+        return escape(escape_controls(text))
+
     con.soft_wrap = True  # never fold lines: the YAML below must paste as printed
 
     label, style = _MARKS[result.outcome.value]
     con.print(
-        f"[{style}]{label}[/] [bold]{escape(result.id)}[/] "
+        f"[{style}]{label}[/] [bold]{shown(result.id)}[/] "
         f"[dim]({escape(str(result.case.location))})[/]"
     )
     if result.message and not result.finding:
-        con.print(f"  {escape(result.message)}")
+        con.print(f"  {shown(result.message)}")
     for m in result.mismatches:
-        con.print(f"  {escape(m.message)}")
+        con.print(f"  {shown(m.message)}")
         for line in m.details:
-            con.print(f"    {escape(line)}")
+            con.print(f"    {shown(line)}")
         for line in m.diff:
             color = "red" if line.startswith("-") else "green" if line.startswith("+") else "dim"
-            con.print(f"    [{color}]{escape(line)}[/]")
+            con.print(f"    [{color}]{shown(line)}[/]")
     if result.finding is not None:
-        con.print(f"  {escape(result.finding.problem)}")
+        con.print(f"  {shown(result.finding.problem)}")
         con.print(
             f"  minimal failing input after {result.finding.shrink_calls} shrink call(s); "
             f"paste under `tests:` in {escape(result.case.location.file)}:"
@@ -181,11 +187,13 @@ def test(
     """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
 
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
-    Exit 0 when every case passed, 1 when any failed or could not run.
+    Exit 0 when every case passed, 1 when any failed or could not run, 2 when the --junit
+    file cannot be written.
     """
     from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_diagnostics, print_error, print_json
-    from toolctl.errors import ToolctlError
+    from toolctl.cli.runview import stdout_to_stderr
+    from toolctl.errors import ToolctlError, UsageError
     from toolctl.runtime.redact import guard_log_handlers
     from toolctl.testing import TestOptions, junit_xml, run_tests
 
@@ -212,29 +220,32 @@ def test(
     if allow_error:
         options.allow_errors = tuple(allow_error)
     bar = _progress(fmt is OutputFormat.text)
-    if bar is None:
-        report = run_tests(registry, options)
-    else:
-        with bar:
-            task = bar.add_task("", total=None)
+    # What handlers print goes to stderr, as for `toolctl run`: stdout is the report (JSON).
+    with stdout_to_stderr():
+        if bar is None:
+            report = run_tests(registry, options)
+        else:
+            with bar:
+                task = bar.add_task("", total=None)
 
-            def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
-                bar.update(task, completed=done, total=total, description=case_id)
+                def advance(case_id: str, result: CaseResult | None, done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total, description=case_id)
 
-            report = run_tests(registry, options, advance)
-    if junit is not None:
-        try:
-            junit.write_text(junit_xml(report), encoding="utf-8")
-        except OSError as exc:
-            raise ToolctlError(
-                f"cannot write the JUnit report {junit}: {exc.strerror}",
-                hint="pass --junit a path in an existing, writable directory",
-            ) from None
+                report = run_tests(registry, options, advance)
+    # The report first: a --junit path that cannot be written must not lose a long run's results.
     if fmt is OutputFormat.json:
         print_json(report.to_dict())
     else:
         render_text(report, verbose)
-        if junit is not None:
+    if junit is not None:
+        try:
+            junit.write_text(junit_xml(report), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot write the JUnit report {junit}: {exc.strerror}",
+                hint="pass --junit a path in an existing, writable directory",
+            ) from None
+        if fmt is OutputFormat.text:
             typer.echo(f"wrote {junit}", err=True)
     raise typer.Exit(exitcodes.OK if report.ok else exitcodes.FINDINGS)
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from toolctl.errors import ToolctlError
+from toolctl.errors import ToolctlError, UsageError
 
 
 class StateError(ToolctlError):
     """The run history cannot be opened or written (path, permissions, newer schema)."""
 
 
-class RunNotFoundError(ToolctlError):
-    """No run has this id (or an id prefix matches several runs)."""
+class RunNotFoundError(UsageError):
+    """No run has this id (or an id prefix matches several runs): like an unknown tool name, a
+    usage error (the CLI exits 2, not 1, which means the tool failed)."""
 
 
 class RunStateError(ToolctlError):

@@ -64,11 +64,8 @@ def plan_from_function(
         target = parse(ref)
         fn = load_object(ref, project.python_path)
     except ToolctlError as exc:
-        searched = ", ".join(_shown(p, project.root) for p in project.python_path)
         raise UsageError(
-            f"cannot import {ref}: {exc.message}",
-            hint=f"give module:function importable from pythonPath ({searched}) "
-            "or the installed packages",
+            f"cannot import {ref}: {exc.message}", hint=_import_hint(exc, ref, project)
         ) from None
     if not callable(fn) or isinstance(fn, type):
         raise UsageError(f"{ref} is not a function", hint="give module:function")
@@ -110,6 +107,23 @@ def _needs_instance(fn: object) -> bool:
         return False
     first = next(iter(inspect.signature(fn).parameters), None)
     return first == "self" and "<locals>" not in fn.__qualname__.rsplit(".", 1)[0]
+
+
+def _import_hint(exc: ToolctlError, ref: str, project: Project) -> str:
+    """How to fix a reference that did not import: where it was looked for, or, when the
+    module was found and its own code failed, to fix that code."""
+    cause = exc.__cause__
+    missing = cause.name if isinstance(cause, ModuleNotFoundError) else None
+    module = ref.partition(":")[0]
+    if cause is None or (missing and (module == missing or module.startswith(missing + "."))):
+        searched = ", ".join(_shown(p, project.root) for p in project.python_path)
+        return (
+            f"give module:function importable from pythonPath ({searched}) "
+            "or the installed packages"
+        )
+    if missing is not None and exc.hint:
+        return exc.hint  # a module it imports is not installed
+    return "fix the module: toolctl new imports it to read the function's signature"
 
 
 _FILE_SUFFIXES = (".yaml", ".yml", ".json")
