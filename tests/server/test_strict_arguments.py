@@ -127,6 +127,17 @@ def test_a_client_cannot_pass_its_own_raw_arguments() -> None:
     assert RAW_ARGUMENTS_KEY not in json.loads(rewritten)["params"]["_meta"]
 
 
+def test_a_client_cannot_pass_its_own_raw_arguments_under_an_escaped_key() -> None:
+    sent = (
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shout",'
+        b'"arguments":{"text":"ok"},"_meta":{"toolctl\\u002frawArguments":"{}"}}}'
+    )
+    assert RAW_ARGUMENTS_KEY in json.loads(sent)["params"]["_meta"]  # what the SDK would read
+    rewritten = guard(sent)
+    assert rewritten is not None
+    assert RAW_ARGUMENTS_KEY not in json.loads(rewritten)["params"]["_meta"]
+
+
 def test_escaped_method_names_and_nested_duplicates_are_caught() -> None:
     text = (
         b'{"jsonrpc":"2.0","id":4,"method":"tools\\/call","params":{"name":"t",'
