@@ -51,11 +51,16 @@ def test_a_20_mib_argument_is_refused_over_stdio_and_not_stored(registry_dir: Pa
     assert run.status == "failed" and run.input is None  # nothing of the 20 MiB was kept
 
 
-def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path) -> None:
+@pytest.mark.parametrize(
+    "line",
+    [DUPLICATE_CALL, DUPLICATE_CALL.replace(b'"b"}', b'"b","junk":"\xff"}')],
+    ids=["utf-8", "an-invalid-utf-8-byte"],  # the SDK's stdio reads that byte as U+FFFD
+)
+def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path, line: bytes) -> None:
     server = RawServe(registry_dir)
     server.send(wire(INIT, INITIALIZED))
     server.reply()
-    server.send(DUPLICATE_CALL + b"\n")
+    server.send(line + b"\n")
     reply = server.reply()
     server.close()
     result = reply["result"]
