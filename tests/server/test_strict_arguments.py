@@ -25,6 +25,19 @@ DUPLICATE_CALL = (
     b'"params":{"name":"shout","arguments":{"text":"a","text":"b"}}}'
 )
 
+# The same call in protocol 2026-07-28: stateless, its client envelope in _meta.
+MODERN_DUPLICATE_CALL = DUPLICATE_CALL.replace(
+    b'"b"}}',
+    b'"b"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0"},'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}',
+)
+MODERN_HEADERS = {
+    "Mcp-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "shout",
+}
+
 
 def _text(result: Any) -> str:
     return str(result.content[0].text)
@@ -69,12 +82,15 @@ def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path, line: bytes) 
     assert result["_meta"]["toolctl/run"]["status"] == "failed"
 
 
-def _post(port: int, body: bytes, session: str | None) -> tuple[str | None, Any]:
+def _post(
+    port: int, body: bytes, session: str | None, more: dict[str, str] | None = None
+) -> tuple[str | None, Any]:
     """POST ``body`` to the MCP endpoint: the session id and the JSON-RPC reply (or None)."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "Mcp-Protocol-Version": "2025-11-25",
+        **(more or {}),
     }
     if session:
         headers["Mcp-Session-Id"] = session
@@ -96,6 +112,17 @@ def test_duplicate_keys_are_refused_over_http(registry_dir: Path) -> None:
         session, _ = _post(server.port, json.dumps(INIT).encode(), None)
         _post(server.port, json.dumps(INITIALIZED).encode(), session)
         _, reply = _post(server.port, DUPLICATE_CALL, session)
+        _, modern = _post(server.port, MODERN_DUPLICATE_CALL, None, MODERN_HEADERS)
+    for result in (reply["result"], modern["result"]):
+        assert result["isError"] is True
+        assert "duplicate key 'text'" in result["content"][0]["text"]
+
+
+def test_duplicate_keys_are_refused_over_stdio_in_2026_07_28(registry_dir: Path) -> None:
+    server = RawServe(registry_dir)
+    server.send(MODERN_DUPLICATE_CALL + b"\n")  # no initialize: the request names its revision
+    reply = server.reply()
+    server.close()
     assert reply["result"]["isError"] is True
     assert "duplicate key 'text'" in reply["result"]["content"][0]["text"]
 
