@@ -1,10 +1,11 @@
 """End to end with the Node.js clients: the MCP conformance suite against ``toolctl serve``
-over HTTP, and the MCP Inspector CLI (protocol eras ``modern`` and ``auto``) over stdio."""
+over HTTP, and the MCP Inspector CLI (protocol eras ``modern`` and ``auto``) over stdio and HTTP."""
 
 # slow: these tests start server processes and Node.js
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -59,9 +60,11 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
 
 
 def inspector(
-    tools: NodeTools, registry: Path, era: str, method: str, *args: str
+    tools: NodeTools, registry: Path, era: str, method: str, *args: str, url: str | None = None
 ) -> dict[str, Any]:
-    """One Inspector CLI request to ``toolctl serve`` (stdio) in ``registry``: its JSON output."""
+    """One Inspector CLI request to ``toolctl serve`` in ``registry`` (over stdio, or to the
+    HTTP server at ``url``): its JSON output."""
+    target = [url] if url else [sys.executable, "-m", "toolctl", "serve"]
     done = subprocess.run(
         [
             str(tools.node),
@@ -72,10 +75,7 @@ def inspector(
             "--format",
             "json",
             "-q",
-            sys.executable,
-            "-m",
-            "toolctl",
-            "serve",
+            *target,
             "--method",
             method,
             *args,
@@ -91,7 +91,14 @@ def inspector(
     return out
 
 
-def _call(tools: NodeTools, registry: Path, era: str, name: str, args: dict[str, Any]) -> Any:
+def _call(
+    tools: NodeTools,
+    registry: Path,
+    era: str,
+    name: str,
+    args: dict[str, Any],
+    url: str | None = None,
+) -> Any:
     out = inspector(
         tools,
         registry,
@@ -101,6 +108,7 @@ def _call(tools: NodeTools, registry: Path, era: str, name: str, args: dict[str,
         name,
         "--tool-args-json",
         json.dumps(args),
+        url=url,
     )
     return out["result"]
 
@@ -115,14 +123,17 @@ def _toolctl(registry: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("era", ["modern", "auto"])
 def test_the_inspector_lists_and_calls_tools(
-    tools: NodeTools, registry_dir: Path, era: str
+    tools: NodeTools, registry_dir: Path, era: str, transport: str
 ) -> None:
-    listed = inspector(tools, registry_dir, era, "tools/list")["result"]["tools"]
+    with contextlib.ExitStack() as stack:
+        url = stack.enter_context(http_server(registry_dir)).url if transport == "http" else None
+        listed = inspector(tools, registry_dir, era, "tools/list", url=url)["result"]["tools"]
+        result = _call(tools, registry_dir, era, "add", {"a": 2, "b": 40}, url=url)
     names = [t["name"] for t in listed]
     assert names == sorted(names) and "add" in names
-    result = _call(tools, registry_dir, era, "add", {"a": 2, "b": 40})
     assert result["structuredContent"] == {"sum": 42}
     assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "toolctl"
 

@@ -327,3 +327,43 @@ def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) ->
         good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
     assert status == 400 and bad["error"]["code"] == -32020
     assert good.structured_content == {"region": "eu"}
+
+
+_KEYS_TOOL = """\
+toolctl: 1
+name: keys
+description: The argument names, sorted.
+handler: keytools:keys
+inputSchema: {type: object, additionalProperties: {type: integer}}
+outputSchema: {type: array, items: {type: string}}
+"""
+
+
+def test_a_non_object_output_reaches_sdk_clients_as_each_revision_lists_it(
+    registry_dir: Path,
+) -> None:
+    # 2026-07-28 lists any outputSchema and returns the array as structuredContent; 2025-11-25
+    # lists none (its root must be an object) and returns the output as text only. The SDK
+    # client reads both (and checks structuredContent against the schema it listed).
+    (registry_dir / "keytools.py").write_text("def keys(data):\n    return sorted(data)\n")
+    (registry_dir / "tools.d" / "keys.yaml").write_text(_KEYS_TOOL)
+
+    async def body(c: Any) -> Any:
+        listed = await c.list_tools()
+        (tool,) = [t for t in listed.tools if t.name == "keys"]
+        return tool.output_schema, await c.call_tool("keys", {"b": 1, "a": 2})
+
+    runs = {"stdio " + mode: over_stdio(registry_dir, body, mode=mode) for mode in MODES}
+    with http_server(registry_dir) as server:
+        runs |= {"http " + mode: over_http(server.url, body, mode=mode) for mode in MODES}
+    for where, (schema, result) in runs.items():
+        assert result.is_error is False, where
+        assert result.content[0].text == '["a", "b"]', where
+        if where.endswith("legacy"):
+            assert schema is None and result.structured_content is None, where
+        else:
+            assert schema == {"type": "array", "items": {"type": "string"}}, where
+            assert result.structured_content == ["a", "b"], where
+
+
+MODES = ("auto", "legacy")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import mcp_types as types
@@ -95,3 +96,39 @@ def test_a_non_object_output_is_structured_only_where_its_schema_was_listed() ->
         assert out["content"] == [{"type": "text", "text": "[1, 2]"}]
     modern = call_result(result, cast(Any, spec), "2026-07-28")
     assert modern["structuredContent"] == [1, 2]
+
+
+def test_results_are_checked_against_the_output_schema_each_revision_lists(
+    tmp_path: Path,
+) -> None:
+    # call_result decides which outputSchema a result must honour; tools/list (the mcp export)
+    # decides which one the client holds. The SDK client checks structuredContent against the
+    # latter, so the two must agree for every kind of schema and every revision.
+    import toolctl
+    from toolctl.server.results import advertised_output_schema
+    from toolctl.server.toolset import mcp_listing
+
+    schemas = {
+        "obj": "{type: object, properties: {n: {type: integer}}}",
+        "arr": "{type: array, items: {type: string}}",
+        "anything": "true",
+        "none": None,
+    }
+    for name, schema in schemas.items():
+        lines = [
+            "toolctl: 1",
+            f"name: {name}",
+            "description: A tool.",
+            "handler: json:dumps",
+            "inputSchema: {type: object}",
+        ]
+        if schema is not None:
+            lines.append(f"outputSchema: {schema}")
+        (tmp_path / f"{name}.yaml").write_text("\n".join(lines) + "\n")
+    registry = toolctl.load(tmp_path)
+    specs = [registry.get(name) for name in sorted(schemas)]
+    for protocol in ("2025-11-25", "2026-07-28"):
+        listing, _ = mcp_listing(specs, protocol)
+        listed = {t["name"]: t.get("outputSchema") for t in listing["tools"]}
+        held = {s.name: advertised_output_schema(s, protocol) for s in specs}
+        assert held == listed, protocol

@@ -25,6 +25,19 @@ DUPLICATE_CALL = (
     b'"params":{"name":"shout","arguments":{"text":"a","text":"b"}}}'
 )
 
+# The same call in protocol 2026-07-28: stateless, its client envelope in _meta.
+MODERN_DUPLICATE_CALL = DUPLICATE_CALL.replace(
+    b'"b"}}',
+    b'"b"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientInfo":{"name":"probe","version":"0"},'
+    b'"io.modelcontextprotocol/clientCapabilities":{}}}',
+)
+MODERN_HEADERS = {
+    "Mcp-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "shout",
+}
+
 
 def _text(result: Any) -> str:
     return str(result.content[0].text)
@@ -51,11 +64,16 @@ def test_a_20_mib_argument_is_refused_over_stdio_and_not_stored(registry_dir: Pa
     assert run.status == "failed" and run.input is None  # nothing of the 20 MiB was kept
 
 
-def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path) -> None:
+@pytest.mark.parametrize(
+    "line",
+    [DUPLICATE_CALL, DUPLICATE_CALL.replace(b'"b"}', b'"b","junk":"\xff"}')],
+    ids=["utf-8", "an-invalid-utf-8-byte"],  # the SDK's stdio reads that byte as U+FFFD
+)
+def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path, line: bytes) -> None:
     server = RawServe(registry_dir)
     server.send(wire(INIT, INITIALIZED))
     server.reply()
-    server.send(DUPLICATE_CALL + b"\n")
+    server.send(line + b"\n")
     reply = server.reply()
     server.close()
     result = reply["result"]
@@ -64,12 +82,15 @@ def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path) -> None:
     assert result["_meta"]["toolctl/run"]["status"] == "failed"
 
 
-def _post(port: int, body: bytes, session: str | None) -> tuple[str | None, Any]:
+def _post(
+    port: int, body: bytes, session: str | None, more: dict[str, str] | None = None
+) -> tuple[str | None, Any]:
     """POST ``body`` to the MCP endpoint: the session id and the JSON-RPC reply (or None)."""
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
         "Mcp-Protocol-Version": "2025-11-25",
+        **(more or {}),
     }
     if session:
         headers["Mcp-Session-Id"] = session
@@ -91,6 +112,17 @@ def test_duplicate_keys_are_refused_over_http(registry_dir: Path) -> None:
         session, _ = _post(server.port, json.dumps(INIT).encode(), None)
         _post(server.port, json.dumps(INITIALIZED).encode(), session)
         _, reply = _post(server.port, DUPLICATE_CALL, session)
+        _, modern = _post(server.port, MODERN_DUPLICATE_CALL, None, MODERN_HEADERS)
+    for result in (reply["result"], modern["result"]):
+        assert result["isError"] is True
+        assert "duplicate key 'text'" in result["content"][0]["text"]
+
+
+def test_duplicate_keys_are_refused_over_stdio_in_2026_07_28(registry_dir: Path) -> None:
+    server = RawServe(registry_dir)
+    server.send(MODERN_DUPLICATE_CALL + b"\n")  # no initialize: the request names its revision
+    reply = server.reply()
+    server.close()
     assert reply["result"]["isError"] is True
     assert "duplicate key 'text'" in reply["result"]["content"][0]["text"]
 
@@ -123,6 +155,17 @@ def test_a_client_cannot_pass_its_own_raw_arguments() -> None:
         },
     }
     rewritten = guard(json.dumps(sent).encode())
+    assert rewritten is not None
+    assert RAW_ARGUMENTS_KEY not in json.loads(rewritten)["params"]["_meta"]
+
+
+def test_a_client_cannot_pass_its_own_raw_arguments_under_an_escaped_key() -> None:
+    sent = (
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shout",'
+        b'"arguments":{"text":"ok"},"_meta":{"toolctl\\u002frawArguments":"{}"}}}'
+    )
+    assert RAW_ARGUMENTS_KEY in json.loads(sent)["params"]["_meta"]  # what the SDK would read
+    rewritten = guard(sent)
     assert rewritten is not None
     assert RAW_ARGUMENTS_KEY not in json.loads(rewritten)["params"]["_meta"]
 

@@ -6,9 +6,10 @@ endpoints, and a graceful shutdown on SIGTERM.
   read), 503 otherwise and while draining, so a balancer stops sending calls to a replica that
   cannot record them or is going away.
 * Draining (:meth:`Lifecycle.drain`, on the first SIGTERM or Ctrl-C): a request that would start a
-  new session gets 503 with ``Retry-After`` (a balancer retries it on another replica); sessions
-  already here finish what they are doing, up to a time limit; then the server stops. A second
-  signal stops at once.
+  new session gets 503 with ``Retry-After`` (a balancer retries it on another replica), and so
+  does every 2026-07-28 request (it has no session; any replica takes it, follow-ups included);
+  sessions already here finish what they are doing, up to a time limit; then the server stops.
+  A second signal stops at once.
 
 The endpoints answer a fixed word and nothing else (no version, no store address), in front of the
 bearer-token check (a probe has no token) and of the Host/Origin checks (probes use the replica's

@@ -65,6 +65,20 @@ def preview(value: Any) -> str:
     return text if len(text) <= _PREVIEW_LIMIT else text[:_PREVIEW_LIMIT] + "…"
 
 
+def approval_question(name: str, shown: Any) -> str:
+    """What the user is asked before tool ``name`` runs with input ``shown`` (an elicitation
+    in 2025-11-25, an input-required round trip in 2026-07-28)."""
+    return (
+        f"Allow the tool {name!r} to run with this input?\n{preview(shown)}\n"
+        "Accept to run it, decline to refuse."
+    )
+
+
+def resume_question(name: str, payload: Any) -> str:
+    """What the user is asked when tool ``name`` suspended with ``payload``."""
+    return f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
+
+
 def make_approver(
     ctx: ServerRequestContext[Any, Any], spec: ToolSpec
 ) -> Callable[[ApprovalRequest], Awaitable[bool | None]] | None:
@@ -73,11 +87,7 @@ def make_approver(
         return None
 
     async def approve(request: ApprovalRequest) -> bool | None:
-        name = request.title or request.tool
-        message = (
-            f"Allow the tool {name!r} to run with this input?\n"
-            f"{preview(request.display_input)}\nAccept to run it, decline to refuse."
-        )
+        message = approval_question(request.title or request.tool, request.display_input)
         answer = await _ask(ctx, message, {"type": "object", "properties": {}})
         log.info("approval for run %s: %s", request.run_id, answer and answer.action)
         if answer is None:
@@ -141,9 +151,7 @@ def make_on_suspend(
         return None
 
     async def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
-        name = spec.title or spec.name
-        message = f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
-        answer = await _ask(ctx, message, form)
+        answer = await _ask(ctx, resume_question(spec.title or spec.name, payload), form)
         if answer is not None and answer.action == "accept" and answer.content is not None:
             return dict(answer.content)
         return None  # declined or dismissed: the run stays suspended

@@ -103,14 +103,18 @@ def error_result(message: str, meta: dict[str, Any] | None = None) -> dict[str, 
     return out
 
 
+def shown_payload(result: RunResult) -> Any:
+    """A suspended run's payload as the model and the user see it (its display form)."""
+    value = (result.model_output or {}).get("value")
+    return value.get("payload") if isinstance(value, dict) else result.suspend_payload
+
+
 def suspended_text(result: RunResult) -> str:
     """What a model reads for a suspended run: the (display) payload and how to resume it."""
-    value = (result.model_output or {}).get("value")
-    payload = value.get("payload") if isinstance(value, dict) else result.suspend_payload
     return (
         f"The tool {result.tool} suspended (run {result.run_id}) and is waiting for input: "
-        f"{_json(payload)}. It continues when resumed: toolctl resume {result.run_id} "
-        "--data '<JSON>'."
+        f"{_json(shown_payload(result))}. It continues when resumed: "
+        f"toolctl resume {result.run_id} --data '<JSON>'."
     )
 
 

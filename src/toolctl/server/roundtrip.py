@@ -31,8 +31,8 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from toolctl.server.interaction import elicitation_schema, preview
-from toolctl.server.results import error_result
+from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
+from toolctl.server.results import error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 
 if TYPE_CHECKING:
@@ -56,17 +56,12 @@ def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
     if status == "awaiting_approval":
         ask = "approval"
         shown = result.transcript.get("approval", result.transcript.get("input"))
-        message = (
-            f"Allow the tool {name!r} to run with this input?\n{preview(shown)}\n"
-            "Accept to run it, decline to refuse."
-        )
+        message = approval_question(name, shown)
         form: dict[str, Any] | None = {"type": "object", "properties": {}}
     elif status == "suspended":
         ask = "resume"
         form = elicitation_schema(spec.resume_schema)
-        value = (result.model_output or {}).get("value")
-        payload = value.get("payload") if isinstance(value, dict) else result.suspend_payload
-        message = f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
+        message = resume_question(name, shown_payload(result))
     else:
         return None
     if form is None:

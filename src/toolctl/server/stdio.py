@@ -48,10 +48,10 @@ class _Lines:
         line = await self._reader.readline()
         if not line:
             raise StopAsyncIteration
-        guarded = guard(line)
-        if guarded is not None:
-            line = guarded + b"\n"
-        return line.decode("utf-8", errors="replace")
+        text = line.decode("utf-8", errors="replace")
+        # The guard reads what the SDK will parse: an invalid byte is U+FFFD to both.
+        guarded = guard(text.encode() if "\ufffd" in text else line)
+        return text if guarded is None else guarded.decode() + "\n"
 
 
 class _Output:

@@ -50,13 +50,13 @@ def guard(text: bytes) -> bytes | None:
     if not _might_be_call(text):
         return None
     try:
-        json.loads(text, object_pairs_hook=_no_duplicates)
+        parsed = json.loads(text, object_pairs_hook=_no_duplicates)
     except _Duplicate:
         pass
     except (ValueError, RecursionError):
         return None  # not JSON: the SDK answers with a parse error
     else:
-        if _RAW_BYTES not in text:
+        if not _sends_raw_key(parsed):  # looked up parsed: the key may be written with escapes
             return None
     try:
         kept = json.loads(
@@ -75,6 +75,16 @@ def guard(text: bytes) -> bytes | None:
     else:
         _annotate(message, kept)
     return json.dumps(message, separators=(",", ":")).encode()
+
+
+def _sends_raw_key(message: Any) -> bool:
+    """Whether a parsed message (or batch) carries ``_meta["toolctl/rawArguments"]``."""
+    for one in message if isinstance(message, list) else (message,):
+        params = one.get("params") if isinstance(one, dict) else None
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if isinstance(meta, dict) and RAW_ARGUMENTS_KEY in meta:
+            return True
+    return False
 
 
 def _annotate(message: Any, kept: Any) -> None:
