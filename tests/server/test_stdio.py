@@ -61,6 +61,21 @@ def test_stdin_from_a_regular_file_is_served_too(registry_dir: Path, tmp_path: P
     assert "Traceback" not in done.stderr
 
 
+def test_stdin_from_the_null_device_ends_quietly(registry_dir: Path) -> None:
+    # asyncio accepts /dev/null as a pipe, then epoll refuses it in a callback that logged a
+    # traceback: such a stdin goes to the SDK's file transport, which reads end of input.
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "serve"],
+        cwd=registry_dir,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=45,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr and "ERROR" not in done.stderr
+
+
 # The fast transport claims the descriptors through private SDK helpers; whatever a future SDK
 # does to them (drops them, changes their signature), ``serve`` falls back to the SDK's own
 # transport, which still keeps a handler's stray output off the wire.

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any, BinaryIO, cast
@@ -123,6 +124,8 @@ async def _claim_pipes(
         buffers.append(buffer)
     if len(restores) != 2 or any(_fileno(b) <= 2 for b in buffers):
         return None  # served in place (not a private duplicate): leave it to the SDK
+    if not all(_pollable(_fileno(b)) for b in buffers):
+        return None  # /dev/null, a regular file: the event loop cannot watch it
     try:
         return await _connect(buffers[0], buffers[1], transports)
     except (OSError, ValueError) as exc:  # not pipes (a regular file, say)
@@ -155,6 +158,17 @@ def _divert_stdin(restores: list[Callable[[], None]]) -> BinaryIO:
     restores.append(restore)
     # closefd=False: a worker thread may still block on it after the session ends.
     return os.fdopen(private, "rb", closefd=False)
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can watch ``fd``: a pipe, a socket or a terminal. asyncio accepts
+    any character device, but epoll refuses some (``/dev/null``), and only later, in a callback
+    that logs a traceback instead of raising."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def _fileno(buffer: Any) -> int:
