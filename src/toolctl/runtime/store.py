@@ -44,40 +44,8 @@ from toolctl.yamlsrc import real_path
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 5.0
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id        TEXT PRIMARY KEY,
-    tool          TEXT NOT NULL,
-    status        TEXT NOT NULL,
-    tool_digest   TEXT NOT NULL,
-    input_hash    TEXT,
-    input         TEXT,
-    output        TEXT,
-    error         TEXT,
-    suspend       TEXT,
-    resume        TEXT,
-    notes         TEXT,
-    raw_input     TEXT,
-    raw_context   TEXT,
-    approval      TEXT,
-    background    INTEGER NOT NULL DEFAULT 0,
-    timeout       REAL,
-    created_at    REAL NOT NULL,
-    started_at    REAL,
-    ended_at      REAL,
-    duration_ms   REAL,
-    owner         TEXT,
-    owner_pid     INTEGER,
-    owner_host    TEXT,
-    owner_start   TEXT,
-    lease_expires REAL,
-    resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry      TEXT,
-    model_output  TEXT,
-    display       TEXT,
-    binding       TEXT,
-    traceback     TEXT
-);
+_DDL = f"""
+{rowcodec.create_table("runs")};
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
