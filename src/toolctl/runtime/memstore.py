@@ -77,7 +77,7 @@ class MemoryStore:
                 for r in self._runs.values()
                 if (tool is None or r.tool == tool) and (status is None or r.status == status)
             ]
-        runs.sort(key=lambda r: r.created_at, reverse=True)
+        runs.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)  # as the SQL stores
         return runs[:limit]
 
     def sweep(self) -> list[str]:
