@@ -99,7 +99,12 @@ def cancel(store: RunStore, run_id: str) -> RunRecord:
         **changes,
     ):
         raise RunStateError(f"run {rec.run_id} finished while cancelling; look again")
-    if rec.owner_host == HOST and rec.owner_pid:
+    # A background process of a one-machine history runs this run only: stop it. On a shared
+    # history the run is a queue job: the worker's lease heartbeat sees the cancellation and
+    # aborts the handler, and the worker process, which runs other jobs, is never signalled.
+    from toolctl.runtime.heartbeat import shared
+
+    if rec.owner_host == HOST and rec.owner_pid and not shared(store):
         try:
             os.killpg(rec.owner_pid, signal.SIGTERM)
             notes.append(f"worker process {rec.owner_pid} was sent SIGTERM")
