@@ -55,7 +55,8 @@ class RunRecord:
         return data
 
 
-_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunRecord))
+FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))  # the stores' column names
+_FIELD_NAMES = frozenset(FIELDS)
 
 
 def check_changes(changes: dict[str, Any]) -> None:

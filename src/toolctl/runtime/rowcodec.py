@@ -4,16 +4,14 @@ read back, damaged columns included."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import operator
 from typing import Any
 
+from toolctl.runtime.records import FIELDS as FIELDS
 from toolctl.runtime.records import RunRecord
 from toolctl.runtime.result import ErrorCode
-
-FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
 
 # Every column of the run table (SQLite's ``runs``, PostgreSQL's ``toolctl_runs``) in table
 # order, with its type as SQLite spells it: ``json`` is TEXT holding JSON, ``bool`` an INTEGER
