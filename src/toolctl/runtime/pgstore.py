@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
-from toolctl.runtime.records import RunRecord, check_changes
+from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
@@ -300,10 +300,7 @@ class PostgresStore:
                 fetch=True,
             )
             if len(rows) > 1:
-                raise RunNotFoundError(
-                    f"run id prefix {run_id!r} matches several runs",
-                    hint="give more characters of the id",
-                )
+                raise ambiguous_prefix(run_id)
         if not rows:
             raise RunNotFoundError(
                 f"no run {run_id!r} in {self.where}",
@@ -314,14 +311,7 @@ class PostgresStore:
     def query(
         self, *, tool: str | None = None, status: str | None = None, limit: int = 50
     ) -> list[RunRecord]:
-        clauses, args = [], []
-        if tool:
-            clauses.append("tool = %s")
-            args.append(tool)
-        if status:
-            clauses.append("status = %s")
-            args.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = rowcodec.query_where(tool, status, "%s")
         rows = self._run(
             f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
             [*args, limit],

@@ -115,6 +115,19 @@ def like_prefix(run_id: str) -> str:
     return escaped + "%"
 
 
+def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (empty without filters) of a runs query and its arguments, with
+    ``mark`` the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg)."""
+    clauses, args = [], []
+    if tool:
+        clauses.append(f"tool = {mark}")
+        args.append(tool)
+    if status:
+        clauses.append(f"status = {mark}")
+        args.append(status)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), args
+
+
 # Columns whose decoded value must have a given shape; anything else is a damaged row.
 _NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
 _INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}

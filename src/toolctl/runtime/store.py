@@ -35,7 +35,7 @@ from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
-from toolctl.runtime.records import HasProject, check_changes
+from toolctl.runtime.records import HasProject, ambiguous_prefix, check_changes
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
@@ -351,10 +351,7 @@ class SqliteStore:
                 ).fetchall()
                 row = rows[0] if len(rows) == 1 else None
                 if len(rows) > 1:
-                    raise RunNotFoundError(
-                        f"run id prefix {run_id!r} matches several runs",
-                        hint="give more characters of the id",
-                    )
+                    raise ambiguous_prefix(run_id)
         if row is None:
             raise RunNotFoundError(
                 f"no run {run_id!r} in {self.path}",
@@ -365,14 +362,7 @@ class SqliteStore:
     def query(
         self, *, tool: str | None = None, status: str | None = None, limit: int = 50
     ) -> list[RunRecord]:
-        clauses, args = [], []
-        if tool:
-            clauses.append("tool = ?")
-            args.append(tool)
-        if status:
-            clauses.append("status = ?")
-            args.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = rowcodec.query_where(tool, status, "?")
         with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
