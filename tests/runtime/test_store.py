@@ -180,3 +180,18 @@ def test_record_json_is_decoded(reg: Registry) -> None:
     rec = api.resolve_store(reg).get(result.run_id)
     assert rec.public()["input"] == {"msg": "x"} and "raw_input" not in rec.public()
     assert os.getpid() == rec.owner_pid
+
+
+def test_waiting_sweeps_when_the_awaited_run_is_lost_not_every_second(tmp_path: Path) -> None:
+    from toolctl.runtime import runs
+
+    store = SqliteStore(tmp_path / "s.db")
+    lost = {"owner_host": "elsewhere", "owner_pid": 1, "lease_expires": time.time() - 1}
+    store.insert(record("lost", **{**owner_fields("gone"), **lost}))
+    store.insert(record("live", **owner_fields("me")))
+    store.insert(record("other-lost", **{**owner_fields("gone2"), **lost}))
+    with pytest.raises(TimeoutError):
+        runs.wait(store, "live", timeout=1.3)
+    # the waiter on a live run left the rest of the history alone (any sweep takes care of it)
+    assert store.get("other-lost").status == "running"
+    assert runs.wait(store, "lost", timeout=10).status == "interrupted"

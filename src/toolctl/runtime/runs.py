@@ -7,7 +7,7 @@ import signal
 import time
 
 from toolctl.runtime.errors import RunStateError
-from toolctl.runtime.ownership import HOST, end_changes
+from toolctl.runtime.ownership import HOST, end_changes, owner_alive
 from toolctl.runtime.records import RunRecord, RunStore
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
@@ -69,7 +69,11 @@ def wait(
         if deadline is not None and now >= deadline:
             raise TimeoutError(f"run {rec.run_id} is still running after {timeout:g} s")
         if now - last_sweep > 1.0:
-            store.sweep()  # a worker that died becomes interrupted
+            # A worker that died: the sweep marks its run interrupted (or re-queues it). Only
+            # then: a sweep reads every running run of the history (on a shared store, the
+            # whole fleet's), too much to do every second for each waiter.
+            if not owner_alive(rec, time.time()):
+                store.sweep()
             last_sweep = now
         time.sleep(poll)
         poll = min(poll * 1.5, 0.5)
