@@ -30,7 +30,7 @@ class Cluster:
 
     @property
     def url(self) -> str:
-        return f"postgresql://{self.user}:{PASSWORD}@127.0.0.1:{self.port}/postgres"
+        return self.database_url("postgres")
 
     def database_url(self, name: str) -> str:
         return f"postgresql://{self.user}:{PASSWORD}@127.0.0.1:{self.port}/{name}"
@@ -68,6 +68,18 @@ def _as_owner(argv: list[str]) -> list[str]:
     return argv
 
 
+def _run(argv: list[str], log: Path | None = None) -> None:
+    """Run a server binary as the cluster's owner; a failure says which and why (its stderr,
+    and the server log for ``pg_ctl start``), not only an exit status."""
+    result = subprocess.run(_as_owner(argv), capture_output=True, text=True)
+    if result.returncode != 0:
+        server_log = log.read_text(errors="replace") if log and log.exists() else ""
+        raise RuntimeError(
+            f"{Path(argv[0]).name} failed (exit {result.returncode}): "
+            f"{(result.stderr or result.stdout).strip()}\n{server_log}".rstrip()
+        )
+
+
 @contextlib.contextmanager
 def running_cluster() -> Iterator[Cluster]:
     """Start a cluster; stop it (immediate mode) and delete its files on exit."""
@@ -85,37 +97,30 @@ def running_cluster() -> Iterator[Cluster]:
     user = "toolctl"
     port = _free_port()
     try:
-        subprocess.run(
-            _as_owner(
-                [
-                    str(bindir / "initdb"),
-                    "-D",
-                    str(data),
-                    "-U",
-                    user,
-                    "--pwfile",
-                    str(pwfile),
-                    "-A",
-                    "scram-sha-256",
-                    "--no-sync",
-                    "-E",
-                    "UTF8",
-                ]
-            ),
-            check=True,
-            capture_output=True,
+        _run(
+            [
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                user,
+                "--pwfile",
+                str(pwfile),
+                "-A",
+                "scram-sha-256",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ]
         )
         options = (
             f"-p {port} -c listen_addresses=127.0.0.1 -k {base} -c fsync=off "
             "-c max_connections=200 -c shared_buffers=32MB"
         )
-        log = str(base / "log")
-        subprocess.run(
-            _as_owner(
-                [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l", log, "start"]
-            ),
-            check=True,
-            capture_output=True,
+        log = base / "log"
+        _run(
+            [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l", str(log), "start"],
+            log,
         )
         yield Cluster(data, port, user)
     finally:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import RunNotFoundError, StateError, api
-from toolctl.runtime.store import MemoryStore, RunRecord, SqliteStore, owner_fields
+from toolctl.runtime import StateError, api
+from toolctl.runtime.store import RunRecord, SqliteStore, owner_fields
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -75,33 +75,6 @@ def test_not_a_database(tmp_path: Path) -> None:
     (tmp_path / "s.db").write_text("hello, this is not sqlite" * 100)
     with pytest.raises(StateError, match="is not an SQLite run history"):
         SqliteStore(tmp_path / "s.db")
-
-
-def test_compare_and_set(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "s.db")
-    store.insert(record("r1", "suspended"))
-    assert store.update("r1", expect_status="suspended", status="running")
-    assert not store.update("r1", expect_status="suspended", status="running")
-    assert store.get("r1").status == "running"
-
-
-@pytest.mark.parametrize("kind", ["sqlite", "memory"])
-def test_ids_and_prefixes(tmp_path: Path, kind: str) -> None:
-    # api.get_run documents "the id or a unique prefix" whichever store holds the run
-    store: SqliteStore | MemoryStore = (
-        SqliteStore(tmp_path / "s.db") if kind == "sqlite" else MemoryStore()
-    )
-    store.insert(record("abc1", "succeeded", created_at=1.0))
-    store.insert(record("abc2", "succeeded", created_at=2.0))
-    assert store.get("abc1").run_id == "abc1"
-    store.insert(record("xyz9", "succeeded", created_at=3.0))
-    assert store.get("xy").run_id == "xyz9"
-    with pytest.raises(RunNotFoundError, match="matches several runs"):
-        store.get("abc")
-    with pytest.raises(RunNotFoundError, match="no run"):
-        store.get("zzz")
-    assert [r.run_id for r in store.query(status="succeeded")] == ["xyz9", "abc2", "abc1"]
-    assert store.query(tool="other") == []
 
 
 WRITER = textwrap.dedent("""
@@ -207,3 +180,18 @@ def test_record_json_is_decoded(reg: Registry) -> None:
     rec = api.resolve_store(reg).get(result.run_id)
     assert rec.public()["input"] == {"msg": "x"} and "raw_input" not in rec.public()
     assert os.getpid() == rec.owner_pid
+
+
+def test_waiting_sweeps_when_the_awaited_run_is_lost_not_every_second(tmp_path: Path) -> None:
+    from toolctl.runtime import runs
+
+    store = SqliteStore(tmp_path / "s.db")
+    lost = {"owner_host": "elsewhere", "owner_pid": 1, "lease_expires": time.time() - 1}
+    store.insert(record("lost", **{**owner_fields("gone"), **lost}))
+    store.insert(record("live", **owner_fields("me")))
+    store.insert(record("other-lost", **{**owner_fields("gone2"), **lost}))
+    with pytest.raises(TimeoutError):
+        runs.wait(store, "live", timeout=1.3)
+    # the waiter on a live run left the rest of the history alone (any sweep takes care of it)
+    assert store.get("other-lost").status == "running"
+    assert runs.wait(store, "lost", timeout=10).status == "interrupted"

@@ -13,46 +13,34 @@ from bench import pgcluster
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.timeout(300)
-def test_bench_store_prints_both_tables() -> None:
+def _bench(script: str, *args: str) -> str:
+    """The output of ``bench/<script> ARGS`` (it starts its own PostgreSQL cluster)."""
     if pgcluster.binaries() is None:
         pytest.skip("PostgreSQL server binaries are not installed")
     out = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "bench" / "bench_store.py"),
-            "--calls",
-            "20",
-            "--rounds",
-            "1",
-            "--load-calls",
-            "12",
-            "--clients",
-            "2",
-        ],
+        [sys.executable, str(REPO / "bench" / script), *args],
         capture_output=True,
         text=True,
         check=True,
         timeout=280,
     ).stdout
+    assert pgcluster.PASSWORD not in out
+    return out
+
+
+@pytest.mark.timeout(300)
+def test_bench_store_prints_both_tables() -> None:
+    out = _bench(
+        "bench_store.py", "--calls", "20", "--rounds", "1", "--load-calls", "12", "--clients", "2"
+    )
     assert "PostgreSQL / SQLite recording cost =" in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "123"]
     assert [row[0] for row in rows[-3:]] == ["1", "2", "3"]
-    assert pgcluster.PASSWORD not in out
 
 
 @pytest.mark.timeout(300)
 def test_bench_queue_prints_its_comparison() -> None:
-    if pgcluster.binaries() is None:
-        pytest.skip("PostgreSQL server binaries are not installed")
-    out = subprocess.run(
-        [sys.executable, str(REPO / "bench" / "bench_queue.py"), "--calls", "5", "--rounds", "1"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=280,
-    ).stdout
+    out = _bench("bench_queue.py", "--calls", "5", "--rounds", "1")
     names = ["row update only (floor)", "queue.enqueue", "Procrastinate opened per call"]
     assert all(name in out for name in names), out
     assert "queue.enqueue / opened per call =" in out
-    assert pgcluster.PASSWORD not in out

@@ -94,6 +94,13 @@ def test_query_orders_newest_first_and_filters(make_store: MakeStore) -> None:
     assert store.query(tool="none") == []
 
 
+def test_runs_started_at_the_same_time_list_in_the_same_order(make_store: MakeStore) -> None:
+    store = make_store()
+    for run_id in ["b", "a", "c"]:
+        store.insert(record(run_id, "succeeded", created_at=5.0))
+    assert [r.run_id for r in store.query()] == ["c", "b", "a"]
+
+
 def test_update_is_compare_and_set(make_store: MakeStore) -> None:
     store = make_store()
     store.insert(record("r1", "suspended", owner="me"))

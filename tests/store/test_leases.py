@@ -279,3 +279,15 @@ def test_toolctl_lease_sets_the_foreground_lease(monkeypatch: pytest.MonkeyPatch
     # A one-machine store's lease is never renewed: it covers the whole run.
     assert heartbeat.lease_for(object(), 30.0) == 30.0 + ownership.TIMEOUT_MARGIN_S
     assert heartbeat.lease_for(object(), None) == ownership.DEFAULT_LEASE_S
+
+
+@pytest.mark.parametrize("raw", ["soon", "-5", "0", "inf", "nan"])
+def test_an_unusable_toolctl_lease_is_reported_not_silently_replaced(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, raw: str
+) -> None:
+    # an infinite lease would also stop the heartbeat thread (a wait that long overflows)
+    monkeypatch.setenv(ownership.LEASE_ENV, raw)
+    monkeypatch.setattr(heartbeat, "_foreground_lease", None)
+    with caplog.at_level("WARNING", logger="toolctl.runtime"):
+        assert heartbeat.foreground_lease() == ownership.LEASE_S
+    assert f"TOOLCTL_LEASE={raw!r} is not a positive number of seconds" in caplog.text

@@ -28,6 +28,15 @@ def test_display_url_masks_the_password() -> None:
     )
 
 
+def test_a_failing_cluster_command_says_why(tmp_path: Path) -> None:
+    bindir = pgcluster.binaries()
+    if bindir is None:
+        pytest.skip("PostgreSQL server binaries are not installed")
+    (tmp_path / "data").write_text("a file where initdb wants a directory")
+    with pytest.raises(RuntimeError, match=r"initdb failed \(exit 1\): initdb: error: .*data"):
+        pgcluster._run([str(bindir / "initdb"), "-D", str(tmp_path / "data")])
+
+
 def test_a_wrong_password_never_shows_it(pg: pgcluster.Cluster) -> None:
     url = f"postgresql://{pg.user}:wrong-{pgcluster.PASSWORD}@127.0.0.1:{pg.port}/postgres"
     with pytest.raises(StateError) as info:

@@ -133,15 +133,24 @@ def test_a_worker_runs_queued_runs_and_any_process_collects_them(
 def test_a_run_cancelled_elsewhere_is_aborted_on_its_worker(
     project: Path, pg_url: str, workers: list[subprocess.Popen[bytes]]
 ) -> None:
-    spawn_worker(project, pg_url, workers)
+    worker = spawn_worker(project, pg_url, workers)
     run_id = start(project, pg_url, "work", "c1", 60)
     wait_for(lambda: executions(project, "c1") == 1, "the handler to start")
-    toolctl(project, pg_url, "runs", "cancel", run_id)
+    cancelled = toolctl(project, pg_url, "runs", "cancel", run_id)
     assert status_of(pg_url, run_id) == "cancelled"
     # The heartbeat (every lease / 3) aborts the handler, whose final write loses to the cancel.
     wait_for(lambda: _worker_idle(pg_url), "the worker to finish the aborted job")
     assert status_of(pg_url, run_id) == "cancelled"
     assert executions(project, "c1") == 1
+    # Cancelling one run (here from the worker's own host) never signals the worker process,
+    # which runs other jobs: it stays up and takes the next run.
+    assert "SIGTERM" not in cancelled.stdout
+    next_id = start(project, pg_url, "work", "c2", 0)
+    assert worker.poll() is None
+    waited = toolctl(
+        project, pg_url, "runs", "wait", next_id, "--timeout", "30", "--format", "json"
+    )
+    assert json.loads(waited.stdout)["status"] == "succeeded"
 
 
 def _worker_idle(url: str) -> bool:

@@ -26,6 +26,7 @@ thread, never on an event loop.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -83,13 +84,28 @@ def foreground_lease() -> float:
     """The lease of a run executed by a call: ``TOOLCTL_LEASE`` seconds, else :data:`LEASE_S`."""
     global _foreground_lease
     if _foreground_lease is None:
-        raw = os.environ.get(LEASE_ENV, "")
-        try:
-            value = float(raw) if raw else LEASE_S
-        except ValueError:
-            value = LEASE_S
-        _foreground_lease = value if value > 0 else LEASE_S
+        _foreground_lease = _configured_lease(os.environ.get(LEASE_ENV, ""))
     return _foreground_lease
+
+
+def _configured_lease(raw: str) -> float:
+    """``TOOLCTL_LEASE`` as seconds; a value that is not a positive, finite number is logged
+    (naming the variable) and :data:`LEASE_S` used instead."""
+    if not raw:
+        return LEASE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if value > 0 and math.isfinite(value):
+        return value
+    log.warning(
+        "%s=%r is not a positive number of seconds; using the default lease of %g s",
+        LEASE_ENV,
+        raw,
+        LEASE_S,
+    )
+    return LEASE_S
 
 
 def lease_for(store: object, timeout: float | None) -> float:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.runtime.errors import RunNotFoundError
-from toolctl.runtime.records import RunRecord, check_changes
+from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 
 
 class MemoryStore:
@@ -59,10 +59,7 @@ class MemoryStore:
             if rec is None and run_id:
                 found = [r for r in self._runs.values() if r.run_id.startswith(run_id)]
                 if len(found) > 1:
-                    raise RunNotFoundError(
-                        f"run id prefix {run_id!r} matches several runs",
-                        hint="give more characters of the id",
-                    )
+                    raise ambiguous_prefix(run_id)
                 rec = found[0] if found else None
         if rec is None:
             raise RunNotFoundError(f"no run {run_id!r} in this process (history is off)")
@@ -77,7 +74,7 @@ class MemoryStore:
                 for r in self._runs.values()
                 if (tool is None or r.tool == tool) and (status is None or r.status == status)
             ]
-        runs.sort(key=lambda r: r.created_at, reverse=True)
+        runs.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)  # as the SQL stores
         return runs[:limit]
 
     def sweep(self) -> list[str]:

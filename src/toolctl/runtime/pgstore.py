@@ -28,7 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
-from toolctl.runtime.records import RunRecord, check_changes
+from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
@@ -40,46 +40,19 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
-_DDL = """
+_KEYS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL)"
+)
+_DDL = f"""
 CREATE TABLE IF NOT EXISTS toolctl_schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS toolctl_runs (
-    run_id        TEXT PRIMARY KEY,
-    tool          TEXT NOT NULL,
-    status        TEXT NOT NULL,
-    tool_digest   TEXT NOT NULL,
-    input_hash    TEXT,
-    input         TEXT,
-    output        TEXT,
-    error         TEXT,
-    suspend       TEXT,
-    resume        TEXT,
-    notes         TEXT,
-    raw_input     TEXT,
-    raw_context   TEXT,
-    approval      TEXT,
-    background    BOOLEAN NOT NULL DEFAULT FALSE,
-    timeout       DOUBLE PRECISION,
-    created_at    DOUBLE PRECISION NOT NULL,
-    started_at    DOUBLE PRECISION,
-    ended_at      DOUBLE PRECISION,
-    duration_ms   DOUBLE PRECISION,
-    owner         TEXT,
-    owner_pid     INTEGER,
-    owner_host    TEXT,
-    owner_start   TEXT,
-    lease_expires DOUBLE PRECISION,
-    resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry      TEXT,
-    model_output  TEXT,
-    display       TEXT,
-    binding       TEXT,
-    traceback     TEXT
-);
-CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL);
+{rowcodec.create_table("toolctl_runs", postgres=True)};
+{_KEYS_TABLE};
 CREATE INDEX IF NOT EXISTS toolctl_runs_status ON toolctl_runs(status);
 CREATE INDEX IF NOT EXISTS toolctl_runs_tool ON toolctl_runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS toolctl_runs_created ON toolctl_runs(created_at);
 """
+
+_INSERT = f"INSERT INTO toolctl_runs ({','.join(FIELDS)}) VALUES ({','.join(['%s'] * len(FIELDS))})"
 
 # Each step takes the schema from version N (its index + 1) to N + 1.
 _MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -87,7 +60,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     (
         "ALTER TABLE toolctl_runs ADD COLUMN binding TEXT",
         "ALTER TABLE toolctl_runs ADD COLUMN traceback TEXT",
-        "CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL)",
+        _KEYS_TABLE,
     ),
 )
 
@@ -287,13 +260,7 @@ class PostgresStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` commits synchronously (a run inserted in a pending state)."""
-        values = [rowcodec.encode(name, getattr(record, name), booleans=True) for name in FIELDS]
-        marks = ",".join(["%s"] * len(FIELDS))
-        self._run(
-            f"INSERT INTO toolctl_runs ({','.join(FIELDS)}) VALUES ({marks})",
-            values,
-            durable=durable,
-        )
+        self._run(_INSERT, rowcodec.record_values(record, booleans=True), durable=durable)
 
     def update(
         self,
@@ -308,7 +275,7 @@ class PostgresStore:
         ``expect_owner``; False when another writer got there first (compare-and-set)."""
         check_changes(changes)
         sets = ", ".join(f"{k} = %s" for k in changes)
-        args: list[Any] = [rowcodec.encode(k, v, booleans=True) for k, v in changes.items()]
+        args = rowcodec.change_values(changes, booleans=True)
         clauses: list[str] = ["run_id = %s"]
         where_args: list[Any] = [run_id]
         if isinstance(expect_status, str):
@@ -333,10 +300,7 @@ class PostgresStore:
                 fetch=True,
             )
             if len(rows) > 1:
-                raise RunNotFoundError(
-                    f"run id prefix {run_id!r} matches several runs",
-                    hint="give more characters of the id",
-                )
+                raise ambiguous_prefix(run_id)
         if not rows:
             raise RunNotFoundError(
                 f"no run {run_id!r} in {self.where}",
@@ -347,14 +311,7 @@ class PostgresStore:
     def query(
         self, *, tool: str | None = None, status: str | None = None, limit: int = 50
     ) -> list[RunRecord]:
-        clauses, args = [], []
-        if tool:
-            clauses.append("tool = %s")
-            args.append(tool)
-        if status:
-            clauses.append("status = %s")
-            args.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = rowcodec.query_where(tool, status, "%s")
         rows = self._run(
             f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
             [*args, limit],

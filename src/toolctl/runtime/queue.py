@@ -52,22 +52,10 @@ _QUEUED: dict[str, Any] = {
     "lease_expires": None,
 }
 
-_APPS: dict[str, App] = {}
-_APPS_LOCK = threading.Lock()
-
-
-def app_for(url: str) -> App:
-    """The Procrastinate app on ``url`` (one per process and URL); :func:`ensure_schema` creates
-    its tables."""
-    with _APPS_LOCK:
-        app = _APPS.get(url)
-        if app is None:
-            app = _APPS[url] = make_app(url)
-        return app
-
 
 def make_app(url: str) -> App:
-    """A new Procrastinate app on ``url`` with the run task registered (not opened)."""
+    """A new Procrastinate app on ``url`` with the run task registered (not opened): the
+    enqueuing side's is :meth:`PostgresStore.queue_app`, a worker makes its own."""
     try:
         from procrastinate import App, PsycopgConnector
     except ImportError:
@@ -190,7 +178,7 @@ def run_worker(
     store: PostgresStore = open_store(url)  # type: ignore[assignment]
     ensure_schema(store)
     override = None if registry is None else registry_override(registry)
-    app = app_for(url)
+    app = make_app(url)
     stop = threading.Event()
     sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
     sweeper.start()

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from toolctl.runtime.errors import RunNotFoundError
+
 if TYPE_CHECKING:
     from toolctl.config import Project
 
@@ -55,7 +57,8 @@ class RunRecord:
         return data
 
 
-_FIELD_NAMES = frozenset(f.name for f in dataclasses.fields(RunRecord))
+FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))  # the stores' column names
+_FIELD_NAMES = frozenset(FIELDS)
 
 
 def check_changes(changes: dict[str, Any]) -> None:
@@ -64,6 +67,13 @@ def check_changes(changes: dict[str, Any]) -> None:
     unknown = set(changes) - _FIELD_NAMES
     if unknown:
         raise ValueError(f"unknown run fields: {sorted(unknown)}")
+
+
+def ambiguous_prefix(run_id: str) -> RunNotFoundError:
+    """What every store's ``get`` raises when ``run_id`` is the prefix of several run ids."""
+    return RunNotFoundError(
+        f"run id prefix {run_id!r} matches several runs", hint="give more characters of the id"
+    )
 
 
 class HasProject(Protocol):

@@ -4,46 +4,73 @@ read back, damaged columns included."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import operator
 from typing import Any
 
+from toolctl.runtime.records import FIELDS as FIELDS
 from toolctl.runtime.records import RunRecord
 from toolctl.runtime.result import ErrorCode
 
-FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))
+# Every column of the run table (SQLite's ``runs``, PostgreSQL's ``toolctl_runs``) in table
+# order, with its type as SQLite spells it: ``json`` is TEXT holding JSON, ``bool`` an INTEGER
+# in SQLite and a BOOLEAN in PostgreSQL, and PostgreSQL spells REAL as DOUBLE PRECISION. Both
+# stores' CREATE TABLE come from here (a new column also needs a migration step in each store).
+COLUMNS: dict[str, str] = {
+    "run_id": "TEXT PRIMARY KEY",
+    "tool": "TEXT NOT NULL",
+    "status": "TEXT NOT NULL",
+    "tool_digest": "TEXT NOT NULL",
+    "input_hash": "TEXT",
+    "input": "json",
+    "output": "json",
+    "error": "json",
+    "suspend": "json",
+    "resume": "json",
+    "notes": "json",
+    "raw_input": "json",
+    "raw_context": "json",
+    "approval": "json",
+    "background": "bool",
+    "timeout": "REAL",
+    "created_at": "REAL NOT NULL",
+    "started_at": "REAL",
+    "ended_at": "REAL",
+    "duration_ms": "REAL",
+    "owner": "TEXT",
+    "owner_pid": "INTEGER",
+    "owner_host": "TEXT",
+    "owner_start": "TEXT",
+    "lease_expires": "REAL",
+    "resume_count": "INTEGER NOT NULL DEFAULT 0",
+    "registry": "json",
+    "model_output": "json",
+    "display": "json",
+    "binding": "TEXT",
+    "traceback": "TEXT",
+}
 
-JSON_COLUMNS = frozenset(
-    (
-        "input",
-        "output",
-        "error",
-        "suspend",
-        "resume",
-        "notes",
-        "raw_input",
-        "raw_context",
-        "approval",
-        "registry",
-        "model_output",
-        "display",
-    )
-)
+JSON_COLUMNS = frozenset(name for name, kind in COLUMNS.items() if kind == "json")
+
+
+def create_table(table: str, *, postgres: bool = False) -> str:
+    """The ``CREATE TABLE IF NOT EXISTS`` statement of the run table in either dialect."""
+    spelled = {
+        "json": "TEXT",
+        "bool": "BOOLEAN NOT NULL DEFAULT FALSE" if postgres else "INTEGER NOT NULL DEFAULT 0",
+    }
+    lines = []
+    for name, kind in COLUMNS.items():
+        sql_type = spelled.get(kind, kind)
+        if postgres:
+            sql_type = sql_type.replace("REAL", "DOUBLE PRECISION")
+        lines.append(f"    {name:<13} {sql_type}")
+    return f"CREATE TABLE IF NOT EXISTS {table} (\n" + ",\n".join(lines) + "\n)"
+
 
 # One encoder (json.dumps with options builds a new encoder on every call).
 _to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-
-
-def encode(name: str, value: Any, *, booleans: bool = False) -> Any:
-    """The column value of field ``name``: JSON text for JSON columns; ``background`` as an
-    integer (SQLite) or a boolean (``booleans``: PostgreSQL)."""
-    if name in JSON_COLUMNS:
-        return _json(value)
-    if name == "background":
-        return bool(value) if booleans else int(bool(value))
-    return value
 
 
 _JSON_AT = tuple(i for i, name in enumerate(FIELDS) if name in JSON_COLUMNS)
@@ -60,8 +87,9 @@ def _json(value: Any) -> Any:
 
 
 def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
-    """:func:`encode` of every field of ``record``, in :data:`FIELDS` order (the hot path of
-    an insert: one pass, the JSON columns by position)."""
+    """The column values of every field of ``record``, in :data:`FIELDS` order (the hot path
+    of an insert: one pass, the JSON columns by position): JSON text for the JSON columns,
+    ``background`` as an integer (SQLite) or a boolean (``booleans``: PostgreSQL)."""
     values = list(_fields_of(record))
     for i in _JSON_AT:
         values[i] = _json(values[i])
@@ -71,11 +99,11 @@ def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
 
 
 def change_values(changes: dict[str, Any], *, booleans: bool = False) -> list[Any]:
-    """:func:`encode` of each value of ``changes``, in order."""
+    """The column value of each value of ``changes``, in order (as :func:`record_values`)."""
     return [
         _json(value)
         if name in JSON_COLUMNS
-        else (encode(name, value, booleans=booleans) if name == "background" else value)
+        else ((bool(value) if booleans else int(bool(value))) if name == "background" else value)
         for name, value in changes.items()
     ]
 
@@ -85,6 +113,19 @@ def like_prefix(run_id: str) -> str:
     (its ``%`` and ``_`` taken literally)."""
     escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
+
+
+def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
+    """The ``WHERE`` clause (empty without filters) of a runs query and its arguments, with
+    ``mark`` the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg)."""
+    clauses, args = [], []
+    if tool:
+        clauses.append(f"tool = {mark}")
+        args.append(tool)
+    if status:
+        clauses.append(f"status = {mark}")
+        args.append(status)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else ""), args
 
 
 # Columns whose decoded value must have a given shape; anything else is a damaged row.

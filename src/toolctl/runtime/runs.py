@@ -7,7 +7,7 @@ import signal
 import time
 
 from toolctl.runtime.errors import RunStateError
-from toolctl.runtime.ownership import HOST, end_changes
+from toolctl.runtime.ownership import HOST, end_changes, owner_alive
 from toolctl.runtime.records import RunRecord, RunStore
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
@@ -69,7 +69,11 @@ def wait(
         if deadline is not None and now >= deadline:
             raise TimeoutError(f"run {rec.run_id} is still running after {timeout:g} s")
         if now - last_sweep > 1.0:
-            store.sweep()  # a worker that died becomes interrupted
+            # A worker that died: the sweep marks its run interrupted (or re-queues it). Only
+            # then: a sweep reads every running run of the history (on a shared store, the
+            # whole fleet's), too much to do every second for each waiter.
+            if not owner_alive(rec, time.time()):
+                store.sweep()
             last_sweep = now
         time.sleep(poll)
         poll = min(poll * 1.5, 0.5)
@@ -99,7 +103,12 @@ def cancel(store: RunStore, run_id: str) -> RunRecord:
         **changes,
     ):
         raise RunStateError(f"run {rec.run_id} finished while cancelling; look again")
-    if rec.owner_host == HOST and rec.owner_pid:
+    # A background process of a one-machine history runs this run only: stop it. On a shared
+    # history the run is a queue job: the worker's lease heartbeat sees the cancellation and
+    # aborts the handler, and the worker process, which runs other jobs, is never signalled.
+    from toolctl.runtime.heartbeat import shared
+
+    if rec.owner_host == HOST and rec.owner_pid and not shared(store):
         try:
             os.killpg(rec.owner_pid, signal.SIGTERM)
             notes.append(f"worker process {rec.owner_pid} was sent SIGTERM")

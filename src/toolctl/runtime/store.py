@@ -35,7 +35,7 @@ from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
-from toolctl.runtime.records import HasProject, check_changes
+from toolctl.runtime.records import HasProject, ambiguous_prefix, check_changes
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
@@ -44,40 +44,8 @@ from toolctl.yamlsrc import real_path
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 5.0
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id        TEXT PRIMARY KEY,
-    tool          TEXT NOT NULL,
-    status        TEXT NOT NULL,
-    tool_digest   TEXT NOT NULL,
-    input_hash    TEXT,
-    input         TEXT,
-    output        TEXT,
-    error         TEXT,
-    suspend       TEXT,
-    resume        TEXT,
-    notes         TEXT,
-    raw_input     TEXT,
-    raw_context   TEXT,
-    approval      TEXT,
-    background    INTEGER NOT NULL DEFAULT 0,
-    timeout       REAL,
-    created_at    REAL NOT NULL,
-    started_at    REAL,
-    ended_at      REAL,
-    duration_ms   REAL,
-    owner         TEXT,
-    owner_pid     INTEGER,
-    owner_host    TEXT,
-    owner_start   TEXT,
-    lease_expires REAL,
-    resume_count  INTEGER NOT NULL DEFAULT 0,
-    registry      TEXT,
-    model_output  TEXT,
-    display       TEXT,
-    binding       TEXT,
-    traceback     TEXT
-);
+_DDL = f"""
+{rowcodec.create_table("runs")};
 CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
 CREATE INDEX IF NOT EXISTS runs_tool ON runs(tool, created_at);
 CREATE INDEX IF NOT EXISTS runs_created ON runs(created_at);
@@ -383,10 +351,7 @@ class SqliteStore:
                 ).fetchall()
                 row = rows[0] if len(rows) == 1 else None
                 if len(rows) > 1:
-                    raise RunNotFoundError(
-                        f"run id prefix {run_id!r} matches several runs",
-                        hint="give more characters of the id",
-                    )
+                    raise ambiguous_prefix(run_id)
         if row is None:
             raise RunNotFoundError(
                 f"no run {run_id!r} in {self.path}",
@@ -397,14 +362,7 @@ class SqliteStore:
     def query(
         self, *, tool: str | None = None, status: str | None = None, limit: int = 50
     ) -> list[RunRecord]:
-        clauses, args = [], []
-        if tool:
-            clauses.append("tool = ?")
-            args.append(tool)
-        if status:
-            clauses.append("status = ?")
-            args.append(status)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        where, args = rowcodec.query_where(tool, status, "?")
         with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
