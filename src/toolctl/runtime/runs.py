@@ -55,6 +55,14 @@ def to_result(rec: RunRecord) -> RunResult:
     )
 
 
+def sweep_if_lost(store: RunStore, rec: RunRecord) -> None:
+    """For a caller waiting on ``rec``: when its owner has died, sweep, which marks the run
+    interrupted (or re-queues it). Only then: a sweep reads every running run of the history
+    (on a shared store, the whole fleet's), too much to do every few seconds for each waiter."""
+    if not owner_alive(rec, time.time()):
+        store.sweep()
+
+
 def wait(
     store: RunStore, run_id: str, timeout: float | None = None, poll: float = 0.05
 ) -> RunRecord:
@@ -69,11 +77,7 @@ def wait(
         if deadline is not None and now >= deadline:
             raise TimeoutError(f"run {rec.run_id} is still running after {timeout:g} s")
         if now - last_sweep > 1.0:
-            # A worker that died: the sweep marks its run interrupted (or re-queues it). Only
-            # then: a sweep reads every running run of the history (on a shared store, the
-            # whole fleet's), too much to do every second for each waiter.
-            if not owner_alive(rec, time.time()):
-                store.sweep()
+            sweep_if_lost(store, rec)
             last_sweep = now
         time.sleep(poll)
         poll = min(poll * 1.5, 0.5)

@@ -27,7 +27,7 @@ async def wait_for_run(
 ) -> RunResult:
     """The result of the background run ``started``, once its worker has finished it."""
     from toolctl.runtime.api import resolve_store
-    from toolctl.runtime.runs import cancel, to_result
+    from toolctl.runtime.runs import cancel, sweep_if_lost, to_result
 
     store = resolve_store(registry)
     run_id, begin, poll, swept = started.run_id, time.monotonic(), POLL_START, time.monotonic()
@@ -38,7 +38,7 @@ async def wait_for_run(
                 return to_result(record)
             now = time.monotonic()
             if now - swept > SWEEP_EVERY:  # a worker that died becomes interrupted
-                await anyio.to_thread.run_sync(store.sweep)
+                await anyio.to_thread.run_sync(sweep_if_lost, store, record)
                 swept = now
             if progress:
                 await ctx.session.report_progress(
