@@ -104,9 +104,13 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def _toolctl(project: Path, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return _python(project, "-m", "toolctl", *argv, **kw)
+
+
+def _python(project: Path, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])}
     return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        [sys.executable, "-m", "toolctl", *argv],
+        [sys.executable, *argv],
         cwd=project,
         capture_output=True,
         text=True,
@@ -172,6 +176,17 @@ def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
 
 def test_the_cli_scrubs_a_secret_a_handler_logs_on_its_own(greg: Registry, project: Path) -> None:
     done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
+    assert done.returncode == 0, done.stderr
+    assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_python_api_scrubs_a_secret_a_handler_logs_without_logging_set_up(
+    greg: Registry, project: Path
+) -> None:
+    # A program that never set up logging: Python prints the line through logging.lastResort.
+    script = f"import toolctl; print(toolctl.load().call('chatty', {{'pin': {PIN!r}}}).status)"
+    done = _python(project, "-c", script)
     assert done.returncode == 0, done.stderr
     assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
 
