@@ -45,6 +45,15 @@ tools:
         pin: {type: string, x-sensitive: true}
         threaded: {type: boolean}
       required: [pin]
+  - name: gated_chatty
+    description: Logs the pin through its own logger, once approved.
+    handler: guard_handlers:chatty
+    requireApproval: true
+    inputSchema:
+      type: object
+      properties:
+        pin: {type: string, x-sensitive: true}
+      required: [pin]
   - name: exit0
     description: Raises SystemExit(0).
     handler: guard_handlers:exit0
@@ -187,6 +196,17 @@ def test_the_python_api_scrubs_a_secret_a_handler_logs_without_logging_set_up(
     # A program that never set up logging: Python prints the line through logging.lastResort.
     script = f"import toolctl; print(toolctl.load().call('chatty', {{'pin': {PIN!r}}}).status)"
     done = _python(project, "-c", script)
+    assert done.returncode == 0, done.stderr
+    assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
+
+
+@pytest.mark.slow
+def test_cli_approve_scrubs_a_secret_the_approved_handler_logs(
+    greg: Registry, project: Path
+) -> None:
+    pending = greg.call("gated_chatty", {"pin": PIN})
+    assert pending.status is RunStatus.AWAITING_APPROVAL
+    done = _toolctl(project, "approve", pending.run_id)
     assert done.returncode == 0, done.stderr
     assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
 
