@@ -192,3 +192,14 @@ def test_a_failed_write_whose_caller_was_cancelled_is_logged(
     asyncio.run(cancel_the_caller())
     failures = [r for r in caplog.records if "disk I/O error" in (r.exc_text or "")]
     assert len(failures) == 1 and "caller has gone" in failures[0].getMessage()
+
+
+def test_a_failed_write_whose_loop_has_closed_is_logged(
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = asyncio.new_event_loop()
+    gone = history._Job(lambda: None, store, loop, loop.create_future())
+    loop.close()  # its caller's loop ended (asyncio.run returned) before the write was settled
+    gone.error = sqlite3.OperationalError("database is locked")
+    history._settle_all([gone])
+    assert "caller has gone" in caplog.text and "database is locked" in caplog.text
