@@ -183,30 +183,20 @@ def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
     assert lines.lines[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
 
 
-def test_the_cli_scrubs_a_secret_a_handler_logs_on_its_own(greg: Registry, project: Path) -> None:
-    done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
-    assert done.returncode == 0, done.stderr
-    assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
-
-
 @pytest.mark.slow
-def test_the_python_api_scrubs_a_secret_a_handler_logs_without_logging_set_up(
-    greg: Registry, project: Path
+@pytest.mark.parametrize("front_end", ["run", "approve", "python"])
+def test_every_front_end_scrubs_a_secret_a_handler_logs_on_its_own(
+    greg: Registry, project: Path, front_end: str
 ) -> None:
-    # A program that never set up logging: Python prints the line through logging.lastResort.
-    script = f"import toolctl; print(toolctl.load().call('chatty', {{'pin': {PIN!r}}}).status)"
-    done = _python(project, "-c", script)
-    assert done.returncode == 0, done.stderr
-    assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
-
-
-@pytest.mark.slow
-def test_cli_approve_scrubs_a_secret_the_approved_handler_logs(
-    greg: Registry, project: Path
-) -> None:
-    pending = greg.call("gated_chatty", {"pin": PIN})
-    assert pending.status is RunStatus.AWAITING_APPROVAL
-    done = _toolctl(project, "approve", pending.run_id)
+    if front_end == "run":
+        done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
+    elif front_end == "approve":
+        pending = greg.call("gated_chatty", {"pin": PIN})
+        assert pending.status is RunStatus.AWAITING_APPROVAL
+        done = _toolctl(project, "approve", pending.run_id)
+    else:  # a program that never set up logging: Python prints through logging.lastResort
+        script = f"import toolctl; print(toolctl.load().call('chatty', {{'pin': {PIN!r}}}))"
+        done = _python(project, "-c", script)
     assert done.returncode == 0, done.stderr
     assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
 
