@@ -22,7 +22,7 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe
 
 import toolctl
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus
+from toolctl.runtime import RunStatus, api
 from toolctl.runtime.capture import TAIL_BYTES
 from toolctl.runtime.context import AbortSignal
 from toolctl.runtime.isolation import run_isolated
@@ -82,6 +82,14 @@ tools:
   - name: fail_nested
     description: Raises from a nested function with a secret in the message.
     handler: rt_isolation:fail_nested
+    isolation: subprocess
+    timeout: 20
+    inputSchema:
+      type: object
+      properties: {token: {type: string, x-sensitive: true}}
+  - name: die_loudly
+    description: Ends its process without a result, its last words quoting a secret.
+    handler: rt_isolation:die_loudly
     isolation: subprocess
     timeout: 20
     inputSchema:
@@ -299,8 +307,6 @@ def test_a_killed_caller_takes_the_tree_with_it(iso: Registry, project: Path) ->
 
 
 def test_a_failed_isolated_handler_keeps_its_traceback_redacted(iso: Registry) -> None:
-    from toolctl.runtime import api
-
     result = iso.call("fail_nested", {"token": "s3cr3t-t0ken"})
     assert result.status is RunStatus.FAILED and result.traceback is not None
     tb = result.traceback
@@ -310,3 +316,14 @@ def test_a_failed_isolated_handler_keeps_its_traceback_redacted(iso: Registry) -
     assert "s3cr3t-t0ken" not in tb
     assert api.resolve_store(iso).get(result.run_id).traceback == tb
     assert "rt_isolation.py" not in json.dumps(result.model_output)  # never for the model
+
+
+def test_a_handler_process_that_dies_is_explained_by_its_last_line_scrubbed(
+    iso: Registry,
+) -> None:
+    result = iso.call("die_loudly", {"token": "s3cr3t-t0ken"})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.message == (
+        "the handler process ended without a result (exit code 3: fatal: token [REDACTED] rejected)"
+    )
+    assert "s3cr3t-t0ken" not in json.dumps(api.resolve_store(iso).get(result.run_id).public())
