@@ -4,6 +4,7 @@ will use (keyed MAC), and a failed handler's traceback is kept for the developer
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -19,7 +20,7 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
 
 from toolctl.cli.app import run as cli
 from toolctl.registry import Registry
-from toolctl.runtime import RunStateError, RunStatus, api
+from toolctl.runtime import RunResult, RunStateError, RunStatus, api
 
 from .conftest import FIXTURES
 
@@ -44,6 +45,16 @@ tools:
       properties:
         pin: {type: string, x-sensitive: true}
         threaded: {type: boolean}
+        late: {type: number}
+      required: [pin]
+  - name: achatty
+    description: Logs the pin through its own logger, late, ignoring cancellation.
+    handler: guard_handlers:achatty
+    inputSchema:
+      type: object
+      properties:
+        pin: {type: string, x-sensitive: true}
+        late: {type: number}
       required: [pin]
   - name: gated_chatty
     description: Logs the pin through its own logger, once approved.
@@ -181,6 +192,33 @@ def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
     assert result.status is RunStatus.SUCCEEDED
     assert lines.lines[0] == "checking pin [REDACTED]"
     assert lines.lines[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
+
+
+@pytest.mark.parametrize("tool", ["chatty", "achatty"], ids=["thread", "task"])
+def test_a_handler_still_running_after_its_timeout_has_its_secrets_scrubbed(
+    greg: Registry, tool: str
+) -> None:
+    from toolctl.runtime.redact import guard_log_handlers
+
+    lines = _Lines()
+    root = logging.getLogger()
+    root.addHandler(lines)
+    try:
+        guard_log_handlers()
+
+        async def late_line() -> RunResult:
+            result = await greg.acall(tool, {"pin": PIN, "late": 0.5}, timeout=0.1)
+            for _ in range(200):  # the handler goes on after the run ended timed_out
+                if lines.lines:
+                    break
+                await asyncio.sleep(0.02)
+            return result
+
+        result = asyncio.run(late_line())
+    finally:
+        root.removeHandler(lines)
+    assert result.status is RunStatus.TIMED_OUT
+    assert lines.lines == ["checking pin [REDACTED]"]
 
 
 @pytest.mark.slow
