@@ -12,7 +12,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -174,10 +174,9 @@ class _Lines(logging.Handler):
         self.lines.append(self.format(record))
 
 
-@pytest.mark.parametrize("timeout", [None, 5.0], ids=["in-place", "worker-thread"])
-def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
-    greg: Registry, timeout: float | None
-) -> None:
+@pytest.fixture
+def logged() -> Iterator[list[str]]:
+    """The lines logged through the root logger, its handlers guarded as the CLI guards them."""
     from toolctl.runtime.redact import guard_log_handlers
 
     lines = _Lines()
@@ -185,40 +184,37 @@ def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
     root.addHandler(lines)
     try:
         guard_log_handlers()
-        result = greg.call("chatty", {"pin": PIN}, timeout=timeout)
-        logging.getLogger("chatty.app").warning("after the run: %s", PIN)
+        yield lines.lines
     finally:
         root.removeHandler(lines)
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0], ids=["in-place", "worker-thread"])
+def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
+    greg: Registry, logged: list[str], timeout: float | None
+) -> None:
+    result = greg.call("chatty", {"pin": PIN}, timeout=timeout)
+    logging.getLogger("chatty.app").warning("after the run: %s", PIN)
     assert result.status is RunStatus.SUCCEEDED
-    assert lines.lines[0] == "checking pin [REDACTED]"
-    assert lines.lines[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
+    assert logged[0] == "checking pin [REDACTED]"
+    assert logged[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
 
 
 @pytest.mark.parametrize("tool", ["chatty", "achatty"], ids=["thread", "task"])
 def test_a_handler_still_running_after_its_timeout_has_its_secrets_scrubbed(
-    greg: Registry, tool: str
+    greg: Registry, logged: list[str], tool: str
 ) -> None:
-    from toolctl.runtime.redact import guard_log_handlers
+    async def late_line() -> RunResult:
+        result = await greg.acall(tool, {"pin": PIN, "late": 0.5}, timeout=0.1)
+        for _ in range(200):  # the handler goes on after the run ended timed_out
+            if logged:
+                break
+            await asyncio.sleep(0.02)
+        return result
 
-    lines = _Lines()
-    root = logging.getLogger()
-    root.addHandler(lines)
-    try:
-        guard_log_handlers()
-
-        async def late_line() -> RunResult:
-            result = await greg.acall(tool, {"pin": PIN, "late": 0.5}, timeout=0.1)
-            for _ in range(200):  # the handler goes on after the run ended timed_out
-                if lines.lines:
-                    break
-                await asyncio.sleep(0.02)
-            return result
-
-        result = asyncio.run(late_line())
-    finally:
-        root.removeHandler(lines)
+    result = asyncio.run(late_line())
     assert result.status is RunStatus.TIMED_OUT
-    assert lines.lines == ["checking pin [REDACTED]"]
+    assert logged == ["checking pin [REDACTED]"]
 
 
 @pytest.mark.slow
