@@ -25,6 +25,17 @@ def write_project(root: Path, extra: dict[str, str] | None = None) -> Path:
     return root
 
 
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (Linux /proc; a zombie has ended, only its reaping is
+    due)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[-1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
 @pytest.fixture
 def events() -> Iterator[list[tuple[str, object]]]:
     import rt_handlers  # importable once a registry with the fixture path has loaded

@@ -4,6 +4,7 @@ will use (keyed MAC), and a failed handler's traceback is kept for the developer
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -11,7 +12,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe, wire
 
 from toolctl.cli.app import run as cli
 from toolctl.registry import Registry
-from toolctl.runtime import RunStateError, RunStatus, api
+from toolctl.runtime import RunResult, RunStateError, RunStatus, api
 
 from .conftest import FIXTURES
 
@@ -44,6 +45,25 @@ tools:
       properties:
         pin: {type: string, x-sensitive: true}
         threaded: {type: boolean}
+        late: {type: number}
+      required: [pin]
+  - name: achatty
+    description: Logs the pin through its own logger, late, ignoring cancellation.
+    handler: guard_handlers:achatty
+    inputSchema:
+      type: object
+      properties:
+        pin: {type: string, x-sensitive: true}
+        late: {type: number}
+      required: [pin]
+  - name: gated_chatty
+    description: Logs the pin through its own logger, once approved.
+    handler: guard_handlers:chatty
+    requireApproval: true
+    inputSchema:
+      type: object
+      properties:
+        pin: {type: string, x-sensitive: true}
       required: [pin]
   - name: exit0
     description: Raises SystemExit(0).
@@ -104,9 +124,13 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 
 
 def _toolctl(project: Path, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return _python(project, "-m", "toolctl", *argv, **kw)
+
+
+def _python(project: Path, *argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(FIXTURES), *sys.path])}
     return subprocess.run(  # type: ignore[call-overload, no-any-return]
-        [sys.executable, "-m", "toolctl", *argv],
+        [sys.executable, *argv],
         cwd=project,
         capture_output=True,
         text=True,
@@ -150,10 +174,9 @@ class _Lines(logging.Handler):
         self.lines.append(self.format(record))
 
 
-@pytest.mark.parametrize("timeout", [None, 5.0], ids=["in-place", "worker-thread"])
-def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
-    greg: Registry, timeout: float | None
-) -> None:
+@pytest.fixture
+def logged() -> Iterator[list[str]]:
+    """The lines logged through the root logger, its handlers guarded as the CLI guards them."""
     from toolctl.runtime.redact import guard_log_handlers
 
     lines = _Lines()
@@ -161,17 +184,53 @@ def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
     root.addHandler(lines)
     try:
         guard_log_handlers()
-        result = greg.call("chatty", {"pin": PIN}, timeout=timeout)
-        logging.getLogger("chatty.app").warning("after the run: %s", PIN)
+        yield lines.lines
     finally:
         root.removeHandler(lines)
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0], ids=["in-place", "worker-thread"])
+def test_a_secret_a_handler_logs_on_its_own_is_scrubbed(
+    greg: Registry, logged: list[str], timeout: float | None
+) -> None:
+    result = greg.call("chatty", {"pin": PIN}, timeout=timeout)
+    logging.getLogger("chatty.app").warning("after the run: %s", PIN)
     assert result.status is RunStatus.SUCCEEDED
-    assert lines.lines[0] == "checking pin [REDACTED]"
-    assert lines.lines[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
+    assert logged[0] == "checking pin [REDACTED]"
+    assert logged[1] == f"after the run: {PIN}"  # only while a run holding it is in flight
 
 
-def test_the_cli_scrubs_a_secret_a_handler_logs_on_its_own(greg: Registry, project: Path) -> None:
-    done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
+@pytest.mark.parametrize("tool", ["chatty", "achatty"], ids=["thread", "task"])
+def test_a_handler_still_running_after_its_timeout_has_its_secrets_scrubbed(
+    greg: Registry, logged: list[str], tool: str
+) -> None:
+    async def late_line() -> RunResult:
+        result = await greg.acall(tool, {"pin": PIN, "late": 0.5}, timeout=0.1)
+        for _ in range(200):  # the handler goes on after the run ended timed_out
+            if logged:
+                break
+            await asyncio.sleep(0.02)
+        return result
+
+    result = asyncio.run(late_line())
+    assert result.status is RunStatus.TIMED_OUT
+    assert logged == ["checking pin [REDACTED]"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("front_end", ["run", "approve", "python"])
+def test_every_front_end_scrubs_a_secret_a_handler_logs_on_its_own(
+    greg: Registry, project: Path, front_end: str
+) -> None:
+    if front_end == "run":
+        done = _toolctl(project, "run", "chatty", "-i", json.dumps({"pin": PIN}))
+    elif front_end == "approve":
+        pending = greg.call("gated_chatty", {"pin": PIN})
+        assert pending.status is RunStatus.AWAITING_APPROVAL
+        done = _toolctl(project, "approve", pending.run_id)
+    else:  # a program that never set up logging: Python prints through logging.lastResort
+        script = f"import toolctl; print(toolctl.load().call('chatty', {{'pin': {PIN!r}}}))"
+        done = _python(project, "-c", script)
     assert done.returncode == 0, done.stderr
     assert "checking pin [REDACTED]" in done.stderr and PIN not in done.stderr
 

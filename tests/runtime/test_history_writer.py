@@ -161,3 +161,45 @@ def test_a_checkpoint_never_creates_a_history(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.Error):
         checkpoint.checkpoint(str(tmp_path / "gone.db"))
     assert not (tmp_path / "gone.db").exists()
+
+
+def test_a_failed_write_whose_caller_was_cancelled_is_logged(
+    store: SqliteStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(history, "_active", 5)  # other calls in flight: the writer thread writes
+    started, release = threading.Event(), threading.Event()
+    cancelled: list[str] = []
+
+    def failing() -> None:
+        started.set()
+        release.wait(10)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    async def cancel_the_caller() -> None:
+        task = asyncio.create_task(
+            history.write(failing, store=store, if_cancelled=lambda: cancelled.append("x"))
+        )
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        release.set()
+        while not cancelled:  # the writer has run the failed write and the cancellation's
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)  # the settling call the writer queued on this loop
+
+    asyncio.run(cancel_the_caller())
+    failures = [r for r in caplog.records if "disk I/O error" in (r.exc_text or "")]
+    assert len(failures) == 1 and "caller has gone" in failures[0].getMessage()
+
+
+def test_a_failed_write_whose_loop_has_closed_is_logged(
+    store: SqliteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    loop = asyncio.new_event_loop()
+    gone = history._Job(lambda: None, store, loop, loop.create_future())
+    loop.close()  # its caller's loop ended (asyncio.run returned) before the write was settled
+    gone.error = sqlite3.OperationalError("database is locked")
+    history._settle_all([gone])
+    assert "caller has gone" in caplog.text and "database is locked" in caplog.text

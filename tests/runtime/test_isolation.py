@@ -22,12 +22,12 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe
 
 import toolctl
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus
+from toolctl.runtime import RunStatus, api
 from toolctl.runtime.capture import TAIL_BYTES
 from toolctl.runtime.context import AbortSignal
 from toolctl.runtime.isolation import run_isolated
 
-from .conftest import FIXTURES, write_project
+from .conftest import FIXTURES, running, write_project
 
 pytestmark = [
     pytest.mark.skipif(
@@ -87,6 +87,14 @@ tools:
     inputSchema:
       type: object
       properties: {token: {type: string, x-sensitive: true}}
+  - name: die_loudly
+    description: Ends its process without a result, its last words quoting a secret.
+    handler: rt_isolation:die_loudly
+    isolation: subprocess
+    timeout: 20
+    inputSchema:
+      type: object
+      properties: {token: {type: string, x-sensitive: true}}
   - name: raise_limits
     description: Tries to lift its limits.
     handler: rt_isolation:raise_limits
@@ -108,20 +116,10 @@ print(json.dumps({"status": result.status.value, "notes": result.notes,
 """
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie has ended; only its reaping is due)."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
 def _ends(pid: int) -> bool:
     """Whether ``pid`` stops running soon: a SIGKILL sent to a process is not yet its end."""
     for _ in range(500):
-        if not _running(pid):
+        if not running(pid):
             return True
         time.sleep(0.02)
     return False
@@ -218,7 +216,7 @@ def test_a_handler_that_starts_a_child_and_returns_ends_the_run_and_the_child(
     pidfile = tmp_path / "pid"
     result = iso.call("spawn_and_return", {"pidfile": str(pidfile)})
     assert result.status is RunStatus.SUCCEEDED  # not timed_out: its child kept no pipe open
-    assert not _running(int(pidfile.read_text()))
+    assert not running(int(pidfile.read_text()))
     assert "ended 1 process the handler left running" in result.notes
 
 
@@ -238,14 +236,14 @@ def test_a_double_forked_daemon_ends_with_the_run(iso: Registry, tmp_path: Path)
     pidfile = tmp_path / "daemon"
     result = iso.call("daemonize", {"pidfile": str(pidfile)})
     assert result.status is RunStatus.SUCCEEDED
-    assert not _running(int(pidfile.read_text()))
+    assert not running(int(pidfile.read_text()))
 
 
 def test_a_double_forked_daemon_ends_when_the_run_times_out(iso: Registry, tmp_path: Path) -> None:
     pidfile = tmp_path / "daemon"
     result = iso.call("daemonize", {"pidfile": str(pidfile), "hang": True}, timeout=3)
     assert result.status is RunStatus.TIMED_OUT
-    assert not _running(int(pidfile.read_text()))
+    assert not running(int(pidfile.read_text()))
     assert "ended 1 process the handler started" in result.notes
 
 
@@ -269,7 +267,7 @@ def test_a_cancelled_run_ends_the_daemon_too(iso: Registry, tmp_path: Path) -> N
     outcome = run_isolated("rt_isolation:daemonize", [str(FIXTURES)], payload, None, abort)
     canceller.join()
     assert outcome.kind == "cancelled"
-    assert not _running(int(pidfile.read_text()))
+    assert not running(int(pidfile.read_text()))
 
 
 def test_a_killed_supervisor_fails_the_run_and_its_group_still_ends(
@@ -309,8 +307,6 @@ def test_a_killed_caller_takes_the_tree_with_it(iso: Registry, project: Path) ->
 
 
 def test_a_failed_isolated_handler_keeps_its_traceback_redacted(iso: Registry) -> None:
-    from toolctl.runtime import api
-
     result = iso.call("fail_nested", {"token": "s3cr3t-t0ken"})
     assert result.status is RunStatus.FAILED and result.traceback is not None
     tb = result.traceback
@@ -320,3 +316,14 @@ def test_a_failed_isolated_handler_keeps_its_traceback_redacted(iso: Registry) -
     assert "s3cr3t-t0ken" not in tb
     assert api.resolve_store(iso).get(result.run_id).traceback == tb
     assert "rt_isolation.py" not in json.dumps(result.model_output)  # never for the model
+
+
+def test_a_handler_process_that_dies_is_explained_by_its_last_line_scrubbed(
+    iso: Registry,
+) -> None:
+    result = iso.call("die_loudly", {"token": "s3cr3t-t0ken"})
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.message == (
+        "the handler process ended without a result (exit code 3: fatal: token [REDACTED] rejected)"
+    )
+    assert "s3cr3t-t0ken" not in json.dumps(api.resolve_store(iso).get(result.run_id).public())

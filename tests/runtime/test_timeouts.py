@@ -12,14 +12,7 @@ import pytest
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus, api, invoke
 
-
-def _gone(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            state = fh.read().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return True
-    return state in ("Z", "X")  # a zombie is dead; only its parent has not reaped it
+from .conftest import running
 
 
 def test_in_process_sync_timeout_says_the_handler_may_still_run(reg: Registry) -> None:
@@ -39,10 +32,10 @@ def test_subprocess_timeout_kills_the_process_group(reg: Registry, tmp_path: Pat
     assert any("killed" in n for n in result.notes)
     handler_pid, grandchild_pid = map(int, pidfile.read_text().split())
     for _ in range(50):
-        if _gone(handler_pid) and _gone(grandchild_pid):
+        if not running(handler_pid) and not running(grandchild_pid):
             break
         time.sleep(0.05)
-    assert _gone(handler_pid) and _gone(grandchild_pid)
+    assert not running(handler_pid) and not running(grandchild_pid)
 
 
 def test_subprocess_success_and_failure(reg: Registry) -> None:

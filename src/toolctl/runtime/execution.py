@@ -76,19 +76,19 @@ class Executor:
             args: tuple[Any, ...] = (state.input, state.context_for_handler())
         else:
             args = (state.input,)
-        secrets_ = state.secret_values  # what the handler logs on its own is scrubbed of them
+        # What the handler logs on its own is scrubbed of the run's secrets until the handler
+        # has ended (a timed-out one may go on after its run has ended).
+        secrets_ = state.secret_values
         hold_secrets(secrets_)
-        try:
-            return await invoke(
-                handler,
-                args,
-                state.timeout,
-                state.abort,
-                in_place=owns_running_loop(),
-                name=f"toolctl:{state.run_id}",
-            )
-        finally:
-            release_secrets(secrets_)
+        return await invoke(
+            handler,
+            args,
+            state.timeout,
+            state.abort,
+            in_place=owns_running_loop(),
+            name=f"toolctl:{state.run_id}",
+            ended=lambda: release_secrets(secrets_),
+        )
 
     async def _isolated(self) -> Any:
         from toolctl.runtime.isolation import run_isolated

@@ -146,15 +146,24 @@ def _settle_all(jobs: list[_Job]) -> None:
             continue
         by_loop.setdefault(job.loop, []).append(job)
     for loop, mine in by_loop.items():
-        # The loop may be closed: then nobody waits for these writes any more.
-        with contextlib.suppress(RuntimeError):
+        try:
             loop.call_soon_threadsafe(_settle, mine)
+        except RuntimeError:  # the loop is closed: nobody waits for these writes any more
+            for job in mine:
+                _log_unawaited(job)
+
+
+def _log_unawaited(job: _Job) -> None:
+    """A failed write nobody awaits any more goes to the log rather than nowhere."""
+    if job.error is not None:
+        log.error("could not record a run whose caller has gone", exc_info=job.error)
 
 
 def _settle(jobs: list[_Job]) -> None:
     for job in jobs:
         future = job.future
         if future is None or future.done():  # its caller was cancelled meanwhile
+            _log_unawaited(job)
             continue
         if job.error is None:
             future.set_result(job.value)

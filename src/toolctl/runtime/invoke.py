@@ -219,18 +219,23 @@ def _named(name: str, call: Callable[[], Any]) -> Any:
         thread.name = "toolctl-worker"
 
 
-def _on_worker(call: Callable[[], Any], name: str) -> asyncio.Future[Any]:
-    """Run ``call`` on a pool worker; its outcome in a future of the running loop."""
+def _on_worker(
+    call: Callable[[], Any], name: str, ended: Callable[[], None]
+) -> asyncio.Future[Any]:
+    """Run ``call`` on a pool worker; its outcome in a future of the running loop. ``ended``
+    runs once ``call`` has returned, or once it is known it never will run."""
     loop = running_loop()
     afut: asyncio.Future[Any] = loop.create_future()
 
     def job() -> None:
         if afut.cancelled():
+            ended()
             return
         try:
             value, error = _named(name, call), None
         except BaseException as exc:  # SuspendRequested and KeyboardInterrupt travel too
             value, error = None, exc
+        ended()
         # The loop may be gone: then nobody waits for this (timed-out) call any more.
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, afut, value, error)
@@ -256,36 +261,50 @@ async def invoke(
     *,
     in_place: bool = False,
     name: str = "toolctl-handler",
+    ended: Callable[[], None] = lambda: None,
 ) -> Any:
     """Call ``fn(*args)``; :class:`HandlerTimeout` past ``timeout``.
 
     ``in_place``: a sync handler without a timeout may run right here (on a private loop).
+    ``ended``: called once the handler has really ended, which may be after this returns (a
+    timed-out handler goes on in its thread, or ignores its task's cancellation).
     """
     if in_place and timeout is None and not is_async(fn):
-        result = _contained(fn, args)
-        if type(result) in _PLAIN or not inspect.isawaitable(result):
-            return result
-        # A sync function that returned an awaitable: await it as an async handler's
-        # coroutine is (a task of its own, a SystemExit in it contained).
-        return await in_task(_contained_async(result))
+        try:
+            result = _contained(fn, args)
+            if type(result) in _PLAIN or not inspect.isawaitable(result):
+                return result
+            # A sync function that returned an awaitable: await it as an async handler's
+            # coroutine is (a task of its own, a SystemExit in it contained).
+            return await in_task(_contained_async(result))
+        finally:
+            ended()
     import asyncio
 
-    running_loop()
-    if is_async(fn):
-        task = asyncio.ensure_future(_contained_async(fn(*args)))
-        return await _await_task(task, timeout, abort)
-    afut = _on_worker(lambda: _contained(fn, args), name)
+    started: asyncio.Future[Any]
     try:
-        done, _ = await asyncio.wait({afut}, timeout=timeout)
+        running_loop()
+        if is_async(fn):
+            started = asyncio.ensure_future(_contained_async(fn(*args)))
+            started.add_done_callback(lambda _: ended())
+        else:
+            started = _on_worker(lambda: _contained(fn, args), name, ended)
+    except BaseException:  # the handler never started
+        ended()
+        raise
+    if is_async(fn):
+        return await _await_task(started, timeout, abort)
+    try:
+        done, _ = await asyncio.wait({started}, timeout=timeout)
     except asyncio.CancelledError:
         abort.abort("cancelled")
-        afut.cancel()
+        started.cancel()
         raise
     if not done:
         abort.abort("timeout")
-        afut.cancel()
+        started.cancel()
         raise HandlerTimeout(timeout or 0.0, IN_PROCESS_NOTE)
-    return afut.result()
+    return started.result()
 
 
 async def in_task(awaitable: Awaitable[T]) -> T:

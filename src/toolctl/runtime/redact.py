@@ -290,8 +290,18 @@ def redact(value: Any, schema: Any = None) -> Any:
 _in_flight: set[Callable[[], set[str]]] = set()
 
 
+_guarded_last_resort: logging.Handler | None = None
+
+
 def hold_secrets(source: Callable[[], set[str]]) -> None:
     """While a handler runs: log filters scrub the values ``source`` returns."""
+    global _guarded_last_resort
+    last = logging.lastResort
+    if last is not _guarded_last_resort and last is not None:
+        # A program that never set up logging prints a handler's warnings through
+        # ``logging.lastResort``: guarded here, so the Python API needs no set-up for it.
+        install_log_filter(last)
+        _guarded_last_resort = last
     _in_flight.add(source)
 
 

@@ -49,10 +49,15 @@ class _Loop:
 
         self.loop = asyncio.new_event_loop()
         self.loop._toolctl_private = True  # type: ignore[attr-defined]
+        self.pid = os.getpid()
 
     def __del__(self) -> None:
-        with contextlib.suppress(Exception):
-            self.loop.close()
+        # Not in a forked child: its copy shares the parent's epoll instance, and closing the
+        # loop would unregister the parent's self-pipe from it (the parent's loop would then
+        # stop hearing other threads, and a call with a timeout would wait all of it).
+        if os.getpid() == self.pid:
+            with contextlib.suppress(Exception):
+                self.loop.close()
 
 
 class _Local(threading.local):
