@@ -72,6 +72,7 @@ SLOW_CALLS = (
     "Popen",
     "sys.executable",
     "run_toolctl",
+    "_toolctl(",  # tests/runtime/test_guarantees.py: `python -m toolctl` as a process
     "run_serve",
     "http_server",
     "stdio_params",

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from toolctl.runtime.memo import PerObject
+from toolctl.schema import NOT_SCHEMAS
 
 REDACTED = "[REDACTED]"
 
@@ -158,7 +159,7 @@ def _has_flags(node: Any, depth: int = 0) -> bool:
         return any(
             _has_flags(v, depth + 1)
             for k, v in node.items()
-            if k not in ("const", "enum", "default", "examples")
+            if k not in NOT_SCHEMAS
         )
     if isinstance(node, list):
         return any(_has_flags(v, depth + 1) for v in node)
