@@ -156,11 +156,7 @@ def _has_flags(node: Any, depth: int = 0) -> bool:
     if isinstance(node, dict):
         if _schema_flag(node):
             return True
-        return any(
-            _has_flags(v, depth + 1)
-            for k, v in node.items()
-            if k not in NOT_SCHEMAS
-        )
+        return any(_has_flags(v, depth + 1) for k, v in node.items() if k not in NOT_SCHEMAS)
     if isinstance(node, list):
         return any(_has_flags(v, depth + 1) for v in node)
     return False
