@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.test_readme_run import normalise, steps
+from tests.test_readme_run import RUN_ID, normalise, steps
 
 ROOT = Path(__file__).resolve().parents[2]
 FILE_BLOCK = re.compile(r"```(?:yaml|python)\n# (\S+\.(?:ya?ml|py))\n(.*?)```", re.S)
@@ -81,10 +81,11 @@ def run_console(
     merged, as a terminal shows them. Commands starting with one of ``skip`` are left to the
     caller (a server the test starts itself); ``replace`` rewrites the commands (its port)."""
     results: list[Step] = []
+    page_to_real: dict[str, str] = {}  # a run id the page shows → the id of the real run
     for shown_command, shown in steps(text):
         if shown_command.startswith(skip):
             continue
-        command = shown_command
+        command = RUN_ID.sub(lambda m: page_to_real.get(m.group(0), m.group(0)), shown_command)
         for old, new in (replace or {}).items():
             command = command.replace(old, new)
         if command.startswith("export "):
@@ -94,8 +95,17 @@ def run_console(
             actual: list[str] = []
         else:
             actual = _bash(command, cwd, env).stdout.rstrip("\n").splitlines()
+        _pair_ids(shown, actual, page_to_real)
         results.append((shown_command, shown, actual))
     return results
+
+
+def _pair_ids(shown: list[str], actual: list[str], page_to_real: dict[str, str]) -> None:
+    """Pair the new run ids a step shows with the ones it printed, in order of appearance."""
+    new_shown = [i for i in RUN_ID.findall("\n".join(shown)) if i not in page_to_real]
+    known = set(page_to_real.values())
+    new_real = [i for i in RUN_ID.findall("\n".join(actual)) if i not in known]
+    page_to_real.update(zip(dict.fromkeys(new_shown), dict.fromkeys(new_real), strict=False))
 
 
 def assert_as_shown(results: list[Step]) -> None:
