@@ -134,6 +134,8 @@ def test_the_workflow_publishes_with_trusted_publishing() -> None:
     publish_step = next(s for s in publish["steps"] if "pypi-publish" in s.get("uses", ""))
     assert "with" not in publish_step  # no password, no token: trusted publishing
     assert "secrets." not in WORKFLOW.read_text("utf-8")
+    checkout = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/checkout"))
+    assert checkout["with"]["persist-credentials"] is False
 
 
 def test_the_workflow_builds_checks_and_smoke_tests_the_release() -> None:
