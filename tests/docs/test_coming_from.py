@@ -78,6 +78,7 @@ def test_the_seed_fields_are_all_in_the_table() -> None:
         "transform", "suspendSchema", "resumeSchema", "requireApproval", "mcp.annotations",
         "mcp._meta", "requestContextSchema", "providerOptions", "inputExamples", "background",
         "execute", "context.requestContext", "context.abortSignal", "context.observe",
+        "context.agent", "context.workflow", "context.mcp",
         "onInputStart", "onInputDelta", "onInputAvailable", "onOutput",
     ]  # fmt: skip
     tanstack = ["name", "description", "execute", "inputSchema", "outputSchema"]
