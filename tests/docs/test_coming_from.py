@@ -183,7 +183,8 @@ def test_a_background_tool_returns_at_once_and_finishes_later(
     assert registry.wait(started.run_id).output == {"month": "2026-11", "rows": 3}
 
 
-@pytest.mark.timeout(180)  # slow: starts toolctl processes
+@pytest.mark.slow  # starts toolctl processes
+@pytest.mark.timeout(180)
 def test_the_page_runs_as_shown(tmp_path: Path) -> None:
     text = section(PAGE, "coming-from")
     write_files(text, tmp_path)

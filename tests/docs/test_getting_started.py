@@ -14,7 +14,8 @@ import pytest
 from tests.docs.pages import ROOT, assert_as_shown, environment, run_console, section
 from tests.test_readme_run import steps
 
-pytestmark = pytest.mark.timeout(180)  # slow: starts the stand-in server and toolctl processes
+# slow: starts the stand-in server and toolctl processes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 SERVER = "python tests/examples/weather_server.py"
 SHOWN_URL = "127.0.0.1:8765"

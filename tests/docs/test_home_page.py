@@ -18,9 +18,9 @@ from tests.docs.pages import (
     write_files,
 )
 
-pytestmark = pytest.mark.timeout(180)  # slow: starts toolctl processes
 
-
+@pytest.mark.slow  # starts toolctl processes
+@pytest.mark.timeout(180)
 def test_the_home_page_runs_as_shown(tmp_path: Path) -> None:
     home = section("index.md", "home")
     written = write_files(home, tmp_path)
