@@ -76,7 +76,7 @@ def run_demo(workdir: Path) -> tuple[list[Step], dict[str, str]]:
         if real_command == "echo $?":
             actual = [str(last_code)]
         elif real_command.startswith("export "):
-            name, value = _exported(real_command, workdir, env)
+            name, value = exported(real_command, workdir, env)
             env[name] = value
             actual = []
         else:
@@ -104,7 +104,7 @@ def run_demo(workdir: Path) -> tuple[list[Step], dict[str, str]]:
     return results, readme_to_real
 
 
-def _exported(command: str, workdir: Path, env: dict[str, str]) -> tuple[str, str]:
+def exported(command: str, workdir: Path, env: dict[str, str]) -> tuple[str, str]:
     """The variable an ``export NAME=VALUE`` step sets, its value expanded as bash would."""
     name = command.removeprefix("export ").split("=", 1)[0]
     done = subprocess.run(

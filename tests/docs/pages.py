@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.test_readme_run import RUN_ID, normalise, steps
+from tests.test_readme_run import RUN_ID, exported, normalise, steps
 
 ROOT = Path(__file__).resolve().parents[2]
 FILE_BLOCK = re.compile(r"```(?:yaml|python)\n# (\S+\.(?:ya?ml|py))\n(.*?)```", re.S)
@@ -89,9 +89,8 @@ def run_console(
         for old, new in (replace or {}).items():
             command = command.replace(old, new)
         if command.startswith("export "):
-            name = command.removeprefix("export ").split("=", 1)[0]
-            done = _bash(f'{command} && printf %s "${name}"', cwd, env)
-            env[name] = done.stdout
+            name, value = exported(command, cwd, env)
+            env[name] = value
             actual: list[str] = []
         else:
             actual = _bash(command, cwd, env).stdout.rstrip("\n").splitlines()
