@@ -107,7 +107,9 @@ def test_undeclared_property_rule() -> None:
         ({}, {"maximum": 5}, "upper bound none → ≤5"),
     ],
 )
-def test_bounds_read_the_way_they_point(old: dict[str, Any], new: dict[str, Any], text: str) -> None:
+def test_bounds_read_the_way_they_point(
+    old: dict[str, Any], new: dict[str, Any], text: str
+) -> None:
     # an upper bound is an at-most: `maximum: 100 → 20` must not read as ≥100 → ≥20
     details = [c.detail for c in compare({"type": "integer", **old}, {"type": "integer", **new})]
     assert details == [text]

@@ -1,19 +1,25 @@
 """The options several commands share, declared once: a flag means the same thing everywhere.
 
-Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format, ``-o`` --output, ``-v`` --verbose,
-``-h`` --help. A command that reads a registry takes ``--registry/-r PATH`` and ``--packs/
---no-packs``; ``validate``, ``lint``, ``test``, ``list``, ``export`` and ``serve`` also take the
-registry as positional paths.
+Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format (always the output format),
+``-o`` --output, ``-v`` --verbose, ``-q`` --quiet, ``-h`` --help. A command that reads a registry
+takes ``--registry/-r PATH`` and ``--packs/--no-packs``. The positional arguments of a command
+that acts on tools (``run``, ``show``, ``test``, ``lint``, ``export``, ``list``, ``serve``) are
+tool names (:data:`ToolsArg`); ``validate`` takes files. A positional that is a path is still
+read as the registry (the old grammar), see :func:`split_targets`.
 Each ``*_option`` function returns the declaration, so a command can word the help for itself.
 """
 
 from __future__ import annotations
 
 import enum
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from toolctl.cli import verbosity
+from toolctl.cli.complete import complete_tools
 
 if TYPE_CHECKING:
     from toolctl.config import Project
@@ -91,6 +97,19 @@ PathAliasOpt = Annotated[
     typer.Option("--path", "-p", metavar="PATH", hidden=True, help="Deprecated: --registry."),
 ]
 """The old ``--path/-p`` of ``show`` and ``export``: a hidden alias of ``--registry``."""
+
+
+ToolsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[TOOL]...",
+        help="The tools to act on (default: all). A path here is read as --registry PATH, "
+        "the old spelling.",
+        show_default=False,
+        autocompletion=complete_tools,
+    ),
+]
+"""Positional tool names: what every command that acts on tools takes."""
 PathsArg = Annotated[
     list[Path] | None,
     typer.Argument(
@@ -110,13 +129,8 @@ ReportFormatOpt = Annotated[
     ),
 ]
 PacksOpt = Annotated[bool, packs_option()]
-VerboseOpt = Annotated[
-    bool,
-    typer.Option(
-        "--verbose", "-v", help="Report everything, not only problems: info notes, every case."
-    ),
-]
-"""``--verbose/-v``: what went well and what is only informational too."""
+# ``--verbose/-v`` and ``--quiet/-q``: declared once, added to every command as it registers
+VerboseOpt = verbosity.VerboseOpt
 LockedOpt = Annotated[
     bool,
     typer.Option("--locked", help="Refuse (exit 1) a registry that differs from toolctl.lock."),
@@ -129,6 +143,32 @@ def registry_path(registry: Path | None, alias: Path | None) -> Path | None:
     if registry is not None and alias is not None:
         raise typer.BadParameter("give --registry (or its old name --path), not both")
     return registry if registry is not None else alias
+
+
+def _looks_like_path(arg: str) -> bool:
+    """A positional argument that names files rather than a tool (the old grammar)."""
+    if "/" in arg or os.sep in arg or arg in (".", "..", "~") or arg.startswith("~"):
+        return True
+    if arg.endswith((".yaml", ".yml", ".toml", ".json")):
+        return True
+    return Path(arg).exists()
+
+
+def split_targets(args: list[str] | None) -> tuple[list[str], list[Path]]:
+    """Positional arguments as (tool names, registry paths).
+
+    Positionals name tools; one that is a path (it contains a slash, ends in .yaml/.yml/.toml,
+    or exists on disk) is a registry path, as before the grammar named tools, so ``toolctl
+    test tools.d`` keeps working.
+    """
+    names: list[str] = []
+    paths: list[Path] = []
+    for arg in args or ():
+        if _looks_like_path(arg):
+            paths.append(Path(arg).expanduser())
+        else:
+            names.append(arg)
+    return names, paths
 
 
 def project_of(registry: Path | None = None, paths: list[Path] | None = None) -> Project:

@@ -12,11 +12,12 @@ from toolctl.cli.options import (
     FormatOpt,
     OutputFormat,
     PacksOpt,
-    PathsArg,
     RegistryOpt,
     TagsOpt,
+    ToolsArg,
     ToolsOpt,
     VerboseOpt,
+    split_targets,
 )
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
 
 
 def test(
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry_path: RegistryOpt = None,
     tool: ToolsOpt = None,
     tag: TagsOpt = None,
@@ -184,14 +185,16 @@ def test(
     verbose: VerboseOpt = False,
     packs: PacksOpt = True,
 ) -> None:
-    """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
+    """Run the tools' `tests:` cases, check their inputExamples, and fuzz them (--fuzz N).
+
+    `toolctl test` tests every tool; `toolctl test NAME...` only those.
 
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
     Exit 0 when every case passed, 1 when any failed or could not run, 2 when the --junit
     file cannot be written.
     """
     from toolctl.cli.registries import load, require_tool
-    from toolctl.cli.render import print_diagnostics, print_error, print_json
+    from toolctl.cli.render import note, print_diagnostics, print_error, print_json
     from toolctl.cli.runview import stdout_to_stderr
     from toolctl.errors import ToolctlError, UsageError
     from toolctl.runtime.redact import guard_log_handlers
@@ -199,6 +202,8 @@ def test(
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
+    names, paths = split_targets(targets)
+    tools = [*names, *(tool or [])]
     registry = load(registry_path, paths, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
@@ -208,12 +213,12 @@ def test(
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
-    for name in tool or ():
+    for name in tools:
         require_tool(registry, name, "test")
     project = registry.project
     assert project is not None  # loaded from a project
     options = TestOptions.from_settings(project.section("test"), project.config_file)
-    options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
+    options.tools, options.tags, options.keyword = tools, list(tag or []), keyword
     options.examples, options.fuzz, options.seed = examples, fuzz, seed
     if timeout is not None:
         options.timeout = timeout
@@ -246,7 +251,7 @@ def test(
                 hint="pass --junit a path in an existing, writable directory",
             ) from None
         if fmt is OutputFormat.text:
-            typer.echo(f"wrote {junit}", err=True)
+            note(f"wrote {junit}")
     raise typer.Exit(exitcodes.OK if report.ok else exitcodes.FINDINGS)
 
 

@@ -1,0 +1,105 @@
+"""Shell completion: tool names and run ids, and the scripts ``toolctl completion SHELL`` prints.
+
+Candidates come from the load cache (tool names; no handler is imported, as for ``toolctl
+list``) and from the run history (run ids, only when it exists: completing never creates
+one). Completion must never print an error into the user's prompt, so every failure here
+completes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SHELLS = ("bash", "zsh", "fish")
+COMPLETE_VAR = "_TOOLCTL_COMPLETE"
+_MAX_RUNS = 50  # the most recent runs offered: enough to find one, short enough to read
+
+
+def _registry_arg(ctx: Any) -> Path | None:
+    """The ``--registry`` (or its old alias ``--path``) already on the command line."""
+    for key in ("registry", "registry_path", "path"):
+        value = ctx.params.get(key)
+        if isinstance(value, (str, Path)):
+            return Path(value)
+    return None
+
+
+def tool_names(ctx: Any, incomplete: str) -> list[Any]:
+    """The registry's tool names that start with ``incomplete`` (with their titles)."""
+    from typer._click.shell_completion import CompletionItem
+
+    try:
+        from toolctl.cli.options import project_of
+        from toolctl.loader import load_registry
+
+        project = project_of(_registry_arg(ctx))
+        packs = ctx.params.get("packs")
+        registry = load_registry(project=project, packs=packs is not False, cache=True)
+    except Exception:  # completing must never fail loudly: nothing to offer
+        return []
+    return [
+        CompletionItem(spec.name, help=spec.title or None)
+        for spec in registry
+        if spec.name.startswith(incomplete)
+    ]
+
+
+def run_ids(ctx: Any, incomplete: str, status: str | None = None) -> list[Any]:
+    """The most recent run ids that start with ``incomplete`` (``status`` runs only)."""
+    from typer._click.shell_completion import CompletionItem
+
+    try:
+        from toolctl.cli.registries import state_store
+
+        store = state_store(_registry_arg(ctx), ctx.params.get("state"), create=False)
+        if store is None:
+            return []
+        # not closed: open_store shares one store per history within a process
+        records = store.query(status=status, limit=_MAX_RUNS)
+    except Exception:  # no history, a locked or damaged one: nothing to offer
+        return []
+    return [
+        CompletionItem(r.run_id, help=f"{r.tool} {r.status}")
+        for r in records
+        if r.run_id.startswith(incomplete)
+    ]
+
+
+def _pairs(items: list[Any]) -> list[tuple[str, str]]:
+    return [(item.value, item.help or "") for item in items]
+
+
+def complete_tools(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``autocompletion`` of a TOOL argument."""
+    return _pairs(tool_names(ctx, incomplete))
+
+
+def complete_run_ids(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``autocompletion`` of a RUN_ID argument: any recent run."""
+    return _pairs(run_ids(ctx, incomplete))
+
+
+def complete_pending(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``autocompletion`` of approve/decline: runs awaiting approval."""
+    return _pairs(run_ids(ctx, incomplete, "awaiting_approval"))
+
+
+def complete_suspended(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    """``autocompletion`` of resume: suspended runs."""
+    return _pairs(run_ids(ctx, incomplete, "suspended"))
+
+
+def enable() -> None:
+    """Register Typer's completion classes (bash/zsh/fish): the app is built without Typer's
+    --install-completion option, which would otherwise do it."""
+    from typer._completion_classes import completion_init
+
+    completion_init()
+
+
+def script(shell: str) -> str:
+    """The completion script ``toolctl completion SHELL`` prints."""
+    from typer._completion_shared import get_completion_script
+
+    return get_completion_script(prog_name="toolctl", complete_var=COMPLETE_VAR, shell=shell)
