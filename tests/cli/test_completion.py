@@ -134,3 +134,12 @@ def test_a_broken_registry_completes_nothing_quietly(
     (project / "toolctl.yaml").write_text("tools: [unclosed\n", "utf-8")
     assert complete(capsys, monkeypatch, "bash", "toolctl run w") == []
     assert capsys.readouterr().err == ""
+
+
+def test_a_hostile_title_cannot_drive_the_terminal(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile = TOOLS.replace("title: Current weather", 'title: "now\\e[2J\\nrm -rf ~\\a"')
+    (project / "tools.d" / "tools.yaml").write_text(hostile, "utf-8")
+    fish = complete(capsys, monkeypatch, "fish", "toolctl show weather_n")
+    assert fish == ["weather_now\tnow [2J rm -rf ~"]  # one line, no escape or bell

@@ -194,3 +194,22 @@ def test_a_ref_cycle_ends() -> None:
 def test_has_defaults() -> None:
     assert has_defaults({"properties": {"a": {"items": {"default": 1}}}})
     assert not has_defaults({"properties": {"a": {"type": "string"}}})
+
+
+def test_an_mcp_client_that_leaves_an_argument_out_gets_its_default(project: Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    import anyio
+
+    async def call() -> Any:
+        from mcp import Client
+
+        from toolctl.server.app import ToolServer
+        from toolctl.server.toolset import build_toolset
+
+        server = ToolServer(build_toolset(toolctl.load()))
+        async with Client(server.lowlevel, mode="legacy") as client:
+            return await client.call_tool("repeat", {"word": "ab"})
+
+    result = anyio.run(call)
+    assert not result.is_error, result
+    assert result.structured_content == {"text": "abab"} or "abab" in result.content[0].text

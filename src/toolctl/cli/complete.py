@@ -14,6 +14,7 @@ from typing import Any
 SHELLS = ("bash", "zsh", "fish")
 COMPLETE_VAR = "_TOOLCTL_COMPLETE"
 _MAX_RUNS = 50  # the most recent runs offered: enough to find one, short enough to read
+_MAX_HELP = 60  # characters of a title shown beside a tool name
 
 
 def _registry_arg(ctx: Any) -> Path | None:
@@ -23,6 +24,16 @@ def _registry_arg(ctx: Any) -> Path | None:
         if isinstance(value, (str, Path)):
             return Path(value)
     return None
+
+
+def _help_text(text: str | None) -> str | None:
+    """A title as completion help: one line, no control characters (a tools.d file must not
+    drive the user's terminal through the prompt), at most 60 characters."""
+    if not text:
+        return None
+    shown = "".join(c if c.isprintable() else " " for c in text)
+    shown = " ".join(shown.split())
+    return shown if len(shown) <= _MAX_HELP else shown[: _MAX_HELP - 1] + "…"
 
 
 def tool_names(ctx: Any, incomplete: str) -> list[Any]:
@@ -39,7 +50,7 @@ def tool_names(ctx: Any, incomplete: str) -> list[Any]:
     except Exception:  # completing must never fail loudly: nothing to offer
         return []
     return [
-        CompletionItem(spec.name, help=spec.title or None)
+        CompletionItem(spec.name, help=_help_text(spec.title))
         for spec in registry
         if spec.name.startswith(incomplete)
     ]
@@ -60,7 +71,7 @@ def run_ids(ctx: Any, incomplete: str, status: str | None = None) -> list[Any]:
     except Exception:  # no history, a locked or damaged one: nothing to offer
         return []
     return [
-        CompletionItem(r.run_id, help=f"{r.tool} {r.status}")
+        CompletionItem(r.run_id, help=_help_text(f"{r.tool} {r.status}"))
         for r in records
         if r.run_id.startswith(incomplete)
     ]
