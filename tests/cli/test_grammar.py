@@ -113,6 +113,9 @@ def test_quiet_leaves_only_errors_and_verbose_is_everywhere(project: Path, capsy
     for command in ("run", "show", "list", "lint", "validate", "init", "completion"):
         code, out, _ = toolctl(capsys, command, "--help")
         assert code == 0 and "-v, --verbose" in out and "-q, --quiet" in out, command
+    code, out, _ = toolctl(capsys, "test", "-q", "--no-packs")
+    assert code == 0 and out.splitlines()[-1].startswith("2 passed, 0 failed")
+    assert "tool " not in out  # no per-tool table
     code, _, err = toolctl(capsys, "validate", "-v", "-q")
     assert code == 2 and "give -v/--verbose or -q/--quiet, not both" in err
 

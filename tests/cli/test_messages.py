@@ -55,6 +55,9 @@ def test_an_empty_directory_points_at_toolctl_init(
     code, _, err = toolctl(capsys, *argv, "--no-packs")
     assert code in (1, 2)
     assert "tools path not found" in err and "toolctl init" in err
+    final = err.split("toolctl: error: ")[-1]
+    if argv[0] != "validate" and argv[0] != "list":  # the closing error names the fix too
+        assert "tools.d does not exist: start a project with toolctl init" in final, err
 
 
 def test_list_says_how_many_disabled_tools_it_hides(project: Path, capsys: Capture) -> None:

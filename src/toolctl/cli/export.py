@@ -134,7 +134,7 @@ def export_command(
     """
     if list_formats:
         raise typer.Exit(_list_formats())
-    from toolctl.cli.registries import load
+    from toolctl.cli.registries import fix_hint, load
     from toolctl.cli.render import print_diagnostics
     from toolctl.errors import ExportError, UsageError
     from toolctl.export import export_result, get_exporter
@@ -151,7 +151,7 @@ def export_command(
     if not loaded.ok:
         raise ExportError(
             "the registry has errors; nothing exported",
-            hint="fix them (toolctl validate) so the export has every tool",
+            hint=fix_hint(loaded, "fix them (toolctl validate) so the export has every tool"),
             diagnostics=loaded.diagnostics,
         )
     if locked:

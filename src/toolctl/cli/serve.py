@@ -168,7 +168,7 @@ def serve(
 
     _refuse_http_options_on_stdio(ctx, transport)
     require_sdk()
-    from toolctl.cli.registries import load, require_tool
+    from toolctl.cli.registries import fix_hint, load, require_tool
     from toolctl.server.run import ServeOptions, serve
     from toolctl.server.security import ServeUsageError
     from toolctl.server.toolset import Selection
@@ -191,7 +191,7 @@ def serve(
         print_error(
             ToolctlError(
                 "not serving a registry with errors",
-                hint="fix them (toolctl validate) and start again",
+                hint=fix_hint(loaded, "fix them (toolctl validate) and start again"),
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)

@@ -104,7 +104,6 @@ def _summary(report: TestReport) -> str:
 def render_text(report: TestReport, verbose: bool = False) -> None:
     """Failures with their diffs, then one line per tool and the totals, on stdout."""
     from rich.markup import escape
-    from rich.table import Table
 
     from toolctl.cli.render import console
 
@@ -118,6 +117,19 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
     if not report.results:
         con.print("no test cases selected (add `tests:` or `inputExamples` to a tool)")
         return
+    from toolctl.cli.verbosity import quiet
+
+    if not quiet():  # -q: the failures and the totals only
+        con.print(_table(report))
+    style = "bold green" if report.ok else "bold red"
+    con.print(f"[{style}]{escape(_summary(report))}[/]")
+
+
+def _table(report: TestReport) -> Any:
+    """One row per tool: passed, failed, errors, skipped."""
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False)
     for column in ("tool", "passed", "failed", "errors", "skipped"):
         table.add_column(column, justify="left" if column == "tool" else "right")
@@ -129,9 +141,7 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
         table.add_row(
             escape(tool), *(str(row[k]) for k in ("passed", "failed", "error", "skipped"))
         )
-    con.print(table)
-    style = "bold green" if report.ok else "bold red"
-    con.print(f"[{style}]{escape(_summary(report))}[/]")
+    return table
 
 
 def test(
@@ -193,7 +203,7 @@ def test(
     Exit 0 when every case passed, 1 when any failed or could not run, 2 when the --junit
     file cannot be written.
     """
-    from toolctl.cli.registries import load, require_tool
+    from toolctl.cli.registries import fix_hint, load, require_tool
     from toolctl.cli.render import note, print_diagnostics, print_error, print_json
     from toolctl.cli.runview import stdout_to_stderr
     from toolctl.errors import ToolctlError, UsageError
@@ -209,7 +219,8 @@ def test(
     if not registry.ok:
         print_error(
             ToolctlError(
-                "the registry has errors; no case ran", hint="fix them first (toolctl validate)"
+                "the registry has errors; no case ran",
+                hint=fix_hint(registry, "fix them first (toolctl validate)"),
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
