@@ -143,3 +143,34 @@ def test_a_hostile_title_cannot_drive_the_terminal(
     (project / "tools.d" / "tools.yaml").write_text(hostile, "utf-8")
     fish = complete(capsys, monkeypatch, "fish", "toolctl show weather_n")
     assert fish == ["weather_now\tnow [2J rm -rf ~"]  # one line, no escape or bell
+
+
+def test_clicks_spelling_of_the_request_works_too(
+    project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("_TOOLCTL_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", "toolctl run weather_w")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    with pytest.raises(SystemExit):
+        run([])
+    assert capsys.readouterr().out.split() == ["weather_week"]
+    monkeypatch.setenv("_TOOLCTL_COMPLETE", "zsh_source")
+    with pytest.raises(SystemExit):
+        run([])
+    assert "compdef" in capsys.readouterr().out
+
+
+def test_only_the_command_being_completed_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolctl.cli.app import _modules_for
+    from toolctl.cli.complete import typed_words
+
+    monkeypatch.setenv("COMP_WORDS", "toolctl run we")
+    monkeypatch.setenv("COMP_CWORD", "2")
+    assert typed_words() == ["run"] and _modules_for(typed_words()) == ["toolctl.cli.run"]
+    monkeypatch.setenv("COMP_CWORD", "1")  # still typing the command: every one is a candidate
+    assert typed_words() == [] and len(_modules_for(typed_words())) > 10
+    monkeypatch.delenv("COMP_WORDS")
+    monkeypatch.setenv("_TYPER_COMPLETE_ARGS", "toolctl export openai ")
+    assert typed_words() == ["export", "openai"]
+    monkeypatch.setenv("_TYPER_COMPLETE_ARGS", "toolctl 'unclosed")
+    assert typed_words() == []

@@ -147,3 +147,10 @@ def test_usage_errors_in_toolctl_style(argv: list[str], says: str, capsys: Captu
     assert lines[0].startswith("toolctl: error: ") and says in lines[0], err
     assert lines[1].startswith("  usage: toolctl") and lines[2].startswith("  hint: toolctl")
     assert "Usage:" not in err and "Try '" not in err  # not click's own layout
+
+
+def test_cli_md_shows_the_real_usage_error(capsys: Capture) -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text("utf-8")
+    shown = page.split("$ toolctl validate --bogus\n", 1)[1].split("```", 1)[0]
+    code, _, err = toolctl(capsys, "validate", "--bogus")
+    assert code == 2 and err == shown

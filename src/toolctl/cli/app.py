@@ -198,8 +198,13 @@ def main() -> None:
     every `toolctl validate` in a hook or loop would pay for the other commands.
     """
     argv = sys.argv[1:]
+    which = argv
+    if not argv and os.environ.get(COMPLETE_VAR):  # a shell asking: its words name the command
+        from toolctl.cli.complete import typed_words
+
+        which = typed_words()
     with long_lived():  # registering builds long-lived objects only
-        _register(_modules_for(argv))
+        _register(_modules_for(which))
     code = _run(argv)
     # The process ends here: the final collection would walk every object still alive (all
     # of Typer, a loaded registry) only for the OS to free them anyway.

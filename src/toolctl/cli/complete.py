@@ -101,12 +101,38 @@ def complete_suspended(ctx: Any, args: list[str], incomplete: str) -> list[tuple
     return _pairs(run_ids(ctx, incomplete, "suspended"))
 
 
+def typed_words() -> list[str]:
+    """The words a shell's completion request has complete so far (after ``toolctl``; the
+    word being typed left out): enough to tell which command's module to register."""
+    import os
+    import shlex
+
+    try:
+        if "COMP_WORDS" in os.environ:  # bash
+            words = shlex.split(os.environ["COMP_WORDS"])
+            return words[1 : int(os.environ.get("COMP_CWORD", len(words)))]
+        line = os.environ.get("_TYPER_COMPLETE_ARGS", "")  # zsh, fish
+        words = shlex.split(line)[1:]
+        return words if line.endswith(" ") else words[:-1]
+    except ValueError:  # an open quote: register every command
+        return []
+
+
 def enable() -> None:
     """Register Typer's completion classes (bash/zsh/fish): the app is built without Typer's
-    --install-completion option, which would otherwise do it."""
+    --install-completion option, which would otherwise do it.
+
+    Click's spelling of the request (``bash_complete``, ``zsh_source``) is accepted beside
+    Typer's (``complete_bash``, ``source_zsh``), which the scripts use.
+    """
+    import os
+
     from typer._completion_classes import completion_init
 
     completion_init()
+    shell, _, action = os.environ.get(COMPLETE_VAR, "").partition("_")
+    if shell in SHELLS and action in ("complete", "source"):
+        os.environ[COMPLETE_VAR] = f"{action}_{shell}"
 
 
 def script(shell: str) -> str:
