@@ -201,7 +201,13 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
         # invalid on purpose
         rejected = case.get("error", {}).get("code")
         if "input" in case and rejected != "invalid_input":
-            checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
+            given = case["input"]
+            if spec.apply_defaults and isinstance(given, dict):
+                # the case runs through the pipeline, which fills the schema's defaults in
+                from toolctl.schemadefaults import fill_defaults
+
+                given = fill_defaults(spec.input_schema, given)
+            checks.append(("inputSchema", ("tests", i, "input"), given, "TC306", label))
         if "resume" in case and spec.resume_schema is not None and rejected != "invalid_resume":
             checks.append(
                 (

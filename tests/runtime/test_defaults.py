@@ -13,7 +13,7 @@ import pytest
 import toolctl
 from toolctl.cli.app import run as cli
 from toolctl.runtime import RunStatus
-from toolctl.runtime.defaults import fill_defaults, has_defaults
+from toolctl.schemadefaults import fill_defaults, has_defaults
 
 HANDLERS = """
 def echo(input):
@@ -68,6 +68,10 @@ tools:
         mode: {enum: [fast, slow], default: fast}
       required: [mode]
       additionalProperties: false
+    tests:
+      - name: mode left out
+        input: {}
+        output: {got: {mode: fast}}
   - name: raw_args
     description: Echo exactly what was sent.
     handler: dh:echo
@@ -146,6 +150,8 @@ def test_fuzzing_knows_a_required_argument_with_a_default_may_be_left_out(
 ) -> None:
     # leaving `mode` out is no invalid input: the pipeline fills it in, so the fuzzer must not
     # expect invalid_input for it
+    # validate accepts the case that leaves `mode` out (it runs with the default filled in)
+    assert cli(["validate"]) == 0
     code = cli(["test", "required_default", "--fuzz", "20", "--seed", "3", "--no-examples"])
     out, err = capsys.readouterr()
     assert code == 0, out + err

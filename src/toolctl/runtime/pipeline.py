@@ -7,7 +7,7 @@ phase), :class:`~toolctl.runtime.recording.Recorder` (history rows),
 and :class:`~toolctl.runtime.execution.Executor`. The steps, in order, are the methods below:
 
 1. parse the arguments (strict JSON)                          :meth:`Call.run` / ``_parse``
-   then fill in the schema's defaults                         ``defaults.fill_defaults``
+   then fill in the schema's defaults                         ``schemadefaults.fill_defaults``
 2. ``onInputAvailable`` (``onInputStart``/``onInputDelta``: :mod:`~toolctl.runtime.streaming`)
 3. validate the input                                         ``_validate_input``
 4. validate the request context                               ``_check_context``
@@ -34,7 +34,6 @@ from toolctl.errors import InvalidJSONError
 from toolctl.runtime import history, hooks, jsondata, output
 from toolctl.runtime.approval import ApprovalGate
 from toolctl.runtime.context import SuspendRequested
-from toolctl.runtime.defaults import fill_defaults
 from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
 from toolctl.runtime.plan import plan_for
@@ -53,6 +52,7 @@ from toolctl.runtime.state import (
 from toolctl.runtime.suspension import Suspension
 from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
+from toolctl.schemadefaults import fill_defaults
 from toolctl.schemamessages import json_type
 
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime.defaults import has_defaults
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import Redactor, redactor_for
 from toolctl.runtime.state import validator_for
+from toolctl.schemadefaults import has_defaults
 
 if TYPE_CHECKING:
     from toolctl.schema import Validator

@@ -99,7 +99,7 @@ class ValueGenerator:
     def accepts(self, value: Any) -> bool:
         """Whether a call with ``value`` passes input validation, as the pipeline runs it."""
         if self.defaults:
-            from toolctl.runtime.defaults import fill_defaults
+            from toolctl.schemadefaults import fill_defaults
 
             value = fill_defaults(self.root, value)
         return self.validator.is_valid(value)

@@ -1,4 +1,5 @@
-"""JSON Schema ``default`` values filled into a tool's input before its handler runs.
+"""JSON Schema ``default`` values filled into a tool's input before its handler runs (used by
+the runtime, by `toolctl test`'s fuzzer and by the loader's check of test inputs).
 
 A model or an MCP client routinely omits an argument whose schema declares a ``default``; the
 handler should still find it in its input. :func:`fill_defaults` adds every default the schema
