@@ -544,8 +544,9 @@ def _check_file(
     if not isinstance(doc.data, dict) or any(
         not d.pointer.startswith("/tools/") for d in format_diags
     ):
-        if isinstance(doc.data, dict) and "tools" not in doc.data:
-            _schemas_beside(doc.data, doc, (), path, root, ctx, format_diags)
+        if isinstance(doc.data, dict) and isinstance(doc.data.get("tools", []), list):
+            for pointer, raw in _tools_of(doc.data):
+                _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
         doc.release()
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}

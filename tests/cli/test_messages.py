@@ -108,3 +108,18 @@ def test_force_color_wins_over_a_dumb_terminal(
     monkeypatch.delenv("FORCE_COLOR")
     _, _, err = toolctl(capsys, "validate", "--no-packs")
     assert "\x1b[" not in err
+
+
+def test_a_file_level_error_does_not_hide_the_schema_errors_of_its_tools(
+    project: Path, capsys: Capture
+) -> None:
+    text = (
+        "toolctl: 1\nbogus: 1\ntools:\n  - name: a\n    description: A tool for the tests of "
+        "the messages.\n    inputSchema:\n      type: object\n      properties:\n"
+        "        n: {type: integr}\n"
+    )
+    (project / "tools.d" / "many.yaml").write_text(text, "utf-8")
+    code, _, err = toolctl(capsys, "validate", "--no-packs")
+    assert code == 1
+    assert "many.yaml:2:1: error TC201 unknown key 'bogus'" in err
+    assert "many.yaml:9:19: error TC301 inputSchema is not a valid JSON Schema: 'integr'" in err
