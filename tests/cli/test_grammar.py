@@ -69,6 +69,16 @@ def test_a_path_positional_still_names_the_registry(project: Path, capsys: Captu
     assert code == 0 and len(json.loads(out)["tools"]) == 2
 
 
+def test_a_directory_named_like_a_tool_does_not_hide_the_tool(
+    project: Path, capsys: Capture
+) -> None:
+    (project / "alpha").mkdir()  # a handler package named like its tool
+    (project / "alpha" / "__init__.py").write_text("", "utf-8")
+    code, out, err = toolctl(capsys, "test", "alpha", "-f", "json", "--no-packs")
+    assert code == 0, err
+    assert {r["id"].split("::")[0] for r in json.loads(out)["results"]} == {"alpha"}
+
+
 def test_list_and_lint_take_tool_names(project: Path, capsys: Capture) -> None:
     code, out, _ = toolctl(capsys, "list", "beta", "-f", "json", "--no-packs")
     assert code == 0 and [row["name"] for row in json.loads(out)] == ["beta"]

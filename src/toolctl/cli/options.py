@@ -145,21 +145,45 @@ def registry_path(registry: Path | None, alias: Path | None) -> Path | None:
     return registry if registry is not None else alias
 
 
+_TOOL_FILES = (".yaml", ".yml")
+_CONFIG_FILES = ("toolctl.yaml", "pyproject.toml")
+
+
+def _holds_tools(directory: Path) -> bool:
+    """A project root or a tools directory: a config file, or tool files in it or one level
+    down (a handler package named like its tool holds none)."""
+    try:
+        if any((directory / name).is_file() for name in _CONFIG_FILES):
+            return True
+        for entry in os.scandir(directory):
+            if entry.name.endswith(_TOOL_FILES):
+                return True
+            nested = entry.is_dir(follow_symlinks=False) and not entry.name.startswith((".", "_"))
+            if nested and any(e.name.endswith(_TOOL_FILES) for e in os.scandir(entry.path)):
+                return True
+    except OSError:
+        return False
+    return False
+
+
 def _looks_like_path(arg: str) -> bool:
-    """A positional argument that names files rather than a tool (the old grammar)."""
-    if "/" in arg or os.sep in arg or arg in (".", "..", "~") or arg.startswith("~"):
+    """A positional argument that names files rather than a tool (the old grammar): written
+    as a path, a tool file, or a directory holding tools (``tools.d``, a project root)."""
+    if "/" in arg or os.sep in arg or arg.startswith((".", "~")):
         return True
-    if arg.endswith((".yaml", ".yml", ".toml", ".json")):
+    if arg.endswith((*_TOOL_FILES, ".toml", ".json", ".d")):
         return True
-    return Path(arg).exists()
+    path = Path(arg)
+    return path.is_dir() and _holds_tools(path)
 
 
 def split_targets(args: list[str] | None) -> tuple[list[str], list[Path]]:
     """Positional arguments as (tool names, registry paths).
 
-    Positionals name tools; one that is a path (it contains a slash, ends in .yaml/.yml/.toml,
-    or exists on disk) is a registry path, as before the grammar named tools, so ``toolctl
-    test tools.d`` keeps working.
+    Positionals name tools; one that is a path (it contains a slash, starts with a dot, ends in
+    .yaml/.yml/.toml/.d, or is a directory holding tools) is a registry path, as before the
+    grammar named tools, so ``toolctl test tools.d`` keeps working while ``toolctl test
+    calculator`` names the tool even beside a handler package ``calculator/``.
     """
     names: list[str] = []
     paths: list[Path] = []
