@@ -25,6 +25,7 @@ continues through :meth:`Call.continue_pending`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -37,7 +38,7 @@ from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
 from toolctl.runtime.plan import plan_for
 from toolctl.runtime.recording import Recorder
-from toolctl.runtime.redact import redactor_for
+from toolctl.runtime.redact import hold_secrets, redactor_for, release_secrets
 from toolctl.runtime.result import ApprovalInfo, ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.state import (
     CallSite,
@@ -51,6 +52,7 @@ from toolctl.runtime.state import (
 from toolctl.runtime.suspension import Suspension
 from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
+from toolctl.sensitive import sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -143,6 +145,8 @@ class Call:
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)
         state = call.state
         state.input, state.context = rec.raw_input, rec.raw_context
+        state.register(rec.raw_input, spec.input_schema)
+        state.register(rec.raw_context, spec.request_context_schema)
         state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
         if rec.approval:
             state.approval = ApprovalInfo.from_dict(rec.approval)
@@ -172,9 +176,18 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # what hooks and handlers log or warn is scrubbed of them
+        try:
+            return await self._run(raw_input)
+        finally:
+            release_secrets(source)
+
+    async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
         try:
             state.input = self._parse(raw_input)  # 1
+            state.register(state.input, state.spec.input_schema)
             self.views.phase("input", state.input, state.spec.input_schema)
             self._validate_input()  # 3
             await self.fire("onInputAvailable", input=state.input)  # 2
@@ -233,6 +246,7 @@ class Call:
                 jsondata.check(context, what="request context")
         except InvalidJSONError as exc:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
+        self.state.register(context, schema)
         if schema is not None:
             problems = schema_problems(schema, {} if context is None else context)
             if problems:
@@ -266,6 +280,14 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # hooks, transforms and toModelOutput callables log too
+        try:
+            return await self._execute()
+        finally:
+            release_secrets(source)
+
+    async def _execute(self) -> RunResult:
         recorder = self.recorder
         try:
             handler = self.executor.load()
@@ -279,7 +301,7 @@ class Call:
                 out = await self.executor.invoke(handler)
         except SuspendRequested as sus:  # 7
             result = await self.suspension.suspended(sus.payload)
-            return result if result is not None else await self.execute()
+            return result if result is not None else await self._execute()
         except HandlerTimeout as exc:
             return self._timed_out(exc)
         except StepFailed as exc:
@@ -370,10 +392,13 @@ class Call:
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
+        state.register(out, state.plan.output_schema, marked_only=True)
         try:
             output.check_output(state, out)  # 8
             await self.fire("onOutput", output=out)  # 9
-            model = output.model_output(state, out, self.site.python_path)
+            # The model sees the output without its sensitive fields (toModelOutput included).
+            shown = sensitive_map(state.plan.output_schema).prune(out)
+            model = output.model_output(state, shown, self.site.python_path)
         except StepFailed as exc:
             return recorder.error_result(exc.info, exc.status)
         self.views.phase("output", out, state.plan.output_schema)

@@ -20,6 +20,24 @@ if TYPE_CHECKING:
     from toolctl.runtime.views import Views
 
 
+# The row fields that hold what the run showed: scrubbed of its secret values on the way in.
+# (The raw input and context of a pending run, needed to continue it, bound by MAC and removed
+# when it ends, are not views: kept as they are.)
+_VIEW_FIELDS = frozenset(
+    {
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "model_output",
+        "display",
+        "traceback",
+    }
+)
+
+
 class Recorder:
     """Writes of one run to its store.
 
@@ -62,6 +80,7 @@ class Recorder:
 
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
         """End the run with ``info``: its views, its row, its result."""
+        info = self.state.scrub_error(info)  # what a failure says never quotes a secret
         self.views.phase("error", info.to_dict())
         result = self.state.result(
             status, error=info, model_output={"type": "text", "value": info.text()}
@@ -112,6 +131,7 @@ class Recorder:
         ``expect_status`` and owned by this call. None on success, else the state found.
         ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
         store = self.store
+        fields = self._scrubbed(fields)
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
@@ -130,6 +150,17 @@ class Recorder:
         else:
             done = store.update(self.state.run_id, durable=durable, **fields)
         return None if done else str(store.get(self.state.run_id).status)
+
+    def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the run's secret values scrubbed from every stored view: the one
+        way into the history."""
+        state = self.state
+        if not state.secrets:
+            return fields
+        return {
+            key: state.scrub_json(value) if key in _VIEW_FIELDS else value
+            for key, value in fields.items()
+        }
 
     @staticmethod
     def _kept(result: RunResult, found: str | None) -> None:
