@@ -159,7 +159,7 @@ class Redactor:
         """A copy of ``value`` with secrets replaced by ``[REDACTED]``."""
         if not self._annotated:
             return _plain(value)
-        if value is not None and self._secret("", value, [self.schema]):
+        if self._secret(None, value, [self.schema]):
             return REDACTED  # the whole value is marked secret
         return self._walk(value, [self.schema], 0)
 
@@ -167,7 +167,7 @@ class Redactor:
         """The secret values inside ``value`` (the text of what :meth:`redact` hides by field:
         schema-marked fields and fields with secret-like names)."""
         out: set[str] = set()
-        if self._annotated and value is not None and self._secret("", value, [self.schema]):
+        if self._annotated and self._secret(None, value, [self.schema]):
             _leaves(value, out)
         else:
             self._collect(value, [self.schema] if self._annotated else [], out)
@@ -183,27 +183,26 @@ class Redactor:
         return out
 
     def _collect(self, value: Any, schemas: list[Any], out: set[str]) -> None:
-        stack: list[tuple[Any, list[Any]]] = [(value, schemas)]
+        # (value, the schemas that apply to it, its key name: None for an array item)
+        stack: list[tuple[Any, list[Any], str | None]] = [(value, schemas, None)]
         while stack:
-            node, subs = stack.pop()
-            if isinstance(node, dict):
-                for key, item in node.items():
-                    kids = self._children(subs, key)
-                    if self._secret(key, item, kids):
-                        _leaves(item, out)
-                    else:
-                        stack.append((item, kids))
+            node, subs, name = stack.pop()
+            if node is not value and self._secret(name, node, subs):
+                _leaves(node, out)
+            elif isinstance(node, dict):
+                stack.extend((v, self._children(subs, k), k) for k, v in node.items())
             elif isinstance(node, list):
-                stack.extend((item, self._children(subs, i)) for i, item in enumerate(node))
+                stack.extend((v, self._children(subs, i), None) for i, v in enumerate(node))
 
     def _children(self, schemas: list[Any], key: str | int) -> list[Any]:
         return self.map.children(schemas, key) if schemas and self.map is not None else []
 
-    def _secret(self, key: str, item: Any, schemas: list[Any]) -> bool:
+    def _secret(self, key: str | None, item: Any, schemas: list[Any]) -> bool:
+        """Whether ``item`` (under ``key``; None for an array item) is a secret."""
         if schemas and self.map is not None and self.map.flagged(schemas):
             return item is not None
         # A sensitive name holding a number or flag (max_tokens, use_auth) is not a secret.
-        return is_sensitive_key(key) and isinstance(item, (str, dict, list))
+        return key is not None and is_sensitive_key(key) and isinstance(item, (str, dict, list))
 
     def _walk(self, value: Any, schemas: list[Any], depth: int) -> Any:
         if not schemas or depth > 512:  # deeper than any JSON the runtime accepts
@@ -223,10 +222,8 @@ class Redactor:
             out_list = []
             for i, item in enumerate(value):
                 subs = self._children(schemas, i)
-                flagged = subs and self.map is not None and self.map.flagged(subs)
-                out_list.append(
-                    REDACTED if flagged and item is not None else self._walk(item, subs, depth + 1)
-                )
+                secret = self._secret(None, item, subs)
+                out_list.append(REDACTED if secret else self._walk(item, subs, depth + 1))
             return out_list
         return value
 
