@@ -172,10 +172,11 @@ def history(reg: Registry, run_id: str) -> str:
     """The run's stored row, but for the raw data a pending run continues with."""
     store = api.resolve_store(reg)
     con = sqlite3.connect(store.path)
-    con.row_factory = sqlite3.Row
-    row = con.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    cursor = con.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+    names = [column[0] for column in cursor.description]
+    row = dict(zip(names, cursor.fetchone(), strict=True))
     con.close()
-    kept = {k: row[k] for k in row.keys() if k not in ("raw_input", "raw_context", "binding")}
+    kept = {k: v for k, v in row.items() if k not in ("raw_input", "raw_context", "binding")}
     stored = reg.get_run(run_id).to_dict()
     return json.dumps([kept, stored], default=str)
 
