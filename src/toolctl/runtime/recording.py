@@ -12,6 +12,7 @@ from toolctl.runtime import binding, heartbeat, history, jsondata
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.redact import hide_values
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
 if TYPE_CHECKING:
@@ -154,11 +155,11 @@ class Recorder:
     def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
         """``fields`` with the run's secret values scrubbed from every stored view: the one
         way into the history."""
-        state = self.state
-        if not state.secrets:
+        known = self.state.secrets
+        if not known:
             return fields
         return {
-            key: state.scrub_json(value) if key in _VIEW_FIELDS else value
+            key: hide_values(value, known) if key in _VIEW_FIELDS else value
             for key, value in fields.items()
         }
 

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import warnings
+import weakref
 from collections.abc import Callable, Collection
 from typing import Any, TextIO
 
@@ -126,13 +127,53 @@ def _leaves(value: Any, out: set[str]) -> None:
             out.add(text)
 
 
+MAX_PATTERN_FORMS = 2000  # past this many quoted forms, search them one by one
+
+
+def _quoted_forms(secrets: Collection[str]) -> list[str]:
+    """The forms a message quotes a secret value in (as is, ``repr``-escaped, JSON-escaped),
+    longest first."""
+    forms = {
+        form
+        for value in secrets
+        for form in (value, repr(value)[1:-1], json.dumps(value)[1:-1])
+        if len(form) >= MIN_SECRET_CHARS
+    }
+    return sorted(forms, key=len, reverse=True)
+
+
+# One compiled search per set of secret values, for as long as that set lives (a run's
+# registry is a frozenset held by the run and its result): nothing outlives the run.
+_PATTERNS: weakref.WeakKeyDictionary[frozenset[str], re.Pattern[str] | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _secret_pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    try:
+        return _PATTERNS[secrets]
+    except KeyError:
+        pass
+    forms = _quoted_forms(secrets)
+    found = (
+        re.compile("|".join(map(re.escape, forms))) if 0 < len(forms) <= MAX_PATTERN_FORMS else None
+    )
+    _PATTERNS[secrets] = found
+    return found
+
+
 def scrub_values(text: str, secrets: Collection[str]) -> str:
     """``text`` with the known secret values in ``secrets`` replaced by ``[REDACTED]``, in the
     forms a message quotes them (as is, ``repr``-escaped, JSON-escaped)."""
-    for value in sorted(secrets, key=len, reverse=True):
-        for form in {value, repr(value)[1:-1], json.dumps(value)[1:-1]}:
-            if len(form) >= MIN_SECRET_CHARS and form in text:
-                text = text.replace(form, REDACTED)
+    if not secrets:
+        return text
+    frozen = secrets if isinstance(secrets, frozenset) else frozenset(secrets)
+    pattern = _secret_pattern(frozen)
+    if pattern is not None:
+        return pattern.sub(REDACTED, text)
+    for form in _quoted_forms(frozen):  # very many values: plain searches
+        if form in text:
+            text = text.replace(form, REDACTED)
     return text
 
 
@@ -252,9 +293,25 @@ def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
     return value
 
 
+def hide_values(value: Any, secrets: frozenset[str]) -> Any:
+    """The JSON ``value`` with the known secret values in ``secrets`` replaced wherever a
+    string quotes them; ``value`` itself when none does (one search over its JSON text: the
+    common case, for views already redacted by field, costs no walk and no copy)."""
+    if value is None or not secrets:
+        return value
+    pattern = _secret_pattern(secrets)
+    if pattern is not None:
+        try:
+            if not pattern.search(json.dumps(value)):
+                return value
+        except (TypeError, ValueError, RecursionError):
+            pass  # not plain JSON: walk it
+    return scrub_json(value, lambda text: scrub_values(text, secrets))
+
+
 def scrubber(secrets: Collection[str]) -> Callable[[str], str]:
     """The text scrub for a set of known secret values (secret shapes only when empty)."""
-    known = set(secrets)
+    known = frozenset(secrets)
     return (lambda text: scrub_text(text, known)) if known else redact_text
 
 
@@ -262,33 +319,45 @@ def scrubber(secrets: Collection[str]) -> Callable[[str], str]:
 # only when a line is logged or a warning shown), so that what a handler, hook or transform logs
 # through its own loggers, or warns, is scrubbed of them too. set.add/discard and list(set) are
 # atomic under the GIL.
-_in_flight: set[Callable[[], set[str]]] = set()
+_in_flight: set[Callable[[], Collection[str]]] = set()
 
 
-def hold_secrets(source: Callable[[], set[str]]) -> None:
+def hold_secrets(source: Callable[[], Collection[str]]) -> None:
     """While a run is in flight: every log record made (whatever its logger or handler) and
     every warning shown is scrubbed of the values ``source`` returns."""
-    _guard_record_factory()
-    _guard_warnings()
-    last = logging.lastResort
-    if last is not None:
-        # A program that never set up logging prints a handler's warnings through
-        # ``logging.lastResort``: secret shapes are redacted there too.
-        install_log_filter(last)
+    if (
+        getattr(logging.getLogRecordFactory(), _SCRUBS, False) is not True
+        or getattr(warnings.showwarning, _SCRUBS, False) is not True
+        or logging.lastResort is not _guarded[0]
+    ):
+        _guard_record_factory()
+        _guard_warnings()
+        last = logging.lastResort
+        if last is not None:
+            # A program that never set up logging prints a handler's warnings through
+            # ``logging.lastResort``: secret shapes are redacted there too.
+            install_log_filter(last)
+        _guarded[0] = last
     _in_flight.add(source)
 
 
-def release_secrets(source: Callable[[], set[str]]) -> None:
+_guarded: list[logging.Handler | None] = [None]  # the lastResort handler already guarded
+
+
+def release_secrets(source: Callable[[], Collection[str]]) -> None:
     """The run of ``source`` (or its handler) has ended."""
     _in_flight.discard(source)
 
 
-def in_flight_secrets() -> set[str]:
+def in_flight_secrets() -> frozenset[str]:
     """The secret values of every run in flight now."""
+    sources = list(_in_flight)
+    if len(sources) == 1:
+        return frozenset(sources[0]())
     found: set[str] = set()
-    for source in list(_in_flight):
-        found |= source()
-    return found
+    for source in sources:
+        found.update(source())
+    return frozenset(found)
 
 
 def _scrub_line(text: str) -> str:

@@ -14,11 +14,11 @@ from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import (
+    hide_values,
     redact_text,
     redactor_for,
     scrub_json,
     scrub_text,
-    scrub_values,
 )
 from toolctl.runtime.result import (
     ApprovalInfo,
@@ -169,13 +169,10 @@ class RunState:
         model or a person sees (model output, views, error) is scrubbed of the run's secret
         values here, once; ``output`` and ``suspend_payload`` stay raw, for the application."""
         display, transcript = self.display, self.transcript
-        if self.secrets:
-            known = self.secrets
-
-            def hide(value: Any) -> Any:
-                return scrub_json(value, lambda text: scrub_values(text, known))
-
-            model_output, display, transcript = hide(model_output), hide(display), hide(transcript)
+        known = self.secrets
+        if known:
+            model_output = hide_values(model_output, known)
+            display, transcript = hide_values(display, known), hide_values(transcript, known)
             error = self.scrub_error(error) if error is not None else None
         return RunResult(
             run_id=self.run_id,
@@ -206,15 +203,15 @@ class RunState:
         if found - self.secrets:
             self.secrets = self.secrets | found
 
-    def secret_values(self) -> set[str]:
+    def secret_values(self) -> frozenset[str]:
         """The secret values this run holds (see :meth:`register`), for scrubbing free text."""
-        return set(self.secrets)
+        return self.secrets
 
     def scrub(self, text: str) -> str:
         """``text`` with this run's secret values and secret-shaped substrings redacted: for
         any text that comes out of user code (error messages, notes, logs, tracebacks)."""
         secrets_ = self.secrets
-        return scrub_text(text, set(secrets_)) if secrets_ else redact_text(text)
+        return scrub_text(text, secrets_) if secrets_ else redact_text(text)
 
     def scrub_json(self, value: Any) -> Any:
         """A copy of the JSON ``value`` with :meth:`scrub` applied to every string."""
