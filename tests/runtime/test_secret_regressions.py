@@ -41,6 +41,19 @@ tools:
     resumeSchema:
       type: object
       properties: {ok: {type: boolean}}
+  - name: issue_key
+    description: Returns an API key (a secret output field) with an id.
+    handler: regress_handlers:issue_key
+    inputSchema: {type: object}
+    outputSchema:
+      type: object
+      properties:
+        id: {type: integer}
+        apiKey: {type: string, x-sensitive: true}
+    tests:
+      - name: a case whose expectation is wrong, so its report shows the actual output
+        input: {}
+        output: {id: 2, apiKey: expected-key}
 """
 HANDLERS = """\
 def check_codes(args):
@@ -51,6 +64,10 @@ def confirm_pin(args, ctx):
     if ctx.resumed:
         return {"done": True}
     ctx.suspend({"question": f"Use PIN {args['pin']}?"})
+
+
+def issue_key(args):
+    return {"id": 1, "apiKey": "S3CR3T-issued-key-555"}
 """
 
 
@@ -108,6 +125,15 @@ def test_a_suspend_question_quoting_a_secret_is_scrubbed_shown_and_stored(
     # The raw input stays (bound by MAC) only while the run is pending, to resume it with.
     assert cli(["resume", out.strip(), "--data", '{"ok": true}']) == 0
     assert SECRET not in _rows(project)
+
+
+def test_a_failing_test_case_report_never_prints_a_secret_output(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (["test", "-t", "issue_key"], ["test", "-t", "issue_key", "--format", "json"]):
+        assert cli(argv) == 1
+        out, err = capsys.readouterr()
+        assert "apiKey" in out + err and "S3CR3T-issued-key-555" not in out + err
 
 
 LEAF: dict[str, Any] = {"type": "string", "x-sensitive": True}

@@ -39,7 +39,7 @@ inputSchema:
     fail: {type: boolean}
   required: [pins]
 """
-PROBE_HANDLER = '''\
+PROBE_HANDLER = """\
 def probe(args, ctx):
     pin = args["pins"][0]
     ctx.progress(1, 2, f"checking {pin}")
@@ -47,7 +47,7 @@ def probe(args, ctx):
     if args.get("fail"):
         raise ValueError(f"wrong pin {pin}")
     return {"checked": f"pin {pin} is fine"}
-'''
+"""
 
 
 @pytest.fixture
