@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.examples.conftest import fake_weather  # noqa: F401  (the recorded Open-Meteo)
 import toolctl
+from tests.examples.conftest import fake_weather  # noqa: F401  (the recorded Open-Meteo)
 from toolctl.cli.app import run as cli
 
 ROOT = Path(__file__).resolve().parents[2]

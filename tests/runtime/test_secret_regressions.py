@@ -136,6 +136,20 @@ def test_a_failing_test_case_report_never_prints_a_secret_output(
         assert "apiKey" in out + err and "S3CR3T-issued-key-555" not in out + err
 
 
+def test_a_secret_split_across_streamed_deltas_is_scrubbed(project: Path) -> None:
+    from toolctl.runtime.streaming import InputStream
+
+    registry = toolctl.load_project(project)
+    stream = InputStream(registry, "check_codes")
+    text = json.dumps({"codes": [SECRET]})
+    for i in range(0, len(text), 5):
+        stream.feed(text[i : i + 5])
+    result = stream.finish()
+    assert result.error is not None and "inputDelta" in result.transcript
+    assert SECRET not in json.dumps(result.transcript) + json.dumps(result.display)
+    assert SECRET not in _rows(project)
+
+
 LEAF: dict[str, Any] = {"type": "string", "x-sensitive": True}
 
 

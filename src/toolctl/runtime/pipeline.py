@@ -188,6 +188,8 @@ class Call:
         try:
             state.input = self._parse(raw_input)  # 1
             state.register(state.input, state.spec.input_schema)
+            if "inputDelta" in state.display or "inputDelta" in state.transcript:
+                self.views.rescrub_deltas()  # streamed before its secrets were known
             self.views.phase("input", state.input, state.spec.input_schema)
             self._validate_input()  # 3
             await self.fire("onInputAvailable", input=state.input)  # 2
