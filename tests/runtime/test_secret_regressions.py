@@ -54,6 +54,18 @@ tools:
       - name: a case whose expectation is wrong, so its report shows the actual output
         input: {}
         output: {id: 2, apiKey: expected-key}
+  - name: use_session
+    description: Uses a session token from the request context and a PIN from resume data.
+    handler: regress_handlers:use_session
+    inputSchema: {type: object}
+    requestContextSchema:
+      type: object
+      properties:
+        session: {type: object, patternProperties: {"^tok": {type: string, x-sensitive: true}}}
+    resumeSchema:
+      type: object
+      properties:
+        pins: {type: array, prefixItems: [{type: string, writeOnly: true}]}
 """
 HANDLERS = """\
 def check_codes(args):
@@ -64,6 +76,13 @@ def confirm_pin(args, ctx):
     if ctx.resumed:
         return {"done": True}
     ctx.suspend({"question": f"Use PIN {args['pin']}?"})
+
+
+def use_session(args, ctx):
+    if not ctx.resumed:
+        ctx.suspend({"question": "PIN?"})
+    token = ctx.request_context["session"]["tok1"]
+    raise RuntimeError(f"token {token} and pin {ctx.resume_data['pins'][0]} were refused")
 
 
 def issue_key(args):
@@ -134,6 +153,16 @@ def test_a_failing_test_case_report_never_prints_a_secret_output(
         assert cli(argv) == 1
         out, err = capsys.readouterr()
         assert "apiKey" in out + err and "S3CR3T-issued-key-555" not in out + err
+
+
+def test_request_context_and_resume_secrets_are_scrubbed(project: Path) -> None:
+    token, pin = "S3CR3T-session-tok", "S3CR3T-resume-pin"
+    registry = toolctl.load_project(project)
+    first = registry.call("use_session", {}, context={"session": {"tok1": token}})
+    done = registry.resume(first.run_id, {"pins": [pin]})
+    assert done.error is not None and done.error.message.count("[REDACTED]") == 2
+    assert token not in json.dumps(done.to_dict()) and pin not in json.dumps(done.to_dict())
+    assert token not in _rows(project) and pin not in _rows(project)
 
 
 def test_a_secret_split_across_streamed_deltas_is_scrubbed(project: Path) -> None:
