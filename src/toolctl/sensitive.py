@@ -26,7 +26,7 @@ MCP export and server use :func:`shown_schema` / :meth:`SensitiveMap.prune`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -91,6 +91,7 @@ class SensitiveMap:
                 if isinstance(name, str):
                     self._anchors.setdefault(name, []).append(node)
         self._closures: dict[int, list[dict[str, Any]]] = {}
+        self._may_flag: dict[int, bool] = {}
 
     # ------------------------------------------------------------ references
 
@@ -171,6 +172,18 @@ class SensitiveMap:
             if key in node:
                 yield from self._resolve(node[key], key)
 
+    def may_flag(self, schema: Any) -> bool:
+        """Whether a flag, or a reference (which may lead to one), is anywhere inside
+        ``schema``: a cheap test before evaluating a ``patternProperties`` pattern (memoised)."""
+        found = self._may_flag.get(id(schema))
+        if found is None:
+            found = any(
+                is_flagged(node) or any(k in node for k in ("$ref", "$dynamicRef", "$recursiveRef"))
+                for node in _schema_nodes(schema)
+            )
+            self._may_flag[id(schema)] = found
+        return found
+
     def flagged(self, schemas: list[Any]) -> bool:
         """True when a value that ``schemas`` apply to is sensitive."""
         return any(is_flagged(s) for schema in schemas for s in self.in_place(schema))
@@ -182,7 +195,7 @@ class SensitiveMap:
         for schema in schemas:
             for node in self.in_place(schema):
                 if isinstance(key, str):
-                    out.extend(_member_schemas(node, key))
+                    out.extend(_member_schemas(node, key, self.may_flag))
                 else:
                     out.extend(_item_schemas(node, key))
         return out
@@ -238,7 +251,7 @@ class SensitiveMap:
         return value
 
 
-def _member_schemas(node: dict[str, Any], key: str) -> list[Any]:
+def _member_schemas(node: dict[str, Any], key: str, may_flag: Callable[[Any], bool]) -> list[Any]:
     out: list[Any] = []
     props = node.get("properties")
     named = isinstance(props, dict) and key in props
@@ -248,7 +261,7 @@ def _member_schemas(node: dict[str, Any], key: str) -> list[Any]:
     matched = False
     if isinstance(patterns, dict):
         for pattern, sub in patterns.items():
-            if is_flagged_somewhere(sub) and _pattern_matches(pattern, key):
+            if may_flag(sub) and _pattern_matches(pattern, key):
                 out.append(sub)
                 matched = True
     if not named and not matched:
@@ -256,15 +269,6 @@ def _member_schemas(node: dict[str, Any], key: str) -> list[Any]:
             if type(node.get(keyword)) is dict:
                 out.append(node[keyword])
     return out
-
-
-def is_flagged_somewhere(schema: Any) -> bool:
-    """A cheap pre-check before evaluating a pattern: a ``patternProperties`` schema matters
-    here only if a flag or a reference (which may lead to one) is inside it."""
-    for node in _schema_nodes(schema):
-        if is_flagged(node) or any(k in node for k in ("$ref", "$dynamicRef", "$recursiveRef")):
-            return True
-    return False
 
 
 def _item_schemas(node: dict[str, Any], index: int) -> list[Any]:
