@@ -294,3 +294,11 @@ def test_a_reference_cycle_ends() -> None:
         "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}},
     }
     assert redact({"x": "abc"}, {**schema, "properties": {"y": LEAF}}) == {"x": "abc"}
+
+
+def test_a_deeply_nested_schema_is_walked_without_recursion() -> None:
+    schema: dict[str, Any] = {"properties": {"p": LEAF}}
+    for _ in range(5000):
+        schema = {"allOf": [schema]}
+    assert redact({"p": "abcd", "q": "x"}, schema) == {"p": R, "q": "x"}
+    assert sensitive_map(schema).prune({"p": "abcd", "q": "x"}) == {"q": "x"}
