@@ -202,7 +202,7 @@ class Call:
                 return pending
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
-        return await self.execute()
+        return await self._execute()  # already holding the run's secrets
 
     def _parse(self, raw_input: Any) -> dict[str, Any]:
         spec = self.state.spec

@@ -158,10 +158,9 @@ class Recorder:
         known = self.state.secrets
         if not known:
             return fields
-        return {
-            key: hide_values(value, known) if key in _VIEW_FIELDS else value
-            for key, value in fields.items()
-        }
+        views = {key: value for key, value in fields.items() if key in _VIEW_FIELDS}
+        hidden = hide_values(views, known)  # one search over them all; a copy only if quoted
+        return fields if hidden is views else {**fields, **hidden}
 
     @staticmethod
     def _kept(result: RunResult, found: str | None) -> None:

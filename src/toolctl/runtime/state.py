@@ -171,8 +171,9 @@ class RunState:
         display, transcript = self.display, self.transcript
         known = self.secrets
         if known:
-            model_output = hide_values(model_output, known)
-            display, transcript = hide_values(display, known), hide_values(transcript, known)
+            # One search over all three (the common case: none quotes a secret, no copy).
+            shown = hide_values([model_output, display, transcript], known)
+            model_output, display, transcript = shown
             error = self.scrub_error(error) if error is not None else None
         return RunResult(
             run_id=self.run_id,
