@@ -46,7 +46,9 @@ def test_a_model_output_that_is_the_hidden_raw_output_is_not_stored(reg: Registr
 def test_secrets_in_a_stored_model_output_are_redacted(reg: Registry) -> None:
     sent = {"msg": "postgres://u:pw123@db/prod", "api_key": "k-1"}
     here = reg.call("echo", sent)
-    assert here.model_output == {"type": "json", "value": sent}
+    # The model never sees a secret value the run was given (here the api_key, by its name).
+    shown = {"msg": "postgres://u:pw123@db/prod", "api_key": "[REDACTED]"}
+    assert here.model_output == {"type": "json", "value": shown} and here.output == sent
     stored = reg.get_run(here.run_id).model_output
     assert stored is not None and stored["value"]["api_key"] == "[REDACTED]"
     assert "pw123" not in json.dumps(stored)

@@ -26,6 +26,7 @@ continues through :meth:`Call.continue_pending`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
 from toolctl.runtime.plan import plan_for
 from toolctl.runtime.recording import Recorder
-from toolctl.runtime.redact import redactor_for
+from toolctl.runtime.redact import hold_secrets, redactor_for, release_secrets
 from toolctl.runtime.result import ApprovalInfo, ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.state import (
     CallSite,
@@ -54,6 +55,7 @@ from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
 from toolctl.schemadefaults import fill_defaults
 from toolctl.schemamessages import json_type
+from toolctl.sensitive import sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -146,6 +148,8 @@ class Call:
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)
         state = call.state
         state.input, state.context = rec.raw_input, rec.raw_context
+        state.register(rec.raw_input, spec.input_schema)
+        state.register(rec.raw_context, spec.request_context_schema)
         state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
         if rec.approval:
             state.approval = ApprovalInfo.from_dict(rec.approval)
@@ -175,9 +179,20 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # what hooks and handlers log or warn is scrubbed of them
+        try:
+            return await self._run(raw_input)
+        finally:
+            release_secrets(source)
+
+    async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
         try:
             state.input = self._parse(raw_input)  # 1
+            state.register(state.input, state.spec.input_schema)
+            if "inputDelta" in state.display or "inputDelta" in state.transcript:
+                self.views.rescrub_deltas()  # streamed before its secrets were known
             self.views.phase("input", state.input, state.spec.input_schema)
             self._validate_input()  # 3
             await self.fire("onInputAvailable", input=state.input)  # 2
@@ -190,7 +205,7 @@ class Call:
                 return pending
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
-        return await self.execute()
+        return await self._execute()  # already holding the run's secrets
 
     def _parse(self, raw_input: Any) -> dict[str, Any]:
         spec = self.state.spec
@@ -240,6 +255,7 @@ class Call:
                 jsondata.check(context, what="request context")
         except InvalidJSONError as exc:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
+        self.state.register(context, schema)
         if schema is not None:
             problems = schema_problems(schema, {} if context is None else context)
             if problems:
@@ -273,6 +289,14 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # hooks, transforms and toModelOutput callables log too
+        try:
+            return await self._execute()
+        finally:
+            release_secrets(source)
+
+    async def _execute(self) -> RunResult:
         recorder = self.recorder
         try:
             handler = self.executor.load()
@@ -286,7 +310,7 @@ class Call:
                 out = await self.executor.invoke(handler)
         except SuspendRequested as sus:  # 7
             result = await self.suspension.suspended(sus.payload)
-            return result if result is not None else await self.execute()
+            return result if result is not None else await self._execute()
         except HandlerTimeout as exc:
             return self._timed_out(exc)
         except StepFailed as exc:
@@ -377,10 +401,13 @@ class Call:
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
+        state.register(out, state.plan.output_schema, marked_only=True)
         try:
             output.check_output(state, out)  # 8
             await self.fire("onOutput", output=out)  # 9
-            model = output.model_output(state, out, self.site.python_path)
+            # The model sees the output without its sensitive fields (toModelOutput included).
+            shown = sensitive_map(state.plan.output_schema).prune(out)
+            model = output.model_output(state, shown, self.site.python_path)
         except StepFailed as exc:
             return recorder.error_result(exc.info, exc.status)
         self.views.phase("output", out, state.plan.output_schema)

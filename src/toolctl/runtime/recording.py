@@ -12,12 +12,31 @@ from toolctl.runtime import binding, heartbeat, history, jsondata
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.redact import hide_values
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.state import RunState
     from toolctl.runtime.views import Views
+
+
+# The row fields that hold what the run showed: scrubbed of its secret values on the way in.
+# (The raw input and context of a pending run, needed to continue it, bound by MAC and removed
+# when it ends, are not views: kept as they are.)
+_VIEW_FIELDS = frozenset(
+    {
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "model_output",
+        "display",
+        "traceback",
+    }
+)
 
 
 class Recorder:
@@ -62,6 +81,7 @@ class Recorder:
 
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
         """End the run with ``info``: its views, its row, its result."""
+        info = self.state.scrub_error(info)  # what a failure says never quotes a secret
         self.views.phase("error", info.to_dict())
         result = self.state.result(
             status, error=info, model_output={"type": "text", "value": info.text()}
@@ -112,6 +132,7 @@ class Recorder:
         ``expect_status`` and owned by this call. None on success, else the state found.
         ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
         store = self.store
+        fields = self._scrubbed(fields)
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
@@ -130,6 +151,16 @@ class Recorder:
         else:
             done = store.update(self.state.run_id, durable=durable, **fields)
         return None if done else str(store.get(self.state.run_id).status)
+
+    def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the run's secret values scrubbed from every stored view: the one
+        way into the history."""
+        known = self.state.secrets
+        if not known:
+            return fields
+        views = {key: value for key, value in fields.items() if key in _VIEW_FIELDS}
+        hidden = hide_values(views, known)  # one search over them all; a copy only if quoted
+        return fields if hidden is views else {**fields, **hidden}
 
     @staticmethod
     def _kept(result: RunResult, found: str | None) -> None:

@@ -32,6 +32,7 @@ class Suspension:
         """The run's result when the handler suspends; None to run it again at once (with
         the ``resume_data`` that ``on_suspend`` gave)."""
         state = self.state
+        state.register(payload, state.spec.suspend_schema)
         problem = self._check_payload(payload)
         if problem is not None:
             return self.recorder.error_result(problem)
@@ -76,8 +77,11 @@ class Suspension:
         on_suspend = state.options.on_suspend
         if on_suspend is None:
             return False
+        # The question a user is asked quotes the payload: it gets it redacted (its secret fields)
+        # and scrubbed (the run's secret values), never raw.
+        shown = state.scrub_json(redactor_for(state.spec.suspend_schema).redact(payload))
         try:
-            data = on_suspend(payload, state.spec.resume_schema)
+            data = on_suspend(shown, state.spec.resume_schema)
             if inspect.isawaitable(data):
                 data = await in_task(data)
         except Exception as exc:  # no answer: the run stays suspended for toolctl resume
@@ -103,6 +107,7 @@ class Suspension:
         except InvalidJSONError as exc:
             return ToolErrorInfo(ErrorCode.INVALID_RESUME.value, exc.message)
         schema = spec.resume_schema
+        state.register(data, schema)
         if schema is not None:
             problems = schema_problems(schema, data)
             if problems:

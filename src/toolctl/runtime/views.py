@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
+from toolctl.runtime.redact import scrub_values
 from toolctl.runtime.result import RunResult, RunStatus
 
 if TYPE_CHECKING:
@@ -44,6 +45,21 @@ class Views:
                 out.pop(phase, None)
             else:
                 _put(out, phase, redactor.redact(value))
+
+    def rescrub_deltas(self) -> None:
+        """Streamed argument deltas were shown before the input was whole and its secrets
+        known: where their joined text quotes a secret value (a value split across deltas
+        included), they are kept as one scrubbed delta."""
+        known = self.state.secrets
+        if not known:
+            return
+        for views in (self.state.display, self.state.transcript):
+            deltas = views.get("inputDelta")
+            if isinstance(deltas, list) and all(isinstance(d, str) for d in deltas):
+                joined = "".join(deltas)
+                hidden = scrub_values(joined, known)
+                if hidden != joined:
+                    views["inputDelta"] = [hidden]
 
     def _transform(self, spec: Any, payload: Any, phase: str, target: str) -> Any:
         state = self.state

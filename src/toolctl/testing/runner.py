@@ -243,8 +243,12 @@ def _ms(started: float) -> float:
 
 
 def _run_dict(result: Any) -> dict[str, Any] | None:
+    """The run as a report shows it: no secret value it saw (its raw output included)."""
     to_dict = getattr(result, "to_dict", None)
-    return to_dict() if callable(to_dict) else None
+    if not callable(to_dict):
+        return None
+    data: dict[str, Any] = to_dict()
+    return result.scrub(data) if getattr(result, "secrets", None) else data
 
 
 def plan(registry: Registry, options: TestOptions) -> list[tuple[ToolSpec, TestCase | str]]:
