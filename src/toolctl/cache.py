@@ -392,7 +392,7 @@ def _live(entries: dict[str, Any]) -> dict[str, Any]:
 def to_entry(
     *,
     sha: str,
-    root: Path,
+    root: str,
     origin: Origin,
     doc: Document | None,
     diagnostics: list[Diagnostic],
@@ -418,7 +418,7 @@ def to_entry(
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
         "sha": sha,
-        "root": str(root),
+        "root": root,
         "origin": [origin.kind, origin.name],
         "display": origin.file,
         "data": doc.data if doc is not None else None,
