@@ -679,13 +679,22 @@ def _load_registry(
     return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
 
 
+def _protected(project: Project) -> frozenset[Path]:
+    """The project's own files a ``$ref`` may never name, whatever they are called: its
+    configuration and its run history with the files beside it (key, journal)."""
+    state = project.state_path
+    beside = [state.with_name(state.name + s) for s in (".key", "-wal", "-shm", "-journal")]
+    files = [state, *beside] + ([project.config_file] if project.config_file else [])
+    return frozenset(real_path(f) for f in files)
+
+
 def _sources(
     project: Project, packs: bool, ctx: _Context
 ) -> Iterator[tuple[Path, RefScope, str, str]]:
     """(tools path, what its ``$ref``s may name, origin kind, origin name): the project's, then
     packs'. A project's tool files may refer to its schema files, wherever ``tools:`` points
     (a ``tools: ..`` widens nothing); a pack's to the schema files of its own directory."""
-    scope = RefScope(real_path(project.root), tuple(project.schema_dirs))
+    scope = RefScope(real_path(project.root), tuple(project.schema_dirs), _protected(project))
     for tool_path in project.tool_paths:
         yield tool_path, scope, "file", ""
     if packs:

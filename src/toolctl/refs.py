@@ -47,12 +47,14 @@ ALLOWED = (
 class RefScope:
     """Which files a ``$ref`` may name: schema files inside ``root`` (see the module docs).
 
-    ``root`` and ``schema_dirs`` are real paths (symlinks resolved); ``schema_dirs`` lie inside
-    ``root`` (the configuration checks that).
+    ``root``, ``schema_dirs`` and ``protected`` are real paths (symlinks resolved);
+    ``schema_dirs`` lie inside ``root`` (the configuration checks that). ``protected`` names
+    files that are never schemas whatever they are called (the configured run history).
     """
 
     root: Path
     schema_dirs: tuple[Path, ...] = ()
+    protected: frozenset[Path] = frozenset()  # the project's config and run history files
 
     @property
     def key(self) -> str:
@@ -70,7 +72,7 @@ class RefScope:
                 "is a dot-file or inside a dot-directory (.git, .toolctl, ...)",
                 "move the schema to a visible directory of the project",
             )
-        if name in _NEVER_NAMES or name.endswith(_NEVER_SUFFIXES):
+        if name in _NEVER_NAMES or name.endswith(_NEVER_SUFFIXES) or path in self.protected:
             return (
                 "is configuration, a lock, a run history or a key, never a schema",
                 "move the schema it should name into a *.schema.yaml file",

@@ -246,3 +246,15 @@ def test_a_local_ref_to_a_value_that_is_not_a_schema_is_a_diagnostic(
     [diag] = registry.diagnostics
     assert (diag.code, diag.line, diag.col) == ("TC302", 9, 15)
     assert "not a schema" in diag.message and "t" not in registry.tools
+
+
+def test_the_configured_run_history_is_never_a_schema_whatever_its_name(tmp_path: Path) -> None:
+    """`state: schemas/runs.json` with `schemas: [schemas]` does not make the history (or its
+    key) referenceable."""
+    config = "schemas: [schemas]\n"
+    write(tmp_path, {"schemas/runs.json": "{}", "schemas/runs.json.key": SECRET})
+    for ref in ("../schemas/runs.json", "../schemas/runs.json.key"):
+        write(tmp_path, {"tools.d/t.yaml": _tool(ref)})
+        (tmp_path / "toolctl.yaml").write_text(f"state: schemas/runs.json\n{config}")
+        registry = load_registry(project=project_at(tmp_path), packs=False)
+        assert "is configuration, a lock, a run history or a key" in _refused(registry).message
