@@ -20,7 +20,7 @@ from toolctl.cache import DEFAULTS, LoadCache, sha256
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
 from toolctl.errors import DeclarationError, YamlError
-from toolctl.refs import SCHEMA_SUFFIXES, RefScope
+from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
