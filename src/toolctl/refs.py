@@ -169,7 +169,13 @@ class _Bundler:
             )
             return None
         target, _, fragment = ref.partition("#")
-        path = real_path(from_file.parent / unquote(target))
+        try:
+            path = real_path(from_file.parent / unquote(target))
+        except (ValueError, OSError):  # a NUL byte (%00), a name the system refuses
+            self.problems.append(
+                RefProblem(display, at, f"reference {target[:80]!r} is not a usable file path")
+            )
+            return None
         refused = self.scope.refusal(path)  # before the file is opened, whatever it is
         if refused is not None:
             message, hint = refused

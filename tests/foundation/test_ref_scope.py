@@ -258,3 +258,15 @@ def test_the_configured_run_history_is_never_a_schema_whatever_its_name(tmp_path
         (tmp_path / "toolctl.yaml").write_text(f"state: schemas/runs.json\n{config}")
         registry = load_registry(project=project_at(tmp_path), packs=False)
         assert "is configuration, a lock, a run history or a key" in _refused(registry).message
+
+
+@pytest.mark.parametrize(
+    "ref", ["a%00.schema.yaml", "a\\u0000b.schema.yaml", "x" * 5000 + ".schema.yaml"]
+)
+def test_a_ref_path_the_system_refuses_is_a_diagnostic_not_a_crash(
+    tmp_path: Path, ref: str
+) -> None:
+    tool = _tool("REF").replace("'REF'", f'"{ref}"')
+    registry = _load(tmp_path, {"tools.d/t.yaml": tool})
+    [diag] = registry.diagnostics
+    assert (diag.code, diag.line) == ("TC302", 7)
