@@ -133,6 +133,21 @@ def cache_key(cache_directory: Path, *, create: bool) -> bytes | None:
         return None
 
 
+MAX_CACHE_FILE = 1 << 31  # larger than any shard a real registry writes
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of a cache file; None when missing, unreadable or not a regular file (a FIFO
+    planted in a shared cache directory would make a plain read wait forever)."""
+    from toolctl.errors import YamlError
+    from toolctl.yamlsrc import read_bytes
+
+    try:
+        return read_bytes(path, max_bytes=MAX_CACHE_FILE)
+    except YamlError:
+        return None
+
+
 def _seal(payload: bytes, key: bytes) -> bytes:
     """``payload`` behind a header with its MAC under ``key``: a file cut short, edited or
     forged without the key is detected."""
@@ -173,9 +188,9 @@ def remembered_settings(config_file: Path, raw: bytes) -> dict[str, Any] | None:
     if not DEFAULTS.cache:
         return None
     try:
-        blob = _config_entry(config_file).read_bytes()
-        key = cache_key(_configs_root(), create=False)
-        payload = _unseal(blob, key) if key is not None else None
+        blob = _read(_config_entry(config_file))
+        key = cache_key(_configs_root(), create=False) if blob is not None else None
+        payload = _unseal(blob, key) if blob is not None and key is not None else None
         entry = json.loads(payload) if payload is not None else None
     except (OSError, ValueError, RecursionError):
         return None
@@ -303,12 +318,9 @@ class LoadCache:
 
     def _load_shard(self, shard: int) -> dict[str, Any]:
         """The entries of one shard file when intact and of this context; {} otherwise."""
-        try:
-            blob = self._shard_file(shard).read_bytes()
-        except OSError:
-            return {}
-        key = self._mac_key(create=False)
-        payload = _unseal(blob, key) if key is not None else None
+        blob = _read(self._shard_file(shard))
+        key = self._mac_key(create=False) if blob is not None else None
+        payload = _unseal(blob, key) if blob is not None and key is not None else None
         if payload is None:
             return {}  # no key, truncated, garbage, hand-edited or forged
         try:
@@ -383,10 +395,8 @@ class LoadCache:
     def file_hash(self, path: str) -> str | None:
         """Content hash of a dependency (None when unreadable), once per load."""
         if path not in self._hashes:
-            try:
-                self._hashes[path] = sha256(Path(path).read_bytes())
-            except OSError:
-                self._hashes[path] = None
+            content = _read(Path(path))
+            self._hashes[path] = sha256(content) if content is not None else None
         return self._hashes[path]
 
     def module_dep(self, ref: str, search: list[str]) -> list[Any]:

@@ -9,6 +9,7 @@ malformed structure are errors at ``file:line:col``, never a traceback.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -139,3 +140,14 @@ def test_an_edited_entry_is_refused(project: Path, edit: Any) -> None:
     edit(data["tools"]["greet"])
     with pytest.raises(LockError, match=r"toolctl\.lock:\d+:5: tools\.greet: "):
         lockfile.parse(json.dumps(data, indent=2, sort_keys=True), "toolctl.lock")
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_planted_as_the_lock_is_an_error_not_a_hang(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    os.mkfifo(project / "toolctl.lock", 0o600)
+    for argv in (["lock", "--check"], ["diff"]):
+        assert run(argv) == 1
+        err = capsys.readouterr().err
+        assert "toolctl.lock: cannot read: not a regular file" in err and "Traceback" not in err

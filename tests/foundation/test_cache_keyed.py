@@ -246,3 +246,20 @@ def test_a_deeply_nested_config_memo_is_a_miss(
     cache._config_entry(config).write_bytes(cache._seal(_nested(200_000).encode(), key))
     found = find_config(project)
     assert found is not None and found[1]["pythonPath"] == ["src"]
+
+
+@pytest.mark.timeout(60)
+def test_a_fifo_planted_as_a_shard_or_config_memo_is_a_miss_not_a_hang(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    monkeypatch.setattr(cache.DEFAULTS, "cache", True)
+    _load()
+    for shard in _shards(tmp_path):
+        shard.unlink()
+        os.mkfifo(shard, 0o600)
+    memo = cache._config_entry(project / "toolctl.yaml")
+    memo.unlink()
+    os.mkfifo(memo, 0o600)
+    parses.clear()
+    assert _load().tools["wipe"].handler == "handlers:real"
+    assert parses == ["wipe.yaml"]  # and the config was read afresh, without waiting

@@ -16,6 +16,7 @@ Every problem names ``file:line:col``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -24,10 +25,12 @@ from typing import Any
 from toolctl.atomicfile import replace
 from toolctl.contract.canonical import digest
 from toolctl.contract.model import LockEntry
-from toolctl.errors import LockError
+from toolctl.errors import LockError, YamlError
+from toolctl.yamlsrc import read_bytes
 
 LOCK_NAME = "toolctl.lock"
 LOCK_FORMAT = 1
+MAX_LOCK_BYTES = 1 << 30
 _ENTRY_KEYS = frozenset(
     {"version", "handler", "contractDigest", "declarationDigest", "contract", "runtime"}
 )
@@ -187,14 +190,14 @@ def parse(text: str, where: str = LOCK_NAME) -> dict[str, LockEntry]:
 
 def read(path: Path) -> dict[str, LockEntry]:
     """The entries of the lock file at ``path``."""
-    try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise LockError(
             f"{path}: no lock file", hint="create it with `toolctl lock` and commit it"
         ) from None
-    except OSError as exc:
-        raise LockError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:  # a regular file only: a FIFO planted as the lock would make a plain read wait forever
+        text = read_bytes(path, max_bytes=MAX_LOCK_BYTES).decode("utf-8")
+    except YamlError as exc:
+        raise LockError(f"{path}: cannot read: {exc.message}", hint=exc.hint) from None
     except UnicodeDecodeError as exc:
         raise LockError(
             f"{path}: cannot read: not UTF-8 ({exc.reason} at byte {exc.start})",
