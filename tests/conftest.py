@@ -33,10 +33,14 @@ TESTS = Path(__file__).resolve().parent
 # the repository and the user's ~/.cache. Tests about where the cache lives unset it.
 _CACHE = tempfile.mkdtemp(prefix="toolctl-test-cache-")
 os.environ["TOOLCTL_CACHE_DIR"] = _CACHE
+# The key of the cache's MACs likewise, instead of the user's ~/.local/share/toolctl.
+_DATA = tempfile.mkdtemp(prefix="toolctl-test-data-")
+os.environ["TOOLCTL_DATA_DIR"] = _DATA
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+    shutil.rmtree(_DATA, ignore_errors=True)
 
 
 SLOW_MODULES = {

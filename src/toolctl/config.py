@@ -2,8 +2,10 @@
 
 Keys (all optional): ``tools`` (a path or list of paths to tool files or directories; default
 ``tools.d``), ``pythonPath`` (directories searched for handler modules; default ``.``),
-``state`` (the run-history database; default ``.toolctl/state.db``), and free sections for the
-commands (``lint``, ``export``, ``test``, ``serve``). Paths are relative to the config file.
+``state`` (the run-history database; default ``.toolctl/state.db``), ``schemas`` (directories
+inside the project whose YAML and JSON files a ``$ref`` may name besides ``*.schema.yaml``
+files), and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
+relative to the config file.
 
 The project root is found from a path upward, as git finds a repository: the nearest directory at
 or above it holding ``toolctl.yaml`` or a ``pyproject.toml`` with a ``[tool.toolctl]`` table. With
@@ -30,7 +32,7 @@ from toolctl.yamlsrc import decode_text, load_file, loads, read_bytes, real_path
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -59,6 +61,7 @@ class Project:
     state_path: Path = Path(".toolctl/state.db")
     settings: dict[str, Any] = field(default_factory=dict)
     state_url: str | None = None  # a PostgreSQL ``state:`` (or TOOLCTL_STATE); else state_path
+    schema_dirs: list[Path] = field(default_factory=list)  # ``schemas:`` (see toolctl.refs)
 
     def section(self, name: str) -> dict[str, Any]:
         """A command's settings section (``lint``, ``export``, ...), empty when absent."""
@@ -191,6 +194,25 @@ def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
     return [real_path(base / v) for v in items]
 
 
+def _schema_dirs(settings: dict[str, Any], root: Path, origin: Path | None) -> list[Path]:
+    """The ``schemas:`` directories: real paths strictly inside ``root``, none of them hidden
+    (a ``$ref`` may name YAML and JSON files in them; see :class:`toolctl.refs.RefScope`)."""
+    if "schemas" not in settings:
+        return []
+    dirs = _paths(settings["schemas"], root, "schemas", origin)
+    for directory in dirs:
+        inside = root in directory.parents
+        hidden = inside and any(p.startswith(".") for p in directory.relative_to(root).parts)
+        if not inside or hidden:
+            what = "a hidden directory" if hidden else "not a directory below the project root"
+            raise ConfigError(
+                f"{_setting_at(origin, 'schemas')}: 'schemas' lists {_shown(directory)}, {what}",
+                hint=f"list visible subdirectories of {_shown(root)} that hold only schemas, "
+                "e.g. `schemas: [schemas]`",
+            )
+    return dirs
+
+
 def project_for(path: Path | None = None) -> Project:
     """The project for ``path``: a tools file/dir given explicitly, or found from the cwd.
 
@@ -278,7 +300,12 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         )
     if not env:  # the variable was checked above
         check_state(state, lambda: f"{_setting_at(config_file, 'state')}: state")
+    schema_dirs = _schema_dirs(settings, root, config_file)
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
-        return Project(root, config_file, tool_paths, python_path, default, settings, state)
-    return Project(root, config_file, tool_paths, python_path, (root / state), settings)
+        return Project(
+            root, config_file, tool_paths, python_path, default, settings, state, schema_dirs
+        )
+    return Project(
+        root, config_file, tool_paths, python_path, root / state, settings, None, schema_dirs
+    )

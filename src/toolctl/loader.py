@@ -27,6 +27,7 @@ from toolctl.diagnostics import (
     sorted_unique,
 )
 from toolctl.errors import DeclarationError, YamlError
+from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
@@ -43,7 +44,6 @@ from toolctl.yamlsrc import (
 )
 
 TOOL_SUFFIXES = (".yaml", ".yml")
-SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
 REGISTRY_GROUP = "toolctl.registries"
 T = TypeVar("T")
 
@@ -252,7 +252,7 @@ def _check_schemas(
     doc: Document,
     pointer: JsonPath,
     file: Path,
-    root: Path,
+    scope: RefScope,
     ctx: _Context,
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
@@ -288,7 +288,7 @@ def _check_schemas(
             continue
         if dollars:
             schema, problems, has_refs = refs.bundle(
-                raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+                raw[key], file=file, display=doc.file, scope=scope, load=ctx.load_doc
             )
         else:
             schema, problems, has_refs = raw[key], [], False
@@ -381,12 +381,12 @@ def _build_tool(
     doc: Document,
     pointer: JsonPath,
     file: Path,
-    root: Path,
+    scope: RefScope,
     origin: Origin,
     ctx: _Context,
 ) -> tuple[ToolSpec, list[Diagnostic]]:
     out: list[Diagnostic] = []
-    bundled, bad = _check_schemas(raw, doc, pointer, file, root, ctx, out)
+    bundled, bad = _check_schemas(raw, doc, pointer, file, scope, ctx, out)
     line, col = doc.locate((*pointer, "name"))
     spec = ToolSpec.from_validated(
         raw,
@@ -438,7 +438,7 @@ def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
 
 
 def _load_file(
-    path: Path, root: Path, origin_kind: str, origin_name: str, ctx: _Context
+    path: Path, scope: RefScope, origin_kind: str, origin_name: str, ctx: _Context
 ) -> list[ToolSpec]:
     """Load one tool file (from the cache when it is current); diagnostics go to ``ctx``."""
     origin = Origin(origin_kind, origin_name, _short(path))
@@ -449,21 +449,21 @@ def _load_file(
         return []
     ctx.directives[origin.file] = may_hold_directive(content)
     if ctx.cache is None:
-        return _check_file(content, path, root, origin, ctx)[0]
+        return _check_file(content, path, scope, origin, ctx)[0]
     digest = sha256(content)
     search = ctx.search(origin_kind)
-    specs = _cached(ctx.cache, path, digest, root, origin, search, ctx)
+    specs = _cached(ctx.cache, path, digest, scope, origin, search, ctx)
     if specs is not None:
         return specs
     start = len(ctx.diagnostics)
     ctx.touched = {}
-    specs, doc = _check_file(content, path, root, origin, ctx)
+    specs, doc = _check_file(content, path, scope, origin, ctx)
     modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
     files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
     entry = cache.to_entry(
         formats=_format_names(any(spec.provider_options for spec in specs), ctx),
         sha=digest,
-        root=root,
+        root=scope.key,
         origin=origin,
         doc=doc,
         diagnostics=ctx.diagnostics[start:],
@@ -480,7 +480,7 @@ def _cached(
     store: LoadCache,
     path: Path,
     digest: str,
-    root: Path,
+    scope: RefScope,
     origin: Origin,
     search: list[str],
     ctx: _Context,
@@ -492,7 +492,7 @@ def _cached(
     try:
         if (
             entry["sha"] != digest
-            or entry["root"] != str(root)
+            or entry["root"] != scope.key
             or entry["origin"] != [origin.kind, origin.name]
             or entry["formats"] != _format_names(entry["formats"] is not None, ctx)
             or not store.deps_current(entry, search)
@@ -527,7 +527,7 @@ def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
 
 
 def _check_file(
-    content: bytes, path: Path, root: Path, origin: Origin, ctx: _Context
+    content: bytes, path: Path, scope: RefScope, origin: Origin, ctx: _Context
 ) -> tuple[list[ToolSpec], Document | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
@@ -555,7 +555,7 @@ def _check_file(
         if pointer and str(pointer[1]) in broken:
             _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
             continue
-        spec, diags = _build_tool(raw, doc, pointer, path, root, origin, ctx)
+        spec, diags = _build_tool(raw, doc, pointer, path, scope, origin, ctx)
         ctx.diagnostics.extend(diags)
         if has_errors(diags):
             ctx.invalid.add(id(spec))
@@ -716,25 +716,39 @@ def _load_registry(
         store = LoadCache(directory, project.python_path)
     ctx = _Context(project.python_path, store)
     specs: list[ToolSpec] = []
-    for tool_path, root, kind, name in _sources(project, packs, ctx):
+    for tool_path, scope, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
             if problem is not None:
                 ctx.diagnostics.append(problem)
                 continue
-            specs.extend(_load_file(file, root, kind, name, ctx))
+            specs.extend(_load_file(file, scope, kind, name, ctx))
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
     return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
 
 
-def _sources(project: Project, packs: bool, ctx: _Context) -> Iterator[tuple[Path, Path, str, str]]:
-    """(tools path, its ``$ref`` root, origin kind, origin name): the project's, then packs'."""
+def _protected(project: Project) -> frozenset[Path]:
+    """The project's own files a ``$ref`` may never name, whatever they are called: its
+    configuration and its run history with the files beside it (key, journal)."""
+    state = project.state_path
+    beside = [state.with_name(state.name + s) for s in (".key", "-wal", "-shm", "-journal")]
+    files = [state, *beside] + ([project.config_file] if project.config_file else [])
+    return frozenset(real_path(f) for f in files)
+
+
+def _sources(
+    project: Project, packs: bool, ctx: _Context
+) -> Iterator[tuple[Path, RefScope, str, str]]:
+    """(tools path, what its ``$ref``s may name, origin kind, origin name): the project's, then
+    packs'. A project's tool files may refer to its schema files, wherever ``tools:`` points
+    (a ``tools: ..`` widens nothing); a pack's to the schema files of its own directory."""
+    scope = RefScope(real_path(project.root), tuple(project.schema_dirs), _protected(project))
     for tool_path in project.tool_paths:
-        yield tool_path, tool_path if tool_path.is_dir() else tool_path.parent, "file", ""
+        yield tool_path, scope, "file", ""
     if packs:
         for name, directory in _pack_dirs(ctx):
-            yield directory, directory, "package", name
+            yield directory, RefScope(real_path(directory)), "package", name
 
 
 def load(
