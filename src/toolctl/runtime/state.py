@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import ValidationBudget
 from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
@@ -107,6 +108,7 @@ class RunState:
         "abort",
         "approval",
         "background",
+        "budget",
         "context",
         "display",
         "input",
@@ -144,6 +146,8 @@ class RunState:
         else:
             self.timeout = plan.background_timeout if self.background else plan.timeout
         self.traceback: str | None = None  # of a failed handler (user frames, redacted)
+        # input and output validation share it (the pipeline sets the project's)
+        self.budget = ValidationBudget()
 
     def result(
         self,
@@ -233,11 +237,15 @@ def validator_for(schema: Any) -> Validator:
 
 
 def schema_problems(
-    schema: Any, value: Any, validator: Validator | None = None
+    schema: Any,
+    value: Any,
+    validator: Validator | None = None,
+    budget: ValidationBudget | None = None,
 ) -> list[dict[str, Any]]:
     """Validation problems of ``value`` against ``schema`` (whose ``validator`` the caller may
-    already have), redacted."""
-    problems = (validator or _VALIDATORS(schema)).errors(value)
+    already have), redacted. Charged to ``budget``: past it
+    :class:`~toolctl.budget.ValidationRefused` (without one, a refusal is one problem)."""
+    problems = (validator or _VALIDATORS(schema)).errors(value, budget=budget)
     if not problems:
         return []
     # jsonschema's messages quote the offending value; these details reach the model, the

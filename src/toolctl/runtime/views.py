@@ -45,6 +45,21 @@ class Views:
             else:
                 _put(out, phase, redactor.redact(value))
 
+    async def aphase(self, phase: str, payload: Any, schema: Any = None) -> None:
+        """:meth:`phase`, off the event loop when a transform of ``phase`` is a callable (user
+        code may block: on a shared loop it would stall every other request)."""
+        if not self.plan.calls_code(phase):
+            self.phase(phase, payload, schema)
+            return
+        from toolctl.runtime.invoke import Saturated, off_loop
+        from toolctl.runtime.result import ErrorCode
+        from toolctl.runtime.state import StepFailed
+
+        try:
+            await off_loop(self.phase, phase, payload, schema, name="toolctl-transform")
+        except Saturated as exc:
+            raise StepFailed(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}") from None
+
     def _transform(self, spec: Any, payload: Any, phase: str, target: str) -> Any:
         state = self.state
         info = {
