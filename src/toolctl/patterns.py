@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from toolctl.budget import ValidationRefused, current
+from toolctl.budget import BudgetExceeded, ValidationRefused, current
 
 MAX_PATTERN_DEPTH = 50
 """Deepest group nesting a ``pattern`` may have: regex parsers recurse once per group."""
@@ -264,8 +264,8 @@ class Pattern:
         try:
             return self.engine.search(text, timeout=max(left, 0.001)) is not None
         except TimeoutError:
-            if budget is not None:
-                budget.check()  # out of budget: its own refusal, naming the setting
+            if budget is not None:  # it had what was left of the call's budget
+                raise BudgetExceeded(budget) from None
             raise PatternTimeout(
                 f"pattern {_short(self.source)} took longer than {max(left, 0.001):.3g} s on "
                 "this value; the value is refused"
