@@ -7,7 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
-from toolctl.runtime.result import RunResult, RunStatus
+from toolctl.runtime.invoke import Saturated, off_loop
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.state import RunState
@@ -51,10 +53,6 @@ class Views:
         if not self.plan.calls_code(phase):
             self.phase(phase, payload, schema)
             return
-        from toolctl.runtime.invoke import Saturated, off_loop
-        from toolctl.runtime.result import ErrorCode
-        from toolctl.runtime.state import StepFailed
-
         try:
             await off_loop(self.phase, phase, payload, schema, name="toolctl-transform")
         except Saturated as exc:
