@@ -49,13 +49,22 @@ tools:
     inputSchema:
       type: object
       properties: {{s: {{type: string, format: email}}}}
+  - name: blocking_error
+    description: An error transform that blocks until released.
+    handler: budget_handlers:echo
+    transform:
+      display:
+        error: {{call: budget_handlers:blocking_error}}
+    inputSchema:
+      type: object
+      properties: {{n: {{type: integer}}}}
 """
 
 HANDLERS = """\
 import threading
 
 THREADS = {}
-RELEASE = {name: threading.Event() for name in ("hook", "transform", "toModelOutput")}
+RELEASE = {name: threading.Event() for name in ("hook", "transform", "toModelOutput", "error")}
 
 def echo(args):
     return args
@@ -70,6 +79,10 @@ def blocking_hook(payload):
 def blocking_transform(payload):
     _block("transform")
     return payload["output"]
+
+def blocking_error(payload):
+    _block("error")
+    return payload["error"]
 
 def blocking_model_output(output):
     _block("toModelOutput")
@@ -144,12 +157,14 @@ def test_user_code_and_validation_run_off_a_shared_loop(reg: Registry) -> None:
 
         releaser = asyncio.ensure_future(release_when_blocked())
         result = await reg.acall("blocking", {"s": "ada@example.com"}, store=False)
+        refused = await reg.acall("blocking_error", {"n": "not a number"}, store=False)
         await releaser
-        return result
+        return result, refused
 
-    result = asyncio.run(main())
+    result, refused = asyncio.run(main())
     assert getattr(result, "ok", False), result
-    for name in ("hook", "transform", "toModelOutput"):
+    assert getattr(refused, "status", None) is RunStatus.FAILED
+    for name in ("hook", "transform", "toModelOutput", "error"):
         assert budget_handlers.THREADS[name + ":released"] is True, name
         assert budget_handlers.THREADS[name] != threading.main_thread().name
 

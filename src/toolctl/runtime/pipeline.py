@@ -180,7 +180,7 @@ class Call:
             await self.fire("onInputAvailable", input=state.input)  # 2
             state.context = await self._check_context()  # 4
         except StepFailed as exc:
-            return self.recorder.error_result(exc.info, exc.status)
+            return await self.recorder.error_result_async(exc.info, exc.status)
         if state.spec.require_approval:  # 5
             pending = await self.approval.decide()
             if pending is not None:
@@ -283,7 +283,7 @@ class Call:
         try:
             handler = self.executor.load()
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         late = await self._start_running()
         try:
             if late:
@@ -296,7 +296,7 @@ class Call:
         except HandlerTimeout as exc:
             return self._timed_out(exc)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         except (KeyboardInterrupt, cancelled_error()) as exc:
             result = self.interrupted = recorder.cancelled()
             if isinstance(exc, KeyboardInterrupt):
@@ -389,7 +389,7 @@ class Call:
             model = await output.model_output(state, out, self.site.python_path)
             await self.views.aphase("output", out, state.plan.output_schema)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)
         await recorder.finish_async(result)  # 10
         return result
