@@ -151,3 +151,16 @@ def test_hostile_format_regex_value_stays_under_200_mib() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
     )
     assert int(out.stdout.strip()) < 200, out.stdout
+
+
+def test_exponential_applicators_are_cut_off_by_the_budget() -> None:
+    # two anyOf branches through the same $ref: 2^30 evaluations for 30 levels of nesting
+    both = {"type": "array", "items": {"$ref": "#/$defs/n"}}
+    node = {"anyOf": [both, {**both, "minItems": 0}, {"type": "integer"}]}
+    validator = make_validator({"$defs": {"n": node}, "$ref": "#/$defs/n"})
+    value: object = "x"
+    for _ in range(30):
+        value = [value]
+    with pytest.raises(BudgetExceeded):
+        validator.errors(value, budget=ValidationBudget(50))
+    assert validator.errors([[1]], budget=ValidationBudget(50)) == []
