@@ -73,7 +73,11 @@ def _setting(section: dict[str, Any], key: str, default: float, *, whole: bool =
 def bound_sessions(manager: Any) -> None:
     """Make the SDK's session manager expire its longest-idle session instead of refusing a
     new client when it is full."""
-    admit = manager._admit_session
+    admit = getattr(manager, "_admit_session", None)
+    if admit is None or not hasattr(manager, "_server_instances"):
+        # another SDK release: its own limit (503 when full) still holds
+        log.warning("this mcp SDK cannot expire idle sessions to admit new ones")
+        return
 
     def admit_or_expire(requestor: Any) -> Any:
         limit = manager.max_sessions
@@ -88,8 +92,8 @@ def expire_oldest_idle(manager: Any) -> str | None:
     """Expire the session idle the longest (no request in flight); its id, or None."""
     oldest: tuple[float, str, Any] | None = None
     for session_id, transport in manager._server_instances.items():
-        scope = transport.idle_scope
-        if scope is None or scope.cancel_called or transport._requests_in_flight:
+        scope = getattr(transport, "idle_scope", None)
+        if scope is None or scope.cancel_called or getattr(transport, "_requests_in_flight", 1):
             continue
         if oldest is None or scope.deadline < oldest[0]:
             oldest = (scope.deadline, session_id, transport)
@@ -99,7 +103,7 @@ def expire_oldest_idle(manager: Any) -> str | None:
     # Forgotten at once (its id answers 404 from now on, and the slot is free for the client
     # being admitted); cancelling the idle scope ends its server task, which terminates it.
     manager._server_instances.pop(session_id, None)
-    manager._session_owners.pop(session_id, None)
+    getattr(manager, "_session_owners", {}).pop(session_id, None)
     transport.idle_scope.cancel()
     log.info("session limit reached: expired the longest-idle session %s", session_id[:12])
     return str(session_id)
