@@ -50,7 +50,7 @@ class Views:
     async def aphase(self, phase: str, payload: Any, schema: Any = None) -> None:
         """:meth:`phase`, off the event loop when a transform of ``phase`` is a callable (user
         code may block: on a shared loop it would stall every other request)."""
-        if not self.plan.calls_code(phase):
+        if not (self.plan.transforms and self.plan.calls_code(phase)):
             self.phase(phase, payload, schema)
             return
         try:
