@@ -238,6 +238,7 @@ MEETING = {
     "attendees": ["ana@example.com"],
     "date": "2026-12-05",
     "durationMinutes": 60,
+    "preferredTime": "10:00",  # the schema default, filled in by the pipeline before the handler
 }
 
 
