@@ -350,7 +350,7 @@ def _schemas_beside(
     doc: Document,
     pointer: JsonPath,
     file: Path,
-    root: Path,
+    scope: RefScope,
     ctx: _Context,
     format_diags: list[Diagnostic],
 ) -> None:
@@ -373,7 +373,7 @@ def _schemas_beside(
     if keys:
         name = raw.get("name")
         keys["name"] = name if isinstance(name, str) else None
-        _check_schemas(keys, doc, pointer, file, root, ctx, ctx.diagnostics)
+        _check_schemas(keys, doc, pointer, file, scope, ctx, ctx.diagnostics)
 
 
 def _build_tool(
@@ -546,14 +546,14 @@ def _check_file(
     ):
         if isinstance(doc.data, dict) and isinstance(doc.data.get("tools", []), list):
             for pointer, raw in _tools_of(doc.data):
-                _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
+                _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
         doc.release()
         return [], doc
     broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
     for pointer, raw in _tools_of(doc.data):
         if pointer and str(pointer[1]) in broken:
-            _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
+            _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
             continue
         spec, diags = _build_tool(raw, doc, pointer, path, scope, origin, ctx)
         ctx.diagnostics.extend(diags)

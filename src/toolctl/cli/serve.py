@@ -44,6 +44,8 @@ _HTTP_ONLY = (
     "allowed_origin",
     "auth_token_env",
     "max_request_bytes",
+    "max_sessions",
+    "session_idle_timeout",
 )
 
 
@@ -126,6 +128,25 @@ def serve(
             help="Largest HTTP request body (413 above).",
         ),
     ] = 4 * 1024 * 1024,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-sessions",
+            min=1,
+            metavar="N",
+            help="Most open 2025-11-25 sessions; when full the longest-idle one is expired "
+            "[default: serve.maxSessions or 1000].",
+        ),
+    ] = None,
+    session_idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--session-idle-timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="A session idle this long expires [default: serve.sessionIdleTimeout or 300].",
+        ),
+    ] = None,
     shutdown_timeout: ShutdownTimeoutOpt = 30.0,
     forward_logging: Annotated[
         bool,
@@ -210,6 +231,14 @@ def serve(
         sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}{note}\n")
         sys.stderr.flush()
 
+    from toolctl.server.sessions import session_limits
+
+    section = loaded.project.section("serve") if loaded.project is not None else {}
+    try:
+        sessions = session_limits(section, max_sessions, session_idle_timeout)
+    except ToolctlError as exc:
+        print_error(exc)
+        raise typer.Exit(exitcodes.USAGE) from None
     options = ServeOptions(
         transport=transport.value,
         host=host,
@@ -220,6 +249,7 @@ def serve(
         allowed_origins=tuple(allowed_origin or ()),
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
+        sessions=sessions,
         shutdown_timeout=shutdown_timeout,
         forward_logging=forward_logging,
         trace_arguments=trace_arguments,

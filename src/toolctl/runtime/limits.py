@@ -23,6 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import DEFAULT_BUDGET_MS
 from toolctl.errors import ToolctlError
 
 if TYPE_CHECKING:
@@ -35,9 +36,11 @@ CPU_GRACE_S = 1  # the CPU limit is a backstop: the wall-clock deadline should f
 
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Limits for an isolated handler's process; ``None`` leaves a limit unset."""
+    """Limits for an isolated handler's process; ``None`` leaves a limit unset. Also the CPU
+    budget of one call's input and output validation (``run.validationBudgetMs``)."""
 
     memory_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    validation_budget_ms: int = DEFAULT_BUDGET_MS
 
     def for_child(self, timeout: float | None) -> dict[str, int | None]:
         """What the child sets: address space in bytes, CPU seconds (from the timeout)."""
@@ -65,7 +68,19 @@ def limits_of(registry: HasProject) -> ResourceLimits:
             f"{where}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
             hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
         )
-    return ResourceLimits(memory_mb=value)
+    budget = section.get("validationBudgetMs", DEFAULT_BUDGET_MS)
+    if not _budget_ms(budget):
+        raise ToolctlError(
+            f"{where}: run.validationBudgetMs must be a positive whole number of "
+            f"milliseconds, not {budget!r}",
+            hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
+        )
+    return ResourceLimits(memory_mb=value, validation_budget_ms=budget)
+
+
+def _budget_ms(value: Any) -> bool:
+    # at most a day: a larger number is a typo (and a float of it would lose precision)
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 86_400_000
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import history, hooks, jsondata, output
+from toolctl.runtime import history, hooks, jsondata, output, validation
 from toolctl.runtime.approval import ApprovalGate
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
@@ -48,7 +48,6 @@ from toolctl.runtime.state import (
     StepFailed,
     log,
     new_run_id,
-    schema_problems,
 )
 from toolctl.runtime.suspension import Suspension
 from toolctl.runtime.sync import cancelled_error
@@ -109,6 +108,7 @@ class Call:
         status: str = RunStatus.RUNNING.value,
     ) -> None:
         self.state = RunState(plan_for(spec), options)
+        self.state.budget.limit = site.limits.validation_budget_ms / 1000
         self.site = site
         self.views = Views(self.state, site.python_path)
         self.recorder = Recorder(
@@ -193,12 +193,12 @@ class Call:
             state.register(state.input, state.spec.input_schema)
             if "inputDelta" in state.display or "inputDelta" in state.transcript:
                 self.views.rescrub_deltas()  # streamed before its secrets were known
-            self.views.phase("input", state.input, state.spec.input_schema)
-            self._validate_input()  # 3
+            await self.views.aphase("input", state.input, state.spec.input_schema)
+            await self._validate_input()  # 3
             await self.fire("onInputAvailable", input=state.input)  # 2
-            state.context = self._check_context()  # 4
+            state.context = await self._check_context()  # 4
         except StepFailed as exc:
-            return self.recorder.error_result(exc.info, exc.status)
+            return await self.recorder.error_result_async(exc.info, exc.status)
         if state.spec.require_approval:  # 5
             pending = await self.approval.decide()
             if pending is not None:
@@ -231,10 +231,17 @@ class Call:
         filled: dict[str, Any] = value
         return filled
 
-    def _validate_input(self) -> None:
+    async def _validate_input(self) -> None:
         state = self.state
         spec = state.spec
-        problems = schema_problems(spec.input_schema, state.input, state.plan.input_validator)
+        problems = await validation.problems(
+            state,
+            spec.input_schema,
+            state.input,
+            state.plan.input_validator,
+            code=ErrorCode.INVALID_INPUT.value,
+            what="input",
+        )
         if problems:
             shown = jsondata.shorten(state.plan.input_redactor.redact(state.input))
             raise StepFailed(
@@ -244,7 +251,7 @@ class Call:
                 problems,
             )
 
-    def _check_context(self) -> Any:
+    async def _check_context(self) -> Any:
         spec = self.state.spec
         schema = spec.request_context_schema
         context = self.state.options.context
@@ -257,7 +264,13 @@ class Call:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
         self.state.register(context, schema)
         if schema is not None:
-            problems = schema_problems(schema, {} if context is None else context)
+            problems = await validation.problems(
+                self.state,
+                schema,
+                {} if context is None else context,
+                code=ErrorCode.INVALID_CONTEXT.value,
+                what="request context",
+            )
             if problems:
                 shown = jsondata.shorten(redactor_for(schema).redact(context))
                 raise StepFailed(
@@ -301,7 +314,7 @@ class Call:
         try:
             handler = self.executor.load()
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         late = await self._start_running()
         try:
             if late:
@@ -314,7 +327,7 @@ class Call:
         except HandlerTimeout as exc:
             return self._timed_out(exc)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         except (KeyboardInterrupt, cancelled_error()) as exc:
             result = self.interrupted = recorder.cancelled()
             if isinstance(exc, KeyboardInterrupt):
@@ -403,14 +416,14 @@ class Call:
         state, recorder = self.state, self.recorder
         state.register(out, state.plan.output_schema, marked_only=True)
         try:
-            output.check_output(state, out)  # 8
+            await output.check_output(state, out)  # 8
             await self.fire("onOutput", output=out)  # 9
             # The model sees the output without its sensitive fields (toModelOutput included).
             shown = sensitive_map(state.plan.output_schema).prune(out)
-            model = output.model_output(state, shown, self.site.python_path)
+            model = await output.model_output(state, shown, self.site.python_path)
+            await self.views.aphase("output", out, state.plan.output_schema)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
-        self.views.phase("output", out, state.plan.output_schema)
+            return await recorder.error_result_async(exc.info, exc.status)
         result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)
         await recorder.finish_async(result)  # 10
         return result

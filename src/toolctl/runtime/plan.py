@@ -70,6 +70,13 @@ class ToolPlan:
             return self.output_redactor
         return redactor_for(schema)
 
+    def calls_code(self, phase: str) -> bool:
+        """True when a display or transcript transform of ``phase`` is a callable."""
+        return self.transforms and any(
+            isinstance(spec, dict) and "call" in spec
+            for spec in (self.display.get(phase), self.transcript.get(phase))
+        )
+
     def declares(self, target: str, phase: str) -> bool:
         declared = self.display if target == "display" else self.transcript
         if phase == "approval" and "approval" not in declared:

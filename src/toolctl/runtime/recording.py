@@ -14,6 +14,7 @@ from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
 from toolctl.runtime.redact import hide_values
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunStore
@@ -79,10 +80,25 @@ class Recorder:
         self.expect_status = expect_status  # the state the stored row is in
         self.handler_started_at: float | None = None  # when no running row recorded it
 
+    async def error_result_async(
+        self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED
+    ) -> RunResult:
+        """:meth:`error_result`, with a callable error transform run off the event loop."""
+        if not self.views.plan.calls_code("error"):
+            return self.error_result(info, status)
+        try:
+            await self.views.aphase("error", info.to_dict())
+        except StepFailed:  # no worker free: the views are made in place, as before
+            self.views.phase("error", info.to_dict())
+        return self._ended(info, status)
+
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
         """End the run with ``info``: its views, its row, its result."""
         info = self.state.scrub_error(info)  # what a failure says never quotes a secret
         self.views.phase("error", info.to_dict())
+        return self._ended(info, status)
+
+    def _ended(self, info: ToolErrorInfo, status: RunStatus) -> RunResult:
         result = self.state.result(
             status, error=info, model_output={"type": "text", "value": info.text()}
         )

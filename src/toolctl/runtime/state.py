@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import ValidationBudget
 from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
@@ -113,6 +114,7 @@ class RunState:
         "abort",
         "approval",
         "background",
+        "budget",
         "context",
         "display",
         "input",
@@ -154,6 +156,8 @@ class RunState:
         # The secret values seen so far (registered once, as each value arrives; replaced, never
         # mutated, so a logging thread reading it never sees it change).
         self.secrets: frozenset[str] = frozenset()
+        # input and output validation share it (the pipeline sets the project's)
+        self.budget = ValidationBudget()
 
     def result(
         self,
@@ -262,11 +266,15 @@ def validator_for(schema: Any) -> Validator:
 
 
 def schema_problems(
-    schema: Any, value: Any, validator: Validator | None = None
+    schema: Any,
+    value: Any,
+    validator: Validator | None = None,
+    budget: ValidationBudget | None = None,
 ) -> list[dict[str, Any]]:
     """Validation problems of ``value`` against ``schema`` (whose ``validator`` the caller may
-    already have), redacted."""
-    problems = (validator or _VALIDATORS(schema)).errors(value)
+    already have), redacted. Charged to ``budget``: past it
+    :class:`~toolctl.budget.ValidationRefused` (without one, a refusal is one problem)."""
+    problems = (validator or _VALIDATORS(schema)).errors(value, budget=budget)
     if not problems:
         return []
     # jsonschema's messages quote the offending value; these details reach the model, the

@@ -7,8 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
+from toolctl.runtime.invoke import Saturated, off_loop
 from toolctl.runtime.redact import scrub_values
-from toolctl.runtime.result import RunResult, RunStatus
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.state import RunState
@@ -60,6 +62,17 @@ class Views:
                 hidden = scrub_values(joined, known)
                 if hidden != joined:
                     views["inputDelta"] = [hidden]
+
+    async def aphase(self, phase: str, payload: Any, schema: Any = None) -> None:
+        """:meth:`phase`, off the event loop when a transform of ``phase`` is a callable (user
+        code may block: on a shared loop it would stall every other request)."""
+        if not (self.plan.transforms and self.plan.calls_code(phase)):
+            self.phase(phase, payload, schema)
+            return
+        try:
+            await off_loop(self.phase, phase, payload, schema, name="toolctl-transform")
+        except Saturated as exc:
+            raise StepFailed(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}") from None
 
     def _transform(self, spec: Any, payload: Any, phase: str, target: str) -> Any:
         state = self.state

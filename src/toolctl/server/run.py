@@ -13,6 +13,7 @@ import anyio
 
 from toolctl.server.app import ToolServer
 from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
@@ -38,6 +39,7 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     auth_token_env: str | None = None
     max_request_bytes: int = DEFAULT_MAX_BODY
+    sessions: SessionLimits = field(default_factory=SessionLimits)
     shutdown_timeout: float = 30.0
     name: str = "toolctl"
     forward_logging: bool = False
@@ -167,8 +169,11 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         transport_security=settings,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
+        max_sessions=options.sessions.max_sessions,
+        session_idle_timeout=options.sessions.idle_timeout,
     )
-    app = StrictBodies(app, options.max_request_bytes)
+    bound_sessions(server.lowlevel._session_manager)
+    app = StrictBodies(RetryAfter(app), options.max_request_bytes)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
