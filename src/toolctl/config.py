@@ -48,6 +48,38 @@ def check_state(state: str, origin: str | Callable[[], str]) -> None:
         )
 
 
+DEFAULT_MEMORY_LIMIT_MB = 1024
+MIB = 1024 * 1024
+# RLIMIT_AS is a signed 64-bit byte count: more MiB than this cannot be set at all
+MAX_MEMORY_LIMIT_MB = (2**63 - 1) // MIB
+
+
+def memory_limit_mb(settings: dict[str, Any], origin: Callable[[], str]) -> int | None:
+    """``run.memoryLimitMb`` of ``settings`` (the default when absent; None: no limit), or a
+    :class:`ConfigError` at ``origin()`` (worked out only for the error) naming the fix."""
+    section = settings.get("run") or {}
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{origin()}: run must be a mapping, not {type(section).__name__}",
+            hint="write it as run: {memoryLimitMb: 1024}",
+        )
+    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"{origin()}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
+            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
+        )
+    if value > MAX_MEMORY_LIMIT_MB:
+        raise ConfigError(
+            f"{origin()}: run.memoryLimitMb {value} is more than any process can be given "
+            f"(at most {MAX_MEMORY_LIMIT_MB})",
+            hint="give the limit in MiB, e.g. run: {memoryLimitMb: 1024}, or null for no limit",
+        )
+    return value
+
+
 @dataclass
 class Project:
     """Where a registry lives and how to treat it."""
@@ -348,6 +380,8 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         )
     if not env:  # the variable was checked above
         check_state(state, lambda: f"{_setting_at(config_file, 'state')}: state")
+    if "run" in settings:  # checked with the rest of the config: `validate` reports it too
+        memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(root, config_file, tool_paths, python_path, default, settings, state)

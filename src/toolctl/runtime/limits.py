@@ -23,13 +23,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolctl.errors import ToolctlError
+from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import HasProject
 
-DEFAULT_MEMORY_LIMIT_MB = 1024
-MIB = 1024 * 1024
 CPU_GRACE_S = 1  # the CPU limit is a backstop: the wall-clock deadline should fire first
 
 
@@ -52,20 +50,8 @@ def limits_of(registry: HasProject) -> ResourceLimits:
     project = getattr(registry, "project", None)
     if project is None:
         return ResourceLimits()
-    section = project.settings.get("run") or {}
-    where = project.config_file or "toolctl.yaml"
-    if not isinstance(section, dict):
-        raise ToolctlError(
-            f"{where}: run must be a mapping, not {type(section).__name__}",
-            hint="write it as run: {memoryLimitMb: 1024}",
-        )
-    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ToolctlError(
-            f"{where}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
-            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
-        )
-    return ResourceLimits(memory_mb=value)
+    where = str(project.config_file or "toolctl.yaml")
+    return ResourceLimits(memory_mb=memory_limit_mb(project.settings, lambda: where))
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError, ToolctlError
 from toolctl.runtime import jsondata, transforms
+from toolctl.runtime.exctext import describe, message_of
 from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.state import StepFailed, log, schema_problems
 
@@ -31,9 +32,14 @@ def check_output(state: RunState, output: Any) -> None:
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {detail}"
         ) from None
     except (TypeError, ValueError, RecursionError) as exc:
-        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        message = "nested too deeply" if isinstance(exc, RecursionError) else message_of(exc)
         raise StepFailed(
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
+        ) from None
+    except Exception as exc:  # a mapping or list subclass whose own methods raise
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value,
+            f"tool output could not be read ({describe(exc)}): return plain dicts and lists",
         ) from None
     if size > MAX_OUTPUT_BYTES:
         raise StepFailed(

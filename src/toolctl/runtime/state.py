@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.context import AbortSignal, ToolContext
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import redact_text, redactor_for, scrub_text
@@ -204,7 +205,7 @@ class RunState:
         """The error of a handler that raised ``exc`` (message scrubbed of secrets)."""
         name = type(exc).__name__
         return ToolErrorInfo(
-            ErrorCode.HANDLER_ERROR.value, self.scrub(f"{name}: {exc}"), [{"type": name}]
+            ErrorCode.HANDLER_ERROR.value, self.scrub(describe(exc)), [{"type": name}]
         )
 
     def context_for_handler(self) -> ToolContext:
