@@ -23,7 +23,6 @@ import base64
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,8 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.runtime.errors import StateError
+from toolctl.runtime.keyfile import ensure_key_file
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import error_result, shown_payload
 from toolctl.server.security import ServeUsageError
@@ -181,25 +182,13 @@ def state_keys(registry: Registry) -> list[bytes]:
         return [os.urandom(32)]
     folder = Path(path).parent
     folder.mkdir(parents=True, exist_ok=True)
-    key_file = folder / KEY_FILE
-    try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return [_read_key(key_file)]
-
-    with os.fdopen(fd, "wb") as out:
-        key = os.urandom(32)
-        out.write(key)
+    key = ensure_key_file(folder / KEY_FILE, os.urandom(32), "the requestState key")
+    if len(key) != 32:
+        raise StateError(
+            f"the requestState key {folder / KEY_FILE} does not hold a 32-byte key",
+            hint=f"delete {folder / KEY_FILE} to make a new one",
+        )
     return [key]
-
-
-def _read_key(key_file: Path) -> bytes:
-    for _ in range(50):  # another replica may be writing it right now
-        key = key_file.read_bytes()
-        if len(key) == 32:
-            return key
-        time.sleep(0.01)
-    raise OSError(f"{key_file} does not hold a 32-byte key: remove it to make a new one")
 
 
 def _history(registry: Registry) -> Any:
