@@ -314,7 +314,7 @@ class PostgresStore:
         where, args = rowcodec.query_where(tool, status, "%s")
         rows = self._run(
             f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
-            [*args, limit],
+            [*args, rowcodec.query_limit(limit)],
             fetch=True,
         )
         return [rowcodec.decode(r) for r in rows]

@@ -115,6 +115,15 @@ def like_prefix(run_id: str) -> str:
     return escaped + "%"
 
 
+MAX_QUERY_LIMIT = 2**63 - 1  # SQL LIMIT is a signed 64-bit integer in SQLite and PostgreSQL
+
+
+def query_limit(limit: int) -> int:
+    """``limit`` as a SQL ``LIMIT`` can take it: more than :data:`MAX_QUERY_LIMIT` runs is all
+    of them (the driver would otherwise fail with an overflow, blamed on the database)."""
+    return max(0, min(int(limit), MAX_QUERY_LIMIT))
+
+
 def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (empty without filters) of a runs query and its arguments, with
     ``mark`` the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg)."""

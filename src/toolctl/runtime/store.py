@@ -366,7 +366,7 @@ class SqliteStore:
         with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
-                [*args, limit],
+                [*args, rowcodec.query_limit(limit)],
             ).fetchall()
         return [_decode(r) for r in rows]
 
