@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
-from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
@@ -168,7 +168,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         host=options.host,
         max_request_body_size=options.max_request_bytes,
     )
-    app = StrictBodies(app, options.max_request_bytes)
+    app = ExactOrigins(StrictBodies(app, options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
