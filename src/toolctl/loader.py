@@ -146,6 +146,24 @@ def _unlistable(directory: Path, exc: OSError) -> Diagnostic:
     )
 
 
+def skipped_file(name: str) -> str | None:
+    """Why the loader skips a file named ``name`` in a tools directory, or None if it reads it."""
+    if name.startswith("."):
+        return "hidden files (names starting with '.') are skipped"
+    if name.endswith(SCHEMA_SUFFIXES):
+        return f"files named *{'/*'.join(SCHEMA_SUFFIXES)} are schemas, not tools"
+    if not name.endswith(TOOL_SUFFIXES):
+        return f"only {' and '.join(TOOL_SUFFIXES)} files are tool files"
+    return None
+
+
+def skipped_directory(name: str) -> str | None:
+    """Why the loader skips a subdirectory named ``name`` of a tools directory, or None."""
+    if name.startswith((".", "_")):
+        return "directories whose names start with '.' or '_' are skipped"
+    return None
+
+
 def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str] | tuple[Path, OSError]]:
     """Tool-file entries below ``directory``: sorted, a directory's files before its subdirectories.
 
@@ -166,12 +184,12 @@ def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str] | tuple[Path, OS
             continue
         subdirs: list[Path] = []
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith("."):  # before the type check: editor locks may dangle
                 continue
             if entry.is_dir(follow_symlinks=False):
-                if not entry.name.startswith("_"):
+                if skipped_directory(entry.name) is None:
                     subdirs.append(Path(entry.path))
-            elif entry.name.endswith(TOOL_SUFFIXES) and not entry.name.endswith(SCHEMA_SUFFIXES):
+            elif skipped_file(entry.name) is None:
                 yield entry
         pending.extend(reversed(subdirs))  # depth first, in name order
 

@@ -99,11 +99,12 @@ def init_project(root: Path) -> list[Path]:
     Raises :class:`UsageError` and writes nothing when a file to create exists, or when a
     ``toolctl.yaml`` or ``[tool.toolctl]`` already configures ``root``.
     """
-    from toolctl.scaffold.newtool import write_files
+    from toolctl.scaffold.newtool import refuse_dangling, write_files
 
     if (root.exists() or root.is_symlink()) and not root.is_dir():  # a symlink loop too
         raise UsageError(f"{root}: not a directory", hint="give a directory: toolctl init DIR")
     files = init_files(root)
+    refuse_dangling([*files, root / ".gitignore"])
     existing = [p for p in files if _blocked(p, root)]
     if existing:
         names = ", ".join(p.relative_to(root).as_posix() for p in existing)
