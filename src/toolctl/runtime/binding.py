@@ -55,7 +55,15 @@ def sign_record(store: RunStore, rec: RunRecord) -> str:
         approval=rec.approval,
         timeout=rec.timeout,
         background=rec.background,
+        **origin_bound(rec.origin),
     )
+
+
+def origin_bound(origin: str | None) -> dict[str, Any]:
+    """The run's origin as a bound field: a row cannot be moved to another front end (made an
+    MCP client's) without breaking its MAC. Left out when unknown, so pending rows written
+    before origins were recorded still verify."""
+    return {} if origin is None else {"origin": origin}
 
 
 def verify(store: RunStore, rec: RunRecord) -> bool:

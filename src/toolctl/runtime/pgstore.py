@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from procrastinate import App
     from psycopg_pool import ConnectionPool
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
 _KEYS_TABLE = (
@@ -62,6 +62,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE toolctl_runs ADD COLUMN traceback TEXT",
         _KEYS_TABLE,
     ),
+    # 3: the front end that started a run (older rows: NULL, never an MCP client's)
+    ("ALTER TABLE toolctl_runs ADD COLUMN origin TEXT",),
 )
 
 

@@ -49,6 +49,7 @@ COLUMNS: dict[str, str] = {
     "display": "json",
     "binding": "TEXT",
     "traceback": "TEXT",
+    "origin": "TEXT",
 }
 
 JSON_COLUMNS = frozenset(name for name, kind in COLUMNS.items() if kind == "json")

@@ -35,6 +35,7 @@ from toolctl.runtime.keyfile import ensure_key_file
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import error_result, shown_payload
 from toolctl.server.security import ServeUsageError
+from toolctl.server.visibility import visible_over_mcp
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -93,7 +94,7 @@ async def follow_up(
         record = await anyio.to_thread.run_sync(store.get, run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
-    if record.tool != spec.name:
+    if record.tool != spec.name or not visible_over_mcp(record):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     if record.tool_digest != spec.digest:
         return error_result(
