@@ -27,7 +27,7 @@ Capture = pytest.CaptureFixture[str]
 TOOL = "toolctl: 1\nname: ok\ndescription: A tool that loads.\n"
 
 
-def _toolctl(capsys: Capture, *argv: str) -> tuple[int, str]:
+def _cli(capsys: Capture, *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = cli(list(argv))
     return code, capsys.readouterr().err
@@ -51,7 +51,7 @@ def test_deeply_nested_pyproject_in_a_parent_is_a_config_error(
     with pytest.raises(ConfigError, match=r"pyproject\.toml:[12]:1: .*(nest|dotted key)"):
         find_config(project)
     monkeypatch.chdir(project)
-    code, err = _toolctl(capsys, "validate")
+    code, err = _cli(capsys, "validate")
     assert code == 1
     assert "pyproject.toml" in err and "internal error" not in err and "Traceback" not in err
 
@@ -139,7 +139,7 @@ def test_an_unreadable_subdirectory_is_located_and_the_rest_loads(
     problem = registry.diagnostics[0]
     assert problem.file == "tools.d/locked" and "cannot list directory" in problem.message
     assert problem.hint and "chmod" in problem.hint
-    code, err = _toolctl(capsys, "validate")
+    code, err = _cli(capsys, "validate")
     assert code == 1 and "tools.d/locked: error TC110 cannot list directory" in err
     assert os.path.isdir(locked)
 
@@ -165,7 +165,7 @@ def test_more_broken_tools_than_the_diagnostics_cap_are_all_skipped(
     registry = load_registry(tmp_path / "tools.d", packs=False)
     assert list(registry.tools) == ["good"]
     assert len(registry.diagnostics) == MAX_SHOWN  # the cap limits what is shown only
-    code, err = _toolctl(capsys, "validate")
+    code, err = _cli(capsys, "validate")
     assert code == 1 and "internal error" not in err and "KeyError" not in err
 
 

@@ -16,7 +16,7 @@ REF = f"tests.scaffold.corpus:{corpus.register_customer.__name__}"
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _toolctl(capsys: Capture, *argv: str) -> tuple[int, str]:
+def _cli(capsys: Capture, *argv: str) -> tuple[int, str]:
     capsys.readouterr()
     code = cli(list(argv))
     return code, capsys.readouterr().err
@@ -40,7 +40,7 @@ def test_init_refuses_a_dangling_symlink_and_writes_nothing(
     outside.mkdir()
     (root / where).symlink_to(outside / "target")
     monkeypatch.chdir(root)
-    code, err = _toolctl(capsys, "init")
+    code, err = _cli(capsys, "init")
     assert code == 2
     assert f"{root / where} is a symbolic link to {outside / 'target'}, which does not exist" in err
     assert f"rm {root / where}" in err
@@ -57,7 +57,7 @@ def test_new_refuses_a_dangling_symlink_where_the_tool_file_goes(
     (root / "tools.d" / "register_customer.yaml").symlink_to(outside / "planted.yaml")
     monkeypatch.chdir(root)
     for extra in ([], ["--force"]):
-        code, err = _toolctl(capsys, "new", "--from", REF, *extra)
+        code, err = _cli(capsys, "new", "--from", REF, *extra)
         assert code == 2 and "not writing through it" in err
     assert list(outside.iterdir()) == []
 
@@ -78,7 +78,7 @@ def test_new_refuses_a_tool_file_the_loader_would_skip(
 ) -> None:
     root = _project(tmp_path / "proj")
     monkeypatch.chdir(root)
-    code, err = _toolctl(capsys, "new", "--from", REF, *args)
+    code, err = _cli(capsys, "new", "--from", REF, *args)
     assert code == 2 and problem in err and "hint:" in err
     assert [p for p in root.rglob("*") if p.is_file()] == [root / "toolctl.yaml"]
 
@@ -108,4 +108,4 @@ def test_new_leaves_out_a_nan_or_infinite_default_and_reports_the_gap(
     props = toolctl.load_project(root).get("measure").input_schema["properties"]
     assert "default" not in props["level"] and "default" not in props["ceiling"]
     assert props["floor"]["default"] == 0.5
-    assert _toolctl(capsys, "validate")[0] == 0
+    assert _cli(capsys, "validate")[0] == 0
