@@ -18,7 +18,14 @@ from typing import Any, TypeVar
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
 from toolctl.config import Project, project_at, project_for
-from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
+from toolctl.diagnostics import (
+    Diagnostic,
+    Location,
+    error,
+    has_errors,
+    json_pointer,
+    sorted_unique,
+)
 from toolctl.errors import DeclarationError, YamlError
 from toolctl.registry import Registry
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
@@ -112,7 +119,8 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
                 Location(_short(tool_path)),
                 "TC110",
                 "tools path not found",
-                hint="create tools.d/ or set `tools:` in toolctl.yaml",
+                hint="start a project here with toolctl init, create tools.d/, or set "
+                "`tools:` in toolctl.yaml",
             ),
         )
         return
@@ -232,7 +240,13 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
         # invalid on purpose
         rejected = case.get("error", {}).get("code")
         if "input" in case and rejected != "invalid_input":
-            checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
+            given = case["input"]
+            if spec.apply_defaults and isinstance(given, dict):
+                # the case runs through the pipeline, which fills the schema's defaults in
+                from toolctl.schemadefaults import fill_defaults
+
+                given = fill_defaults(spec.input_schema, given)
+            checks.append(("inputSchema", ("tests", i, "input"), given, "TC306", label))
         if "resume" in case and spec.resume_schema is not None and rejected != "invalid_resume":
             checks.append(
                 (
@@ -368,6 +382,37 @@ def _check_schemas(
             bad.add(key)
         bundled[key] = schema
     return bundled, bad
+
+
+def _schemas_beside(
+    raw: Any,
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    root: Path,
+    ctx: _Context,
+    format_diags: list[Diagnostic],
+) -> None:
+    """The schema errors of a tool that has format errors elsewhere, so that `validate`
+    reports every error of a file at once instead of hiding these until the others are
+    fixed. Schema keys with format errors of their own are left to those."""
+    if not isinstance(raw, dict):
+        return
+    base = json_pointer(pointer)
+    hit = {
+        d.pointer[len(base) :].split("/")[1]
+        for d in format_diags
+        if d.pointer.startswith(base + "/")
+    }
+    keys = {
+        k: raw[k]
+        for k in SCHEMA_KEYS
+        if k in raw and k not in hit and isinstance(raw[k], (dict, bool))
+    }
+    if keys:
+        name = raw.get("name")
+        keys["name"] = name if isinstance(name, str) else None
+        _check_schemas(keys, doc, pointer, file, root, ctx, ctx.diagnostics)
 
 
 def _build_tool(
@@ -534,13 +579,18 @@ def _check_file(
         ctx.diagnostics.append(_yaml_error(display, exc))
         return [], None
     checked = check_file_format(doc)
-    ctx.diagnostics.extend(checked.diagnostics)
+    format_diags = checked.diagnostics
+    ctx.diagnostics.extend(format_diags)
     if not isinstance(doc.data, dict) or checked.whole_file:
+        if isinstance(doc.data, dict) and isinstance(doc.data.get("tools", []), list):
+            for pointer, raw in _tools_of(doc.data):
+                _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
         doc.release()
         return [], doc
     specs = []
     for pointer, raw in _tools_of(doc.data):
         if pointer and pointer[1] in checked.broken:
+            _schemas_beside(raw, doc, pointer, path, root, ctx, format_diags)
             continue
         spec, diags = _build_tool(raw, doc, pointer, path, root, origin, ctx)
         ctx.diagnostics.extend(diags)

@@ -236,7 +236,9 @@ def _validator_class(dialect: str) -> Any:
 
 
 def _problem(err: Any) -> SchemaProblem:
-    return SchemaProblem(tuple(err.absolute_path), err.message, str(err.validator))
+    from toolctl.schemamessages import message_of  # JSON's words: null, not None
+
+    return SchemaProblem(tuple(err.absolute_path), message_of(err), str(err.validator))
 
 
 # ---------------------------------------------------------------- the factory

@@ -308,7 +308,7 @@ def test_cli_uses_the_cache_and_no_cache_bypasses_it(
 
 
 def test_no_cache_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for command in (["validate"], ["lint"], ["export", "-f", "openai"], ["list"]):
+    for command in (["validate"], ["lint"], ["export", "openai"], ["list"]):
         assert _cli(project, monkeypatch, "--no-cache", *command) == 0
     assert not (project / ".toolctl").exists()
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.complete import complete_run_ids
 from toolctl.cli.options import FormatOpt, OutputFormat, RegistryOpt, StateOpt, tool_option
 from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt
@@ -22,7 +23,13 @@ runs_app = typer.Typer(
 )
 
 RunIdArg = Annotated[
-    str, typer.Argument(metavar="RUN", help="Run id (or a unique prefix).", show_default=False)
+    str,
+    typer.Argument(
+        metavar="RUN",
+        help="Run id (or a unique prefix).",
+        show_default=False,
+        autocompletion=complete_run_ids,
+    ),
 ]
 STATUSES = (
     "running, succeeded, failed, awaiting_approval, declined, suspended, timed_out, cancelled, "

@@ -11,9 +11,10 @@ from toolctl.cli import exitcodes
 from toolctl.cli.options import (
     LockedOpt,
     PacksOpt,
-    PathsArg,
     RegistryOpt,
     ShutdownTimeoutOpt,
+    ToolsArg,
+    split_targets,
     tag_option,
     tool_option,
 )
@@ -65,7 +66,7 @@ def _refuse_http_options_on_stdio(ctx: typer.Context, transport: Transport) -> N
 
 def serve(
     ctx: typer.Context,
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry: RegistryOpt = None,
     transport: Annotated[
         Transport,
@@ -152,6 +153,8 @@ def serve(
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
+    `toolctl serve` serves every enabled tool; `toolctl serve NAME...` only those.
+
     Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
     through the client's elicitation when it supports it), suspend/resume and the run history.
     With --locked, --reload swaps in only a registry that still matches toolctl.lock.
@@ -165,7 +168,7 @@ def serve(
 
     _refuse_http_options_on_stdio(ctx, transport)
     require_sdk()
-    from toolctl.cli.registries import load
+    from toolctl.cli.registries import fix_hint, load, require_tool
     from toolctl.server.run import ServeOptions, serve
     from toolctl.server.security import ServeUsageError
     from toolctl.server.toolset import Selection
@@ -180,16 +183,20 @@ def serve(
     from toolctl.runtime.redact import guard_log_handlers
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
+    names, paths = split_targets(targets)
+    tool = [*names, *(tool or [])] or None
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
     if not loaded.ok:
         print_error(
             ToolctlError(
                 "not serving a registry with errors",
-                hint="fix them (toolctl validate) and start again",
+                hint=fix_hint(loaded, "fix them (toolctl validate) and start again"),
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
+    for name in names:  # an unknown name is a usage error with "did you mean", as for run
+        require_tool(loaded, name, "serve")
     verify = None
     if locked:
         from toolctl.contract import verify_locked

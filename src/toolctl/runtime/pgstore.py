@@ -3,7 +3,7 @@ the SQLite store, shared by many processes on many machines (``toolctl serve`` r
 ``toolctl worker`` processes).
 
 * psycopg 3 with a connection pool (``psycopg_pool``), imported only when a ``postgresql://``
-  state URL is used (``pip install 'toolctl-registry[postgres]'``).
+  state URL is used (the ``postgres`` extra: :func:`toolctl.install.install_hint`).
 * Every state change is one ``UPDATE ... WHERE run_id = … AND status = … [AND owner IS NOT
   DISTINCT FROM …]`` statement in its own transaction: a compare-and-set that PostgreSQL's row
   lock makes exact across any number of writers, so a claim (approve, decline, resume, cancel, a
@@ -25,6 +25,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from toolctl.install import install_hint
 from toolctl.runtime import rowcodec
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
@@ -67,10 +68,7 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 )
 
 
-INSTALL_HINT = (
-    "install the postgres extra: pip install 'toolctl-registry[postgres]' "
-    "(from a checkout: pip install '.[postgres]')"
-)
+INSTALL_HINT = f"install the postgres extra: {install_hint('postgres')}"
 
 
 def display_url(url: str) -> str:

@@ -7,6 +7,7 @@ phase), :class:`~toolctl.runtime.recording.Recorder` (history rows),
 and :class:`~toolctl.runtime.execution.Executor`. The steps, in order, are the methods below:
 
 1. parse the arguments (strict JSON)                          :meth:`Call.run` / ``_parse``
+   then fill in the schema's defaults                         ``schemadefaults.fill_defaults``
 2. ``onInputAvailable`` (``onInputStart``/``onInputDelta``: :mod:`~toolctl.runtime.streaming`)
 3. validate the input                                         ``_validate_input``
 4. validate the request context                               ``_check_context``
@@ -51,6 +52,8 @@ from toolctl.runtime.state import (
 from toolctl.runtime.suspension import Suspension
 from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
+from toolctl.schemadefaults import fill_defaults
+from toolctl.schemamessages import json_type
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -203,12 +206,16 @@ class Call:
         if not isinstance(value, dict):
             raise StepFailed(
                 ErrorCode.INVALID_ARGUMENTS.value,
-                f"arguments must be a JSON object, not {type(value).__name__}",
+                f"arguments must be a JSON object, not {json_type(value)}",
             )
         if spec.strict and isinstance(spec.input_schema, dict):
-            strict: dict[str, Any] = _from_strict(spec.input_schema, value)
-            return strict
-        return value
+            value = _from_strict(spec.input_schema, value)
+        if self.state.plan.fills_defaults:
+            # the handler finds every argument the schema gives a default (a new object:
+            # the caller's stays as passed)
+            value = fill_defaults(spec.input_schema, value)
+        filled: dict[str, Any] = value
+        return filled
 
     def _validate_input(self) -> None:
         state = self.state
