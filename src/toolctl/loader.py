@@ -126,6 +126,9 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         return
     root = real_path(tool_path)
     for entry in _tool_entries(tool_path):
+        if isinstance(entry, tuple):
+            yield entry[0], _unlistable(*entry)
+            continue
         path = Path(entry.path)
         if entry.is_symlink() and root not in real_path(path).parents:
             yield (
@@ -141,26 +144,62 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         yield path, None
 
 
-def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+def _unlistable(directory: Path, exc: OSError) -> Diagnostic:
+    """The diagnostic for a directory of the tools tree that cannot be listed."""
+    return error(
+        Location(_short(directory)),
+        "TC110",
+        f"cannot list directory: {exc.strerror or exc}",
+        hint="make it readable (chmod u+rx), or move it out of the tools path",
+    )
+
+
+def skipped_file(name: str) -> str | None:
+    """Why the loader skips a file named ``name`` in a tools directory, or None if it reads it."""
+    if name.startswith("."):
+        return "hidden files (names starting with '.') are skipped"
+    if name.endswith(SCHEMA_SUFFIXES):
+        return f"files named *{'/*'.join(SCHEMA_SUFFIXES)} are schemas, not tools"
+    if not name.endswith(TOOL_SUFFIXES):
+        return f"only {' and '.join(TOOL_SUFFIXES)} files are tool files"
+    return None
+
+
+def skipped_directory(name: str) -> str | None:
+    """Why the loader skips a subdirectory named ``name`` of a tools directory, or None."""
+    if name.startswith((".", "_")):
+        return "directories whose names start with '.' or '_' are skipped"
+    return None
+
+
+def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str] | tuple[Path, OSError]]:
     """Tool-file entries below ``directory``: sorted, a directory's files before its subdirectories.
 
     Hidden entries (editor locks such as Emacs ``.#t.yaml`` links too) and ``_``/``.``
     directories are skipped; symlinked directories are not followed. ``os.scandir`` gives the
-    file type without one more system call per file.
+    file type without one more system call per file. A directory that cannot be listed is
+    yielded as ``(directory, error)`` and the walk goes on. The walk keeps its own stack (no
+    recursion), so a tree nested thousands of levels deep cannot exhaust Python's.
     """
-    with os.scandir(directory) as listing:
-        entries = sorted(listing, key=lambda e: e.name)
-    subdirs = []
-    for entry in entries:
-        if entry.name.startswith("."):
+    pending = [directory]  # directories still to list, the next one last
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield current, exc
             continue
-        if entry.is_dir(follow_symlinks=False):
-            if not entry.name.startswith("_"):
-                subdirs.append(entry)
-        elif entry.name.endswith(TOOL_SUFFIXES) and not entry.name.endswith(SCHEMA_SUFFIXES):
-            yield entry
-    for sub in subdirs:
-        yield from _tool_entries(Path(sub.path))
+        subdirs: list[Path] = []
+        for entry in entries:
+            if entry.name.startswith("."):  # before the type check: editor locks may dangle
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if skipped_directory(entry.name) is None:
+                    subdirs.append(Path(entry.path))
+            elif skipped_file(entry.name) is None:
+                yield entry
+        pending.extend(reversed(subdirs))  # depth first, in name order
 
 
 # ---------------------------------------------------------------- one tool
@@ -531,7 +570,7 @@ def _check_file(
 ) -> tuple[list[ToolSpec], Document | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
-    from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
+    from toolctl.formatcheck import check_file_format  # imported on a cache miss only
 
     display = origin.file
     try:
@@ -539,20 +578,18 @@ def _check_file(
     except YamlError as exc:
         ctx.diagnostics.append(_yaml_error(display, exc))
         return [], None
-    format_diags = check_format(doc)
+    checked = check_file_format(doc)
+    format_diags = checked.diagnostics
     ctx.diagnostics.extend(format_diags)
-    if not isinstance(doc.data, dict) or any(
-        not d.pointer.startswith("/tools/") for d in format_diags
-    ):
+    if not isinstance(doc.data, dict) or checked.whole_file:
         if isinstance(doc.data, dict) and isinstance(doc.data.get("tools", []), list):
             for pointer, raw in _tools_of(doc.data):
                 _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
         doc.release()
         return [], doc
-    broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
     for pointer, raw in _tools_of(doc.data):
-        if pointer and str(pointer[1]) in broken:
+        if pointer and pointer[1] in checked.broken:
             _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
             continue
         spec, diags = _build_tool(raw, doc, pointer, path, scope, origin, ctx)

@@ -85,7 +85,7 @@ def test_runs_wait_says_when_it_falls_back_to_the_transcript(
 
 
 def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
 
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
@@ -105,5 +105,5 @@ def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
     store = SqliteStore(path)
     old = store.get("r1")
     assert old.output == {"a": 1} and old.model_output is None and old.display is None
-    assert old.binding is None and old.traceback is None
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert old.binding is None and old.traceback is None and old.origin is None
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

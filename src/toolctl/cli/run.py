@@ -150,6 +150,7 @@ def run(
     with gc_paused():  # the runtime's modules live until the process ends: nothing to collect
         from toolctl.runtime import api
         from toolctl.runtime.options import CallOptions
+        from toolctl.runtime.records import Origin
         from toolctl.runtime.redact import guard_log_handlers
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
@@ -175,6 +176,7 @@ def run(
         store=state,
         approver=approver,
         on_progress=_progress,
+        origin=Origin.CLI,
     )
     result = _cancellable(lambda: api.call(registry, name, "{}" if text is None else text, options))
     _finish(result, show, traceback)

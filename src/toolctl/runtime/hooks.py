@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task, is_async, off_loop
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.redact import install_log_filter
@@ -45,7 +46,7 @@ async def fire(
     except ToolctlError as exc:
         _failed(name, ref, exc.message, note)
     except Exception as exc:
-        _failed(name, ref, f"{type(exc).__name__}: {exc}", note)
+        _failed(name, ref, describe(exc), note)
 
 
 def _failed(name: str, ref: str, why: str, note: Callable[[str], str]) -> None:

@@ -24,13 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolctl.budget import DEFAULT_BUDGET_MS
+from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb
 from toolctl.errors import ToolctlError
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import HasProject
 
-DEFAULT_MEMORY_LIMIT_MB = 1024
-MIB = 1024 * 1024
 CPU_GRACE_S = 1  # the CPU limit is a backstop: the wall-clock deadline should fire first
 
 
@@ -55,27 +54,16 @@ def limits_of(registry: HasProject) -> ResourceLimits:
     project = getattr(registry, "project", None)
     if project is None:
         return ResourceLimits()
-    section = project.settings.get("run") or {}
-    where = project.config_file or "toolctl.yaml"
-    if not isinstance(section, dict):
-        raise ToolctlError(
-            f"{where}: run must be a mapping, not {type(section).__name__}",
-            hint="write it as run: {memoryLimitMb: 1024}",
-        )
-    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ToolctlError(
-            f"{where}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
-            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
-        )
-    budget = section.get("validationBudgetMs", DEFAULT_BUDGET_MS)
+    where = str(project.config_file or "toolctl.yaml")
+    memory = memory_limit_mb(project.settings, lambda: where)  # checks that run is a mapping
+    budget = (project.settings.get("run") or {}).get("validationBudgetMs", DEFAULT_BUDGET_MS)
     if not _budget_ms(budget):
         raise ToolctlError(
             f"{where}: run.validationBudgetMs must be a positive whole number of "
             f"milliseconds, not {budget!r}",
             hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
         )
-    return ResourceLimits(memory_mb=value, validation_budget_ms=budget)
+    return ResourceLimits(memory_mb=memory, validation_budget_ms=budget)
 
 
 def _budget_ms(value: Any) -> bool:

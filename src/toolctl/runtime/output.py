@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError, ToolctlError
 from toolctl.runtime import jsondata, transforms, validation
+from toolctl.runtime.exctext import describe, message_of
 from toolctl.runtime.invoke import Saturated, off_loop
 from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.state import StepFailed, log
@@ -33,9 +34,14 @@ async def check_output(state: RunState, output: Any) -> None:
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {detail}"
         ) from None
     except (TypeError, ValueError, RecursionError) as exc:
-        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        message = "nested too deeply" if isinstance(exc, RecursionError) else message_of(exc)
         raise StepFailed(
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
+        ) from None
+    except Exception as exc:  # a mapping or list subclass whose own methods raise
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value,
+            f"tool output could not be read ({describe(exc)}): return plain dicts and lists",
         ) from None
     if size > MAX_OUTPUT_BYTES:
         raise StepFailed(

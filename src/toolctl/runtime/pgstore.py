@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from procrastinate import App
     from psycopg_pool import ConnectionPool
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
 _KEYS_TABLE = (
@@ -63,6 +63,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE toolctl_runs ADD COLUMN traceback TEXT",
         _KEYS_TABLE,
     ),
+    # 3: the front end that started a run (older rows: NULL, never an MCP client's)
+    ("ALTER TABLE toolctl_runs ADD COLUMN origin TEXT",),
 )
 
 
@@ -312,7 +314,7 @@ class PostgresStore:
         where, args = rowcodec.query_where(tool, status, "%s")
         rows = self._run(
             f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
-            [*args, limit],
+            [*args, rowcodec.query_limit(limit)],
             fetch=True,
         )
         return [rowcodec.decode(r) for r in rows]

@@ -143,6 +143,7 @@ class Call:
             context=rec.raw_context,
             background=rec.background,
             timeout=rec.timeout,
+            origin=rec.origin,
         )
         site = dataclasses.replace(site, locator=rec.registry or site.locator)
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)

@@ -139,6 +139,7 @@ class Recorder:
             timeout=state.timeout,
             registry=self.locator,
             approval=state.approval.to_dict() if state.approval else None,
+            origin=state.options.origin,
         )
 
     def _write(
@@ -259,6 +260,7 @@ class Recorder:
             approval=approval,
             timeout=state.timeout,
             background=state.background,
+            **binding.origin_bound(state.options.origin),
         )
         return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.budget import ValidationBudget
 from toolctl.runtime.context import AbortSignal, ToolContext
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import (
@@ -237,7 +238,7 @@ class RunState:
         """The error of a handler that raised ``exc`` (message scrubbed of secrets)."""
         name = type(exc).__name__
         return ToolErrorInfo(
-            ErrorCode.HANDLER_ERROR.value, self.scrub(f"{name}: {exc}"), [{"type": name}]
+            ErrorCode.HANDLER_ERROR.value, self.scrub(describe(exc)), [{"type": name}]
         )
 
     def context_for_handler(self) -> ToolContext:

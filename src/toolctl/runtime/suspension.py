@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
 from toolctl.runtime import jsondata
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
@@ -85,7 +86,7 @@ class Suspension:
             if inspect.isawaitable(data):
                 data = await in_task(data)
         except Exception as exc:  # no answer: the run stays suspended for toolctl resume
-            state.note(f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended")
+            state.note(f"on_suspend failed ({describe(exc)}); the run stays suspended")
             return False
         if data is None:
             return False

@@ -101,11 +101,12 @@ def init_project(root: Path, *, force: bool = False) -> list[Path]:
     ``force``: then they are overwritten), or when ``[tool.toolctl]`` in pyproject.toml
     already configures ``root``.
     """
-    from toolctl.scaffold.newtool import write_files
+    from toolctl.scaffold.newtool import refuse_dangling, write_files
 
     if (root.exists() or root.is_symlink()) and not root.is_dir():  # a symlink loop too
         raise UsageError(f"{root}: not a directory", hint="give a directory: toolctl init DIR")
     files = init_files(root)
+    refuse_dangling([*files, root / ".gitignore"])
     existing = [p for p in files if _blocked(p, root)]
     if existing and not (force and all(p.is_file() for p in existing)):
         names = ", ".join(p.relative_to(root).as_posix() for p in existing)

@@ -14,6 +14,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime.pipeline import new_run_id
+from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
 from toolctl.server.results import call_result, error_result
@@ -165,6 +166,7 @@ class CallHandler:
                 "approver": make_approver(ctx, spec),
                 "on_suspend": make_on_suspend(ctx, spec),
                 "run_id": run_id,
+                "origin": Origin.MCP,  # only such runs are this server's to list and act on
             }
             if relay is not None and Relay.wanted(ctx):
                 options["on_progress"] = relay.report

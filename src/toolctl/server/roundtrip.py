@@ -23,7 +23,6 @@ import base64
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +30,12 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.runtime.errors import StateError
+from toolctl.runtime.keyfile import ensure_key_file
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import error_result, shown_payload
 from toolctl.server.security import ServeUsageError
+from toolctl.server.visibility import visible_over_mcp
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -92,7 +94,7 @@ async def follow_up(
         record = await anyio.to_thread.run_sync(store.get, run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
-    if record.tool != spec.name:
+    if record.tool != spec.name or not visible_over_mcp(record):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     if record.tool_digest != spec.digest:
         return error_result(
@@ -181,25 +183,13 @@ def state_keys(registry: Registry) -> list[bytes]:
         return [os.urandom(32)]
     folder = Path(path).parent
     folder.mkdir(parents=True, exist_ok=True)
-    key_file = folder / KEY_FILE
-    try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return [_read_key(key_file)]
-
-    with os.fdopen(fd, "wb") as out:
-        key = os.urandom(32)
-        out.write(key)
+    key = ensure_key_file(folder / KEY_FILE, os.urandom(32), "the requestState key")
+    if len(key) != 32:
+        raise StateError(
+            f"the requestState key {folder / KEY_FILE} does not hold a 32-byte key",
+            hint=f"delete {folder / KEY_FILE} to make a new one",
+        )
     return [key]
-
-
-def _read_key(key_file: Path) -> bytes:
-    for _ in range(50):  # another replica may be writing it right now
-        key = key_file.read_bytes()
-        if len(key) == 32:
-            return key
-        time.sleep(0.01)
-    raise OSError(f"{key_file} does not hold a 32-byte key: remove it to make a new one")
 
 
 def _history(registry: Registry) -> Any:

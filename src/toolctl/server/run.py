@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
-from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
@@ -173,7 +173,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager)
-    app = StrictBodies(RetryAfter(app), options.max_request_bytes)
+    app = ExactOrigins(StrictBodies(RetryAfter(app), options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.records import Origin
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
 from toolctl.testing.cases import EXAMPLE, TestCase, cannot_run, collect, fuzz_case, matches
@@ -123,6 +124,7 @@ class Runner:
             "context": case.context,
             "store": self.store,
             "timeout": self.timeout_for(spec, case),
+            "origin": Origin.TEST,
         }
         if case.approve:
             options["approve"] = True
