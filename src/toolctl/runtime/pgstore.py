@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.install import install_hint
 from toolctl.runtime import rowcodec
-from toolctl.runtime.errors import RunNotFoundError, StateError
+from toolctl.runtime.errors import DatabaseUnavailableError, RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
 SCHEMA_VERSION = 2
+PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 
 _KEYS_TABLE = (
@@ -177,30 +178,70 @@ class PostgresStore:
             "(the password comes from the URL or TOOLCTL_STATE)",
         )
 
-    def _run(self, sql: str, args: Any = None, *, durable: bool = True, fetch: bool = False) -> Any:
+    def _unavailable(self, exc: BaseException) -> DatabaseUnavailableError:
+        detail = self._clean(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc))
+        return DatabaseUnavailableError(
+            f"database unavailable: cannot use run history {self.where}: {detail}",
+            hint="the PostgreSQL server is stopped, restarting or out of connections; "
+            "retry in a moment",
+        )
+
+    def _run(
+        self,
+        sql: str,
+        args: Any = None,
+        *,
+        durable: bool = True,
+        fetch: bool = False,
+        wait: float | None = None,
+    ) -> Any:
         """One statement, its own transaction; its rows (``fetch``) or its row count.
 
         Connections default to ``synchronous_commit = off`` (see :meth:`_configure`), so an
         ordinary write is one round trip; a ``durable`` one commits synchronously.
+
+        A statement that fails because its pooled connection was broken (the server restarted
+        since the connection was opened) is sent once more on a checked connection: it never
+        reached the server, and every write is a compare-and-set, so sending it again cannot
+        apply it twice. Any other error (a constraint, a bad statement) is not retried.
+        ``wait``: how long to wait for a connection (default: the pool's timeout).
         """
         import psycopg
+
+        for attempt in (1, 2):
+            broken = False
+            try:
+                with self._pool.connection(timeout=wait) as conn:
+                    try:
+                        return self._execute(conn, sql, args, durable=durable, fetch=fetch)
+                    except psycopg.OperationalError:
+                        broken = conn.broken or conn.closed
+                        raise
+            except psycopg.OperationalError as exc:
+                if broken and attempt == 1:
+                    self._pool.check()  # drop every other stale connection before the retry
+                    continue
+                raise self._unavailable(exc) from None
+            except psycopg.Error as exc:
+                raise self._error(exc, "cannot use") from None
+            except Exception as exc:  # the pool's PoolTimeout and friends: no connection to be had
+                if type(exc).__module__.startswith("psycopg"):
+                    raise self._unavailable(exc) from None
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _execute(conn: Any, sql: str, args: Any, *, durable: bool, fetch: bool) -> Any:
         from psycopg.rows import dict_row
 
-        try:
-            with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                if durable and not fetch:
-                    with conn.transaction():
-                        cur.execute("SET LOCAL synchronous_commit = on")
-                        cur.execute(sql, args)
-                else:
+        with conn.cursor(row_factory=dict_row) as cur:
+            if durable and not fetch:
+                with conn.transaction():
+                    cur.execute("SET LOCAL synchronous_commit = on")
                     cur.execute(sql, args)
-                return cur.fetchall() if fetch else cur.rowcount
-        except psycopg.Error as exc:
-            raise self._error(exc, "cannot use") from None
-        except Exception as exc:  # the pool's PoolTimeout and friends
-            if type(exc).__module__.startswith("psycopg"):
-                raise self._error(exc, "cannot use") from None
-            raise
+            else:
+                cur.execute(sql, args)
+            return cur.fetchall() if fetch else cur.rowcount
 
     @staticmethod
     def _configure(conn: Any) -> None:
@@ -441,5 +482,6 @@ class PostgresStore:
         return bytes(rows[0]["secret"])
 
     def ping(self) -> None:
-        """Raise :class:`StateError` unless the database answers (readiness checks)."""
-        self._run("SELECT 1", fetch=True)
+        """Raise :class:`DatabaseUnavailableError` unless the database answers within a few
+        seconds (readiness checks: a balancer's probe must not hang while the server is down)."""
+        self._run("SELECT 1", fetch=True, wait=PING_WAIT_S)

@@ -1,0 +1,123 @@
+"""The fleet through database outages (issue 21): a ``pg_ctl restart -m fast`` cuts every pooled
+connection, and a database that refuses connections is reported as unavailable.
+
+Every test here starts PostgreSQL (and most start replicas or workers): slow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench import pgcluster
+
+from tests.store.faults import refused, restart
+from tests.store.fleet import call_tool, make_project, replica
+from tests.store.test_contract import record
+from toolctl.runtime.errors import DatabaseUnavailableError
+from toolctl.runtime.pgstore import PostgresStore
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _status(url: str, run_id: str) -> str:
+    store = PostgresStore(url, sweep=False)
+    try:
+        return store.get(run_id).status
+    finally:
+        store.close()
+
+
+# ---------------------------------------------------------------- D2: stale pooled connections
+
+
+def test_writes_on_stale_pooled_connections_go_through_after_a_restart(
+    pg: pgcluster.Cluster, pg_url: str
+) -> None:
+    store = PostgresStore(pg_url, sweep=False, min_size=3)
+    try:
+        store.insert(record("r1"))
+        restart(pg, "fast")  # every connection in the pool is now dead
+        assert store.update("r1", expect_status="running", status="succeeded") is True
+        assert store.get("r1").status == "succeeded"
+        assert [r.run_id for r in store.query()] == ["r1"]
+    finally:
+        store.close()
+
+
+def test_a_constraint_error_is_not_retried(pg_url: str) -> None:
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        store.insert(record("dup"))
+        with pytest.raises(Exception) as caught:
+            store.insert(record("dup"))
+        assert not isinstance(caught.value, DatabaseUnavailableError)
+        assert len(store.query()) == 1
+    finally:
+        store.close()
+
+
+def test_a_call_whose_handler_ran_across_a_restart_succeeds(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    url = pg.create_database("restart_call")
+    with replica(project, url) as server:
+        asyncio.run(call_tool(server.url, "quick", {"id": "warm"}))  # the pool is in use
+
+        async def scenario() -> dict[str, Any]:
+            call = asyncio.create_task(call_tool(server.url, "quick", {"id": "r", "seconds": 2}))
+            while not (project / "marks" / "r").exists():
+                await asyncio.sleep(0.05)
+            await asyncio.to_thread(restart, pg, "fast")
+            return await call
+
+        answer = asyncio.run(scenario())
+        assert answer["is_error"] is False, server.log
+        assert answer["status"] == "succeeded"
+        assert _status(url, answer["run"]) == "succeeded"
+        assert not any("misconfigured" in line for line in server.log)
+
+
+def test_an_unavailable_database_is_reported_as_such(project: Path, pg: pgcluster.Cluster) -> None:
+    url = pg.create_database("outage")
+    with replica(project, url) as server:
+        base = server.url.rsplit("/", 1)[0]
+        asyncio.run(call_tool(server.url, "quick", {"id": "before"}))
+        with refused(pg, "outage"):
+            assert _get(base + "/readyz") == (503, "not ready\n")
+            answer = asyncio.run(_text_of_call(server.url, "quick", {"id": "during"}))
+        assert answer["is_error"] is True
+        assert "database is unavailable" in answer["text"]
+        assert "misconfigured" not in answer["text"]
+        deadline = time.monotonic() + 30
+        while _get(base + "/readyz")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        after = asyncio.run(call_tool(server.url, "quick", {"id": "after"}))
+        assert after["is_error"] is False and after["status"] == "succeeded"
+
+
+async def _text_of_call(url: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    from mcp.client import Client
+
+    async with Client(url, mode="legacy") as client:
+        result = await client.call_tool(tool, args)
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    return {"is_error": result.is_error, "text": text}
