@@ -121,3 +121,53 @@ async def _text_of_call(url: str, tool: str, args: dict[str, Any]) -> dict[str, 
         result = await client.call_tool(tool, args)
     text = " ".join(getattr(block, "text", "") for block in result.content)
     return {"is_error": result.is_error, "text": text}
+
+
+# ---------------------------------------------------------------- D5: approvals in an outage
+
+
+def test_an_approval_answered_during_an_outage_keeps_the_run_pending(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    """Protocol 2026-07-28: a follow-up that cannot reach the database says so and to retry;
+    the same follow-up sent after the outage runs the tool, once."""
+    from mcp.client import Client
+    from mcp_types import ElicitResult, InputRequiredResult
+
+    url = pg.create_database("approval_outage")
+    answer = {"approval": ElicitResult(action="accept", content={})}
+
+    async def accept(context: Any, params: Any) -> Any:  # the client can answer forms
+        return ElicitResult(action="accept", content={})
+
+    async def ask(server_url: str) -> Any:
+        async with Client(server_url, elicitation_callback=accept) as c:
+            return await c.session.call_tool("guarded", {"id": "ap"}, allow_input_required=True)
+
+    async def follow(server_url: str, state: str) -> Any:
+        async with Client(server_url, elicitation_callback=accept) as c:
+            await c.list_tools()
+            return await c.session.call_tool(
+                "guarded", {"id": "ap"}, input_responses=answer, request_state=state
+            )
+
+    with replica(project, url) as server:
+        asked = asyncio.run(ask(server.url))
+        assert isinstance(asked, InputRequiredResult)
+        with refused(pg, "approval_outage"):
+            during = asyncio.run(follow(server.url, asked.request_state))
+        text = " ".join(getattr(block, "text", "") for block in during.content)
+        assert during.is_error is True
+        assert "database is unavailable" in text and "still waiting" in text
+        assert "no longer exists" not in text
+        assert not (project / "marks" / "ap").exists()
+        store = PostgresStore(url, sweep=False)
+        try:
+            (row,) = store.query(tool="guarded")
+            assert row.status == "awaiting_approval"
+        finally:
+            store.close()
+        after = asyncio.run(follow(server.url, asked.request_state))
+    assert after.is_error is False, after
+    assert after.structured_content == {"id": "ap"}
+    assert (project / "marks" / "ap").read_text().count("\n") == 1
