@@ -7,6 +7,7 @@ Every test here starts PostgreSQL (and most start replicas or workers): slow.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import urllib.error
 import urllib.request
@@ -171,3 +172,117 @@ def test_an_approval_answered_during_an_outage_keeps_the_run_pending(
     assert after.is_error is False, after
     assert after.structured_content == {"id": "ap"}
     assert (project / "marks" / "ap").read_text().count("\n") == 1
+
+
+# ---------------------------------------------------------------- D1: runs stranded in the queue
+
+
+def _queued_run(store: PostgresStore, project: Path, run_id: str, *, idempotent: bool) -> str:
+    """A background run of ``chore`` (or ``redo``) waiting in the queue; its queue token."""
+    from toolctl.runtime import queue
+
+    token = f"tok-{run_id}"
+    rec = record(run_id, background=True, owner=token)
+    rec.tool = "redo" if idempotent else "chore"
+    store.insert(rec)
+    locator = {**queue.registry_override(project), "idempotent": idempotent}
+    queue.enqueue(store, run_id, token, locator)
+    return token
+
+
+def _set_job(url: str, run_id: str, status: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE procrastinate_jobs SET status = %s WHERE args->>'run_id' = %s",
+            (status, run_id),
+        )
+
+
+def test_a_queued_run_whose_job_failed_ends_failed_saying_it_never_ran(
+    project: Path, pg_url: str
+) -> None:
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        token = _queued_run(store, project, "q1", idempotent=False)
+        assert store.get("q1").lease_expires is not None  # a grace, not "alive forever"
+        _set_job(pg_url, "q1", "failed")
+        assert store.sweep() == []  # within its grace: left alone
+        store.update("q1", expect_owner=token, lease_expires=time.time() - 1)
+        assert store.sweep() == ["q1"]
+        got = store.get("q1")
+        assert got.status == "failed"
+        assert got.error is not None and "never ran" in got.error["message"]
+    finally:
+        store.close()
+
+
+def test_a_queued_idempotent_run_whose_job_vanished_is_requeued(project: Path, pg_url: str) -> None:
+    import psycopg
+
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        token = _queued_run(store, project, "q2", idempotent=True)
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute("DELETE FROM procrastinate_jobs")
+        store.update("q2", expect_owner=token, lease_expires=None)  # as an older toolctl wrote
+        assert store.sweep() == ["q2"]
+        got = store.get("q2")
+        assert got.status == "running" and got.owner != token
+        assert (got.registry or {}).get("attempt") == 2
+        assert store.queue_job_status("q2", got.owner or "") == "todo"
+    finally:
+        store.close()
+
+
+def test_a_queued_run_still_waiting_for_a_worker_keeps_waiting(project: Path, pg_url: str) -> None:
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        token = _queued_run(store, project, "q3", idempotent=False)
+        store.update("q3", expect_owner=token, lease_expires=time.time() - 1)
+        assert store.sweep() == []
+        got = store.get("q3")
+        assert got.status == "running" and got.owner == token
+        assert (got.lease_expires or 0) > time.time()
+    finally:
+        store.close()
+
+
+_FAIL_FIRST_CLAIM = """
+CREATE SEQUENCE claim_faults;
+CREATE FUNCTION fail_first_claim() RETURNS trigger AS $$
+BEGIN
+  IF NEW.owner LIKE 'worker-%%' AND OLD.owner IS DISTINCT FROM NEW.owner
+     AND nextval('claim_faults') = 1 THEN
+    RAISE EXCEPTION 'injected fault: the database failed this claim';
+  END IF;
+  RETURN NEW;
+END $$ LANGUAGE plpgsql;
+CREATE TRIGGER fail_first_claim BEFORE UPDATE ON toolctl_runs
+  FOR EACH ROW EXECUTE FUNCTION fail_first_claim();
+"""
+
+
+def test_a_claim_that_hits_a_database_error_is_retried(project: Path, pg_url: str) -> None:
+    import psycopg
+
+    from tests.store.procs import kill, start_worker, toolctl
+
+    PostgresStore(pg_url).close()  # the tables, for the trigger
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(_FAIL_FIRST_CLAIM)
+    worker = start_worker(project, pg_url)
+    try:
+        out = toolctl(
+            project, pg_url, "run", "chore", "--input", '{"id": "c1"}', "--format", "json"
+        )
+        run_id = json.loads(out.stdout)["run_id"]
+        done = toolctl(project, pg_url, "runs", "wait", run_id, "--format", "json")
+        assert json.loads(done.stdout)["status"] == "succeeded"
+    finally:
+        kill(worker)
+    assert (project / "marks" / "c1").read_text().count("\n") == 1
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        (faults,) = conn.execute("SELECT last_value FROM claim_faults").fetchone() or (0,)
+    assert faults >= 2  # the first claim failed, a retry took it

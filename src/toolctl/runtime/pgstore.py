@@ -364,12 +364,20 @@ class PostgresStore:
         (:func:`toolctl.runtime.queue.requeue`, with a note).
 
         An owner on this machine is checked by pid; one elsewhere only by its lease, so a
-        replica on another host never takes a live run away.
+        replica on another host never takes a live run away. A run waiting in the task queue
+        whose grace lease is over is checked against its job (:func:`queue.reconcile`).
         """
+        from toolctl.runtime.queue import QUEUED_HOST, reconcile
+
         now = time.time()
         rows = self._run("SELECT * FROM toolctl_runs WHERE status = 'running'", fetch=True)
         done = []
         for rec in map(rowcodec.decode, rows):
+            if rec.owner_host == QUEUED_HOST and (rec.lease_expires or 0) <= now:
+                # waiting in the task queue: its job tells whether it still waits
+                if reconcile(self, rec, now):
+                    done.append(rec.run_id)
+                continue
             if owner_alive(rec, now):
                 continue
             if rec.background and (rec.registry or {}).get("idempotent"):
@@ -434,6 +442,20 @@ class PostgresStore:
                 app.open(pool)
                 self._queue_pool, self._queue_app = pool, app
             return self._queue_app
+
+    def queue_job_status(self, run_id: str, token: str) -> str | None:
+        """The Procrastinate status of the newest job that would claim run ``run_id`` from
+        ``token`` (``todo``, ``doing``, ``failed`` ...); None when there is none (finished jobs
+        are deleted, so a job that vanished)."""
+        from toolctl.runtime.queue import TASK
+
+        rows = self._run(
+            "SELECT status::text AS status FROM procrastinate_jobs WHERE task_name = %s"
+            " AND args->>'run_id' = %s AND args->>'token' = %s ORDER BY id DESC LIMIT 1",
+            (TASK, run_id, token),
+            fetch=True,
+        )
+        return str(rows[0]["status"]) if rows else None
 
     def ensure_queue_schema(self) -> None:
         """Create the task queue's tables (Procrastinate's schema) once per database."""

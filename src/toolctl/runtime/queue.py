@@ -4,13 +4,20 @@ as the run history, executed by ``toolctl worker`` processes on any machine.
 With a PostgreSQL state URL, :func:`toolctl.runtime.background.spawn` enqueues instead of starting
 a local worker process. The run row is the source of truth; the job only says "run this id":
 
-1. enqueue: the row is ``running``, owned by the enqueuing call's token, host ``queue`` and no
-   lease (waiting in the queue is not a sign of death); its locator records whether the tool is
-   idempotent (``mcp.annotations.idempotentHint``) and the attempt number.
+1. enqueue: the row is ``running``, owned by the enqueuing call's token, host ``queue`` and a
+   grace lease (:data:`QUEUE_GRACE_S`); its locator records whether the tool is idempotent
+   (``mcp.annotations.idempotentHint``) and the attempt number. A sweep that finds the grace
+   over asks the queue (:func:`reconcile`): a job still waiting or being taken extends it
+   (waiting for a worker is not a sign of death); a job that failed or vanished before any
+   worker claimed the run — the run never started — re-queues an idempotent tool's run and ends
+   any other ``failed``, saying it never ran. A queued row without a lease (written by an older
+   toolctl) is checked the same way.
 2. a worker claims the run with a compare-and-set from that token to its own identity and a short
    lease (:data:`LEASE_S`), renewed by the process's lease heartbeat
    (:mod:`toolctl.runtime.heartbeat`, shared with foreground calls) while the handler runs. A job
-   whose claim fails (cancelled meanwhile, or a duplicate job) does nothing.
+   whose claim fails (cancelled meanwhile, or a duplicate job) does nothing; one whose claim hits
+   a database error is retried by Procrastinate (:data:`CLAIM_RETRY`): the claim is a
+   compare-and-set on the queue token, so a retried job never runs a run twice.
 3. cancellation (``toolctl runs cancel`` on any machine) ends the row; the heartbeat sees the row
    is no longer its own and aborts the handler; the worker's final write is a compare-and-set and
    loses, so the cancellation stands.
@@ -25,11 +32,13 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime import heartbeat
-from toolctl.runtime.ownership import HOST, owner_fields
+from toolctl.runtime.ownership import HOST, end_changes, owner_fields
+from toolctl.runtime.result import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
     from procrastinate import App
@@ -44,13 +53,21 @@ QUEUE = "toolctl"
 LEASE_S = 30.0  # a worker renews its lease every LEASE_S / 3; a dead one is seen after LEASE_S
 MAX_ATTEMPTS = 3
 QUEUED_HOST = "queue"  # owner_host of a run waiting in the queue (no process owns it yet)
-# The owner fields of a run waiting in the queue: no pid, no lease, so no sweep takes it.
-_QUEUED: dict[str, Any] = {
-    "owner_host": QUEUED_HOST,
-    "owner_pid": None,
-    "owner_start": None,
-    "lease_expires": None,
-}
+QUEUE_GRACE_S = LEASE_S  # how often a sweep checks that a queued run's job still waits
+# A claim that hits a database error (the server restarting under an idle worker) is retried:
+# (attempts, seconds between them); about a minute in all.
+CLAIM_RETRY = (8, 8)
+WAITING_JOB = ("todo", "doing")  # Procrastinate job states that will still claim the run
+
+
+def _queued() -> dict[str, Any]:
+    """The owner fields of a run waiting in the queue: no process, a grace lease."""
+    return {
+        "owner_host": QUEUED_HOST,
+        "owner_pid": None,
+        "owner_start": None,
+        "lease_expires": time.time() + QUEUE_GRACE_S,
+    }
 
 
 def make_app(url: str) -> App:
@@ -66,8 +83,14 @@ def make_app(url: str) -> App:
             "background runs with a PostgreSQL state need the procrastinate package",
             hint=INSTALL_HINT,
         ) from None
+    from procrastinate import RetryStrategy
+
+    from toolctl.runtime.errors import StateError
+
     app = App(connector=PsycopgConnector(conninfo=url))
-    app.task(name=TASK, queue=QUEUE, pass_context=True)(_job)
+    attempts, wait = CLAIM_RETRY
+    retry = RetryStrategy(max_attempts=attempts, wait=wait, retry_exceptions={StateError})
+    app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)(_job)
     return app
 
 
@@ -79,7 +102,7 @@ def ensure_schema(store: PostgresStore) -> None:
 def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
     """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
     ensure_schema(store)
-    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_QUEUED)
+    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_queued())
     job_id = store.queue_app().tasks[TASK].defer(run_id=run_id, token=token)
     return int(job_id)
 
@@ -104,11 +127,42 @@ def requeue(store: PostgresStore, rec: RunRecord) -> bool:
         owner=token,
         notes=[*rec.notes, note],
         registry=locator,
-        **_QUEUED,  # in the same compare-and-set: a sweep in between would re-queue it again
+        **_queued(),  # in the same compare-and-set: a sweep in between would re-queue it again
     ):
         return False
     enqueue(store, rec.run_id, token, locator)
     return True
+
+
+def reconcile(store: PostgresStore, rec: RunRecord, now: float) -> bool:
+    """A queued run (host ``queue``) whose grace lease is over or missing: extend it while its
+    job still waits (False); else the job failed or vanished before any worker claimed the
+    run, so nothing ran: re-queue it per :func:`requeue`, or end it ``failed`` (True)."""
+    job = store.queue_job_status(rec.run_id, rec.owner or "")
+    if job in WAITING_JOB:
+        store.update(
+            rec.run_id,
+            expect_status="running",
+            expect_owner=rec.owner,
+            lease_expires=now + QUEUE_GRACE_S,
+        )
+        return False
+    if requeue(store, rec):
+        return True
+    lost = "vanished from" if job is None else f"ended {job} in"
+    error = {
+        "code": ErrorCode.INTERRUPTED.value,
+        "message": f"the run's job {lost} the task queue before a worker took it; the tool "
+        "never ran (call it again)",
+        "details": [],
+    }
+    return store.update(
+        rec.run_id,
+        expect_status="running",
+        expect_owner=rec.owner,
+        durable=True,
+        **end_changes(RunStatus.FAILED, error, now),
+    )
 
 
 # ---------------------------------------------------------------- the worker side
