@@ -286,3 +286,45 @@ def test_a_claim_that_hits_a_database_error_is_retried(project: Path, pg_url: st
     with psycopg.connect(pg_url, autocommit=True) as conn:
         (faults,) = conn.execute("SELECT last_value FROM claim_faults").fetchone() or (0,)
     assert faults >= 2  # the first claim failed, a retry took it
+
+
+# ---------------------------------------------------------------- D6: a sweep without workers
+
+
+def _lost_run(store: PostgresStore, run_id: str) -> None:
+    """A run left ``running`` by a replica on another machine that died: its lease is over."""
+    store.insert(
+        record(run_id, owner="gone", owner_host="gone-host", owner_pid=1, lease_expires=1.0)
+    )
+
+
+def test_sweeps_take_turns_across_the_fleet(pg_url: str) -> None:
+    import psycopg
+
+    store = PostgresStore(pg_url, sweep=False)
+    try:
+        _lost_run(store, "l1")
+        with psycopg.connect(pg_url, autocommit=True) as other:  # another replica sweeping
+            other.execute("SELECT pg_advisory_lock(7415321908)")
+            assert store.sweep_exclusive() is None
+            assert store.get("l1").status == "running"
+        assert store.sweep_exclusive() == ["l1"]  # its turn ended with its connection
+        assert store.get("l1").status == "interrupted"
+    finally:
+        store.close()
+
+
+def test_a_replica_sweeps_expired_leases_with_no_worker_running(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    url = pg.create_database("no_workers")
+    with replica(project, url, environ={"TOOLCTL_LEASE": "1"}):
+        store = PostgresStore(url, sweep=False)  # this store never sweeps
+        try:
+            _lost_run(store, "l2")
+            deadline = time.monotonic() + 60
+            while store.get("l2").status == "running" and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert store.get("l2").status == "interrupted"
+        finally:
+            store.close()

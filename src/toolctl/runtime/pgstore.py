@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
+_SWEEP_KEY = 7_415_321_908  # pg_try_advisory_lock key: one periodic sweep at a time
 
 _KEYS_TABLE = (
     "CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL)"
@@ -395,6 +396,24 @@ class PostgresStore:
             ):
                 done.append(rec.run_id)
         return done
+
+    def sweep_exclusive(self) -> list[str] | None:
+        """:meth:`sweep`, unless another process on this database is sweeping right now (then
+        None): the periodic sweeps of every replica and worker take turns instead of all
+        reading every running run. The turn is a session advisory lock on a connection of its
+        own, so it ends with the sweep, or with the process if it dies mid-sweep."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_SWEEP_KEY,)).fetchone()
+                if not row or not row[0]:
+                    return None
+                return self.sweep()
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from None
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot sweep") from None
 
     def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
         """Extend the lease of each ``(run_id, owner, lease_s)`` still ``running`` under that

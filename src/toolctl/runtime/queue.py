@@ -29,6 +29,7 @@ a local worker process. The run row is the source of truth; the job only says "r
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
@@ -41,6 +42,8 @@ from toolctl.runtime.ownership import HOST, end_changes, owner_fields
 from toolctl.runtime.result import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from procrastinate import App
 
     from toolctl.runtime.pgstore import PostgresStore
@@ -234,7 +237,9 @@ def run_worker(
     override = None if registry is None else registry_override(registry)
     app = make_app(url)
     stop = threading.Event()
-    sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
+    sweeper = threading.Thread(
+        target=_sweeper, args=(store, lease / 2, stop), name="toolctl-sweeper", daemon=True
+    )
     sweeper.start()
 
     async def main() -> None:
@@ -272,9 +277,33 @@ def registry_override(registry: Path) -> dict[str, Any]:
 def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
         try:
-            swept = store.sweep()
+            swept = store.sweep_exclusive()
         except Exception as exc:  # the database is away: try again next time
             log.warning("could not sweep for lost runs: %s", exc)
             continue
         if swept:
             log.info("swept lost runs: %s", ", ".join(swept))
+
+
+@contextlib.contextmanager
+def sweeping(state: object, every: float) -> Iterator[None]:
+    """Inside the block, sweep a PostgreSQL history ``state`` (a URL) for lost runs every
+    ``every`` seconds, taking turns with the other processes on it
+    (:meth:`PostgresStore.sweep_exclusive`), so expired leases end even with no worker
+    running. Any other ``state`` (an SQLite file: one machine, swept when opened): nothing."""
+    from toolctl.runtime.store import is_url, open_store
+
+    if not is_url(state):
+        yield
+        return
+    store: PostgresStore = open_store(str(state))  # type: ignore[assignment]
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=_sweeper, args=(store, every, stop), name="toolctl-sweeper", daemon=True
+    )
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
