@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from bench import pgcluster
 
-from tests.store.faults import refused, restart
+from tests.store.faults import connections, refused, restart
 from tests.store.fleet import call_tool, make_project, replica
 from tests.store.test_contract import record
 from toolctl.runtime.errors import DatabaseUnavailableError
@@ -328,3 +328,146 @@ def test_a_replica_sweeps_expired_leases_with_no_worker_running(
             assert store.get("l2").status == "interrupted"
         finally:
             store.close()
+
+
+# ---------------------------------------------------------------- D8: connections per process
+
+
+class _Peak:
+    """The most connections to one database seen while sampling in the background."""
+
+    def __init__(self, cluster: pgcluster.Cluster, database: str) -> None:
+        import threading
+
+        self.cluster, self.database, self.most = cluster, database, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def now(self) -> int:
+        return sum(connections(self.cluster, self.database).values())
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.05):
+            self.most = max(self.most, self.now())
+
+    def __enter__(self) -> _Peak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def _settle(peak: _Peak, expected: int) -> int:
+    """The connection count once it stops moving (pools open their minimum in the background)."""
+    deadline = time.monotonic() + 20
+    seen = peak.now()
+    while seen != expected and time.monotonic() < deadline:
+        time.sleep(0.1)
+        seen = peak.now()
+    return seen
+
+
+POOL = {"TOOLCTL_STATE_POOL_MIN": "1", "TOOLCTL_STATE_POOL_MAX": "3"}
+
+
+def test_a_replica_opens_no_more_connections_than_documented(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    """docs/deployment.md: a replica holds POOL_MIN idle, and at most POOL_MAX for calls
+    (+ 1 for its periodic sweep, + min(4, POOL_MAX) while it enqueues background runs)."""
+    url = pg.create_database("count_replica")
+    with replica(project, url, environ=POOL) as server, _Peak(pg, "count_replica") as peak:
+        asyncio.run(call_tool(server.url, "quick", {"id": "w"}))
+        assert _settle(peak, 1) == 1
+
+        async def load() -> list[dict[str, Any]]:
+            calls = [
+                call_tool(server.url, "quick", {"id": f"p{i}", "seconds": 1}) for i in range(8)
+            ]
+            return await asyncio.gather(*calls)
+
+        answers = asyncio.run(load())
+    assert all(a["is_error"] is False for a in answers)
+    print(f"replica: idle 1, peak {peak.most}")
+    assert peak.most <= 3 + 1  # POOL_MAX for the calls, 1 for the sweep
+
+
+def test_a_worker_opens_no_more_connections_than_documented(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    """docs/deployment.md: a worker holds 3 idle (the run history's pool minimum, the task
+    queue's pool minimum, its LISTEN connection), and at most POOL_MAX + concurrency + 1 + 1
+    (+1 for its periodic sweep, + min(4, POOL_MAX) when it re-queues a lost run)."""
+    import subprocess
+    import sys
+
+    from tests.store.procs import env, kill, toolctl
+
+    url = pg.create_database("count_worker")
+    PostgresStore(url).close()
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "--concurrency", "2"],
+        cwd=project,
+        env={**env(project, url), **POOL},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        with _Peak(pg, "count_worker") as peak:
+            idle = _settle(peak, 3)
+            ids = []
+            for i in range(4):
+                args = json.dumps({"id": f"k{i}", "seconds": 0.5})
+                out = toolctl(project, url, "run", "chore", "--input", args, "--format", "json")
+                ids.append(json.loads(out.stdout)["run_id"])
+            for run_id in ids:
+                done = toolctl(project, url, "runs", "wait", run_id, "--format", "json")
+                assert json.loads(done.stdout)["status"] == "succeeded"
+    finally:
+        kill(worker)
+    print(f"worker: idle {idle}, peak {peak.most} (with the toolctl commands' own)")
+    assert idle == 3
+
+
+@pytest.mark.parametrize(
+    ("environ", "named"),
+    [
+        ({"TOOLCTL_STATE_POOL_MAX": "many"}, "TOOLCTL_STATE_POOL_MAX='many'"),
+        ({"TOOLCTL_STATE_POOL_MAX": "0"}, "TOOLCTL_STATE_POOL_MAX='0'"),
+        ({"TOOLCTL_STATE_POOL_MIN": "-1"}, "TOOLCTL_STATE_POOL_MIN='-1'"),
+        ({"TOOLCTL_STATE_POOL_MIN": "5", "TOOLCTL_STATE_POOL_MAX": "2"}, "is more than"),
+    ],
+)
+def test_an_unusable_pool_size_is_a_clear_error(environ: dict[str, str], named: str) -> None:
+    from toolctl.runtime.errors import StateError
+    from toolctl.runtime.pgstore import pool_sizes
+
+    with pytest.raises(StateError) as caught:
+        pool_sizes(environ)
+    assert named in caught.value.message
+    assert pool_sizes({}) == (1, 8)
+    assert pool_sizes({"TOOLCTL_STATE_POOL_MIN": "0", "TOOLCTL_STATE_POOL_MAX": "2"}) == (0, 2)
+
+
+def test_the_cli_reports_an_unusable_pool_size_without_a_traceback(
+    project: Path, pg_url: str
+) -> None:
+    import subprocess
+    import sys
+
+    from tests.store.procs import env
+
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "runs", "list"],
+        cwd=project,
+        env={**env(project, pg_url), "TOOLCTL_STATE_POOL_MAX": "many"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode != 0
+    assert "TOOLCTL_STATE_POOL_MAX='many'" in done.stderr
+    assert "Traceback" not in done.stderr and pgcluster.PASSWORD not in done.stderr

@@ -33,7 +33,7 @@ from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from procrastinate import App
     from psycopg_pool import ConnectionPool
@@ -69,6 +69,39 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 
 INSTALL_HINT = f"install the postgres extra: {install_hint('postgres')}"
+
+# The run history's connection pool in each process (replica, worker, CLI command):
+# TOOLCTL_STATE_POOL_MIN connections kept open, at most TOOLCTL_STATE_POOL_MAX. Every other
+# connection a process may open is sized from these (docs/deployment.md counts them).
+POOL_MIN_ENV, POOL_MAX_ENV = "TOOLCTL_STATE_POOL_MIN", "TOOLCTL_STATE_POOL_MAX"
+POOL_MIN, POOL_MAX = 1, 8
+QUEUE_POOL_MAX = 4  # the enqueuing side's task-queue pool: at most this many (or the max above)
+
+
+def pool_sizes(environ: Mapping[str, str]) -> tuple[int, int]:
+    """``(min, max)`` of the run history's pool from ``environ``; a :class:`StateError` naming
+    the variable when a value is not a whole number or min > max."""
+    sizes = []
+    for name, default, least in ((POOL_MIN_ENV, POOL_MIN, 0), (POOL_MAX_ENV, POOL_MAX, 1)):
+        raw = environ.get(name, "").strip()
+        try:
+            value = int(raw) if raw else default
+        except ValueError:
+            value = -1
+        if value < least:
+            raise StateError(
+                f"{name}={raw!r} is not a number of connections",
+                hint=f"set {name} to a whole number of at least {least}, or unset it "
+                f"(default {default})",
+            )
+        sizes.append(value)
+    low, high = sizes
+    if low > high:
+        raise StateError(
+            f"{POOL_MIN_ENV}={low} is more than {POOL_MAX_ENV}={high}",
+            hint=f"set {POOL_MIN_ENV} at most {POOL_MAX_ENV}",
+        )
+    return low, high
 
 
 def display_url(url: str) -> str:
@@ -111,8 +144,8 @@ class PostgresStore:
         url: str,
         *,
         sweep: bool = True,
-        min_size: int = 1,
-        max_size: int = 8,
+        min_size: int = POOL_MIN,
+        max_size: int = POOL_MAX,
         connect_timeout: float = 10.0,
     ) -> None:
         self.url = url
@@ -124,6 +157,7 @@ class PostgresStore:
         self._queue_lock = threading.Lock()
         self._queue_pool: ConnectionPool | None = None  # the task queue's, made on first use
         self._queue_app: App | None = None
+        self.max_size = max_size
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
             self._setup()
@@ -445,10 +479,10 @@ class PostgresStore:
                 from toolctl.runtime.queue import make_app
 
                 app = make_app(self.url)
-                pool = ConnectionPool(
+                pool = ConnectionPool(  # opened when a run is enqueued, closed when idle
                     self.url,
-                    min_size=1,
-                    max_size=4,
+                    min_size=0,
+                    max_size=min(QUEUE_POOL_MAX, self.max_size),
                     open=False,
                     name="toolctl-queue",
                     check=ConnectionPool.check_connection,

@@ -73,9 +73,11 @@ def _queued() -> dict[str, Any]:
     }
 
 
-def make_app(url: str) -> App:
+def make_app(url: str, pool_max: int | None = None) -> App:
     """A new Procrastinate app on ``url`` with the run task registered (not opened): the
-    enqueuing side's is :meth:`PostgresStore.queue_app`, a worker makes its own."""
+    enqueuing side's is :meth:`PostgresStore.queue_app` (opened on a pool of the store's), a
+    worker makes its own, whose pool keeps one connection open and opens at most
+    ``pool_max``."""
     try:
         from procrastinate import App, PsycopgConnector
     except ImportError:
@@ -90,7 +92,11 @@ def make_app(url: str) -> App:
 
     from toolctl.runtime.errors import StateError
 
-    app = App(connector=PsycopgConnector(conninfo=url))
+    if pool_max is None:
+        connector = PsycopgConnector(conninfo=url)
+    else:  # (Procrastinate checks each pooled connection before use itself)
+        connector = PsycopgConnector(conninfo=url, min_size=1, max_size=pool_max)
+    app = App(connector=connector)
     attempts, wait = CLAIM_RETRY
     retry = RetryStrategy(max_attempts=attempts, wait=wait, retry_exceptions={StateError})
     app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)(_job)
@@ -235,7 +241,8 @@ def run_worker(
     store: PostgresStore = open_store(url)  # type: ignore[assignment]
     ensure_schema(store)
     override = None if registry is None else registry_override(registry)
-    app = make_app(url)
+    # Fetching, finishing and retrying jobs: one connection per job at once, one to spare.
+    app = make_app(url, pool_max=concurrency + 1)
     stop = threading.Event()
     sweeper = threading.Thread(
         target=_sweeper, args=(store, lease / 2, stop), name="toolctl-sweeper", daemon=True
