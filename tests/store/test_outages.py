@@ -471,3 +471,29 @@ def test_the_cli_reports_an_unusable_pool_size_without_a_traceback(
     assert done.returncode != 0
     assert "TOOLCTL_STATE_POOL_MAX='many'" in done.stderr
     assert "Traceback" not in done.stderr and pgcluster.PASSWORD not in done.stderr
+
+
+def test_a_background_run_finishing_across_a_restart_is_recorded_once(
+    project: Path, pg: pgcluster.Cluster
+) -> None:
+    """An idempotent background run whose worker finishes it on connections a restart broke is
+    recorded ``succeeded``, not left ``running`` for a sweep to re-queue and run again."""
+    from tests.store.procs import kill, start_worker, toolctl
+
+    url = pg.create_database("restart_worker")
+    PostgresStore(url).close()
+    worker = start_worker(project, url)
+    try:
+        args = json.dumps({"id": "bg", "seconds": 2})
+        out = toolctl(project, url, "run", "redo", "--input", args, "--format", "json")
+        run_id = json.loads(out.stdout)["run_id"]
+        deadline = time.monotonic() + 60
+        while not (project / "marks" / "bg").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        restart(pg, "fast")  # while the handler runs: the worker's connections all break
+        while _status(url, run_id) == "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _status(url, run_id) == "succeeded"
+    finally:
+        kill(worker)
+    assert (project / "marks" / "bg").read_text().count("\n") == 1
