@@ -478,11 +478,22 @@ def test_a_background_run_finishing_across_a_restart_is_recorded_once(
 ) -> None:
     """An idempotent background run whose worker finishes it on connections a restart broke is
     recorded ``succeeded``, not left ``running`` for a sweep to re-queue and run again."""
-    from tests.store.procs import kill, start_worker, toolctl
+    import subprocess
+    import sys
+
+    from tests.store.procs import env, kill, toolctl
 
     url = pg.create_database("restart_worker")
     PostgresStore(url).close()
-    worker = start_worker(project, url)
+    # A long lease: no renewal replaces a broken connection before the final write does.
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "toolctl", "worker", "--lease", "60"],
+        cwd=project,
+        env=env(project, url),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         args = json.dumps({"id": "bg", "seconds": 2})
         out = toolctl(project, url, "run", "redo", "--input", args, "--format", "json")
