@@ -508,3 +508,23 @@ def test_a_background_run_finishing_across_a_restart_is_recorded_once(
     finally:
         kill(worker)
     assert (project / "marks" / "bg").read_text().count("\n") == 1
+
+
+def test_a_replica_starts_while_its_database_is_away(project: Path, pg: pgcluster.Cluster) -> None:
+    """The periodic sweep opens the history when it first runs, not at start: a replica started
+    during an outage serves /readyz 503, then takes calls once the database is back."""
+    import contextlib
+
+    url = pg.create_database("late_db")
+    outage = contextlib.ExitStack()
+    outage.enter_context(refused(pg, "late_db"))
+    with outage, replica(project, url, environ={"TOOLCTL_LEASE": "1"}) as server:
+        base = server.url.rsplit("/", 1)[0]
+        assert _get(base + "/readyz") == (503, "not ready\n")
+        time.sleep(1)  # a sweep or two fails meanwhile: logged, the replica serves on
+        outage.close()  # the database is back
+        deadline = time.monotonic() + 30
+        while _get(base + "/readyz")[0] != 200 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        answer = asyncio.run(call_tool(server.url, "quick", {"id": "late"}))
+    assert answer["is_error"] is False and answer["status"] == "succeeded"

@@ -42,7 +42,7 @@ from toolctl.runtime.ownership import HOST, end_changes, owner_fields
 from toolctl.runtime.result import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from procrastinate import App
 
@@ -245,7 +245,10 @@ def run_worker(
     app = make_app(url, pool_max=concurrency + 1)
     stop = threading.Event()
     sweeper = threading.Thread(
-        target=_sweeper, args=(store, lease / 2, stop), name="toolctl-sweeper", daemon=True
+        target=_sweeper,
+        args=(lambda: store, lease / 2, stop),
+        name="toolctl-sweeper",
+        daemon=True,
     )
     sweeper.start()
 
@@ -281,10 +284,10 @@ def registry_override(registry: Path) -> dict[str, Any]:
     return project_locator(find_project(registry))
 
 
-def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
+def _sweeper(store: Callable[[], PostgresStore], every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
-        try:
-            swept = store.sweep_exclusive()
+        try:  # opened here, not before: a process may start while the database is away
+            swept = store().sweep_exclusive()
         except Exception as exc:  # the database is away: try again next time
             log.warning("could not sweep for lost runs: %s", exc)
             continue
@@ -303,7 +306,10 @@ def sweeping(state: object, every: float) -> Iterator[None]:
     if not is_url(state):
         yield
         return
-    store: PostgresStore = open_store(str(state))  # type: ignore[assignment]
+
+    def store() -> PostgresStore:
+        return open_store(str(state))  # type: ignore[return-value]
+
     stop = threading.Event()
     thread = threading.Thread(
         target=_sweeper, args=(store, every, stop), name="toolctl-sweeper", daemon=True
