@@ -222,3 +222,12 @@ def _structured_value(result: RunResult, spec: ToolSpec, stored: bool) -> Any:
     if isinstance(model, dict) and model.get("type") == "json":
         return model.get("value")
     return _NONE
+
+
+def unavailable_message(tool: str) -> str:
+    """What a client is told when the run history's database does not answer: not the
+    server's setup, so it names the outage and says to retry."""
+    return (
+        f"toolctl could not run {tool}: the run-history database is unavailable "
+        "(restarting or unreachable). Retry the call in a moment."
+    )

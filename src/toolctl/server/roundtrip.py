@@ -87,11 +87,15 @@ async def follow_up(
     result, or an ``isError`` result when it cannot continue."""
     from toolctl.errors import ToolctlError
     from toolctl.runtime.api import resolve_store
+    from toolctl.runtime.errors import DatabaseUnavailableError
 
     run_id, ask = _state(params.request_state)
     store = resolve_store(registry)
     try:
         record = await anyio.to_thread.run_sync(store.get, run_id)
+    except DatabaseUnavailableError as exc:
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
     if record.tool != spec.name or not visible_over_mcp(record):
@@ -103,7 +107,21 @@ async def follow_up(
             {"toolctl/run": {"id": run_id, "status": record.status}},
         )
     answer = (params.input_responses or {}).get(ask)
-    return await continue_run(registry, spec, run_id, ask, answer)
+    try:
+        return await continue_run(registry, spec, run_id, ask, answer)
+    except DatabaseUnavailableError as exc:
+        # Every claim is a compare-and-set: one that failed left the run pending as it was.
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
+
+
+def _unavailable(run_id: str) -> dict[str, Any]:
+    return error_result(
+        f"Run {run_id} could not be continued: the run-history database is unavailable "
+        "(restarting or unreachable). The run is still waiting; send the same answer again "
+        "in a moment.",
+        {"toolctl/run": {"id": run_id}},
+    )
 
 
 async def continue_run(

@@ -203,12 +203,24 @@ async def serve_http(
 
     web = DrainingServer(config, app, options.shutdown_timeout)
     freeze_startup_heap()
-    async with anyio.create_task_group() as tg:
-        if watcher is not None:
-            tg.start_soon(watcher.run)
-        tg.start_soon(_announce, web, options)
-        await web.serve()
-        tg.cancel_scope.cancel()
+    with lost_run_sweeper(server.toolset.registry):
+        async with anyio.create_task_group() as tg:
+            if watcher is not None:
+                tg.start_soon(watcher.run)
+            tg.start_soon(_announce, web, options)
+            await web.serve()
+            tg.cancel_scope.cancel()
+
+
+def lost_run_sweeper(registry: Registry) -> contextlib.AbstractContextManager[None]:
+    """While serving a shared (PostgreSQL) history, sweep it for expired leases every half
+    lease, taking turns with the other replicas and workers, so a killed replica's runs end
+    even when no worker runs (:func:`toolctl.runtime.queue.sweeping`)."""
+    from toolctl.runtime.heartbeat import foreground_lease
+    from toolctl.runtime.queue import sweeping
+    from toolctl.runtime.store import state_location
+
+    return sweeping(state_location(registry), foreground_lease() / 2)
 
 
 async def _announce(web: Any, options: ServeOptions) -> None:
