@@ -367,3 +367,53 @@ def test_a_non_object_output_reaches_sdk_clients_as_each_revision_lists_it(
 
 
 MODES = ("auto", "legacy")
+
+
+def _answers(*answers: tuple[str, dict[str, Any] | None], seen: list[Any]):  # type: ignore[no-untyped-def]
+    """An elicitation callback giving ``answers`` in turn (the last one repeated)."""
+    from mcp_types import ElicitResult
+
+    async def answer(context: Any, params: Any) -> Any:
+        seen.append(params)
+        action, content = answers[min(len(seen), len(answers)) - 1]
+        return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    return answer
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+@pytest.mark.parametrize("tool", ["delete_file", "greet"])
+def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
+    registry_dir: Path, tool: str, action: str, mode: str
+) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool(tool, {"path": "/tmp/x"} if tool == "delete_file" else {})
+
+    callback = _answers((action, None), seen=seen)
+    result = over_stdio(registry_dir, body, mode=mode, elicitation_callback=callback)
+    assert len(seen) == 1  # asked once, never again
+    assert result.is_error is True
+    run = result.meta["toolctl/run"]
+    expected = {"delete_file": "declined" if action == "decline" else "awaiting_approval"}
+    assert run["status"] == expected.get(tool, "suspended")
+    if run["status"] != "declined":  # still pending: the text says how to continue it
+        assert run["id"] in result.content[0].text
+
+
+def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
+    registry_dir: Path,
+) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool("greet", {})
+
+    callback = _answers(("accept", {}), ("accept", {"name": "Ada"}), seen=seen)
+    result = over_stdio(registry_dir, body, elicitation_callback=callback)
+    assert result.structured_content == {"greeting": "Hello, Ada!"}
+    again = seen[1].message
+    assert "What is your name?" in again and "null" not in again
+    assert "does not match its resumeSchema" in again

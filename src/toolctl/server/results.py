@@ -121,9 +121,14 @@ def suspended_text(result: RunResult) -> str:
 def approval_text(result: RunResult) -> str:
     """What a model reads when a tool needs approval the user has not given (the client cannot
     ask, or the question was dismissed)."""
+    if result.error is None:  # read back from the history: the row keeps no error
+        how = f"toolctl approve {result.run_id} or toolctl decline {result.run_id}"
+        reason = f"The run {result.run_id} is waiting for approval ({how})."
+    else:
+        reason = error_text(result)
     return (
         "Approval required: the user has not approved this call, so the tool did not run. "
-        + error_text(result)
+        + reason
     )
 
 

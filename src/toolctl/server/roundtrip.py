@@ -32,7 +32,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
-from toolctl.server.results import error_result, shown_payload
+from toolctl.server.results import call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 
 if TYPE_CHECKING:
@@ -48,9 +48,12 @@ KEY_FILE = "request-state.key"
 STATE_TTL = 24 * 3600.0  # a pending run may wait for its user this long per round
 
 
-def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
+def input_required(
+    result: RunResult, spec: ToolSpec, *, note: str | None = None
+) -> dict[str, Any] | None:
     """The ``InputRequiredResult`` that asks the user for what the paused run needs, or None
-    when a form cannot ask it (the result then says how to continue with ``toolctl``)."""
+    when a form cannot ask it (the result then says how to continue with ``toolctl``).
+    ``note``: why the question is asked again (the previous answer was refused)."""
     status = result.status.value
     name = spec.title or spec.name
     if status == "awaiting_approval":
@@ -66,6 +69,8 @@ def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
         return None
     if form is None:
         return None
+    if note:
+        message = f"{note}\n{message}"
     ask_params = {"mode": "form", "message": message, "requestedSchema": form}
     request = {"method": "elicitation/create", "params": ask_params}
     return {
@@ -108,7 +113,14 @@ async def continue_run(
     registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
 ) -> RunResult | dict[str, Any]:
     """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
-    decline or resume it through the runtime. Its result, or an ``isError`` result."""
+    decline or resume it through the runtime. Its result, or a final result (a dict).
+
+    Only an accepted answer continues the run. ``decline`` of an approval declines the run;
+    any other ``decline`` or ``cancel`` (or no answer) ends the round trip with an ``isError``
+    result naming the run, which stays pending, as a 2025-11-25 elicitation does: asking the
+    same question again would loop until the client gives up. Resume data the
+    ``resumeSchema`` refuses asks again, saying what was wrong.
+    """
     from toolctl.runtime.api import aapprove, aresume, decline, get_run
     from toolctl.runtime.errors import RunStateError
 
@@ -119,12 +131,18 @@ async def continue_run(
         if ask == "approval" and action == "decline":
             return await anyio.to_thread.run_sync(decline, registry, run_id, "declined by the user")
         content = getattr(answer, "content", None)
-        if ask == "resume" and action == "accept" and isinstance(content, dict):
-            return await aresume(registry, run_id, dict(content))
+        if ask == "resume" and action == "accept":
+            data = dict(content) if isinstance(content, dict) else {}
+            result = await aresume(registry, run_id, data)
+            if result.error is None or result.error.code != "invalid_resume":
+                return result
+            pending = await anyio.to_thread.run_sync(get_run, registry, run_id)
+            again = input_required(pending, spec, note=result.error.text())
+            return again if again is not None else call_result(result, spec)
     except RunStateError as exc:
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
     # Dismissed (or no answer): the run stays pending and the result says so.
-    return await anyio.to_thread.run_sync(get_run, registry, run_id)
+    return call_result(await anyio.to_thread.run_sync(get_run, registry, run_id), spec)
 
 
 def state_run_id(text: str) -> str:
