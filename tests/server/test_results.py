@@ -20,6 +20,8 @@ class _Spec:
 
     output_schema: Any = None
     output_validation = "strict"
+    background = False
+    transform: dict[str, Any] = {}  # noqa: RUF012 (never mutated)
 
 
 def _checked(result: RunResult) -> dict[str, Any]:

@@ -127,8 +127,7 @@ def approval_text(result: RunResult) -> str:
     else:
         reason = error_text(result)
     return (
-        "Approval required: the user has not approved this call, so the tool did not run. "
-        + reason
+        "Approval required: the user has not approved this call, so the tool did not run. " + reason
     )
 
 
@@ -142,8 +141,11 @@ def error_text(result: RunResult) -> str:
 def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | bool | None:
     """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol``: 2026-07-28 lists
     any; 2025-11-25 and the older handshake revisions (which get the same listing) only
-    object-rooted schemas."""
-    schema = spec.output_schema
+    object-rooted schemas. For a background tool it describes the transcript form the run
+    history keeps (see ``export.mcp.delivered_output_schema``)."""
+    from toolctl.export.mcp import delivered_output_schema
+
+    schema = delivered_output_schema(spec)
     if protocol == MODERN:
         return dict(schema) if isinstance(schema, dict) else schema
     if isinstance(schema, dict) and schema.get("type") == "object":
@@ -172,17 +174,14 @@ def call_result(
 
 
 def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> dict[str, Any]:
-    value = _structured_value(result, stored)
+    # Read back from the history (a background run): its json model view if it has one, else
+    # the transcript form of the output; the listed outputSchema of a background tool describes
+    # that (export.mcp.delivered_output_schema).
+    model = result.model_output
+    shaped = stored and isinstance(model, dict) and model.get("type") == "json"
+    value = model.get("value") if shaped and model is not None else result.output
     schema = advertised_output_schema(spec, protocol)
     if schema is not None:
-        if value is _NONE:
-            return error_result(
-                f"The tool {result.tool} finished (run {result.run_id}), but its output cannot "
-                "be returned as structured content: the run history keeps only the transcript "
-                "form of a background run's output. See it with: "
-                f"toolctl runs show {result.run_id}",
-                _meta(result),
-            )
         # The runtime already refused live output that breaks a strict schema.
         checked = not stored and spec.output_validation == "strict"
         problems = [] if checked else cached_validator(schema).errors(value, limit=5)
@@ -193,28 +192,11 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
                 f"(run {result.run_id}): {found}. The output was not sent.",
                 _meta(result),
             )
-    # What the text block shows: the output, or (read back) its model view; failing that (no
-    # outputSchema, transcript hides the output) the transcript form, which is safe to show.
-    shown = result.output if not stored or value is _NONE else value
     out: dict[str, Any] = {
-        "content": model_content(result.model_output, shown, result.run_id),
+        "content": model_content(result.model_output, value, result.run_id),
         "isError": False,
         "_meta": _meta(result),
     }
-    if value is not _NONE and (schema is not None or isinstance(value, dict)):
+    if schema is not None or isinstance(value, dict):
         out["structuredContent"] = value
     return out
-
-
-_NONE: Any = object()
-
-
-def _structured_value(result: RunResult, stored: bool) -> Any:
-    """The raw output, or (read from the history) the model's JSON view of it; ``_NONE`` when
-    neither is available."""
-    if not stored:
-        return result.output
-    model = result.model_output
-    if isinstance(model, dict) and model.get("type") == "json":
-        return model.get("value")
-    return _NONE
