@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from toolctl.export.viewschema import view_schema
-from toolctl.schema import make_validator
 from toolctl.runtime.transforms import apply_declarative
+from toolctl.schema import make_validator
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -15,8 +15,8 @@ from toolctl.contract.model import META_KEY, contract_digest
 from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
-from toolctl.export.viewschema import view_schema
 from toolctl.export.names import MCP_NAME, check_mcp_name_edges
+from toolctl.export.viewschema import view_schema
 from toolctl.spec import ToolSpec
 
 PROTOCOLS = ("2025-11-25", "2026-07-28")
