@@ -175,7 +175,7 @@ class CallHandler:
             # the runtime refuses it as it refuses `toolctl run --input` (see strictwire).
             raw = meta.get(RAW_ARGUMENTS_KEY)
             arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
-            as_task = wants_task(ctx, params) and (spec.background or params.task is not None)
+            as_task = spec.background and wants_task(ctx, params)
             if as_task:
                 options["background"] = True
             result = await registry.acall(params.name, arguments, **options)
