@@ -304,6 +304,17 @@ def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
     assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
 
 
+def test_routing_header_values_are_compared_without_surrounding_whitespace(
+    registry_dir: Path,
+) -> None:
+    call = _modern_call("add", {"a": 1, "b": 2})
+    with http_server(registry_dir) as server:
+        _, padded = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
+        _, other = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
+    assert padded["result"]["structuredContent"] == {"sum": 3}
+    assert other["error"]["code"] == -32020
+
+
 def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
     done = run_serve(registry_dir, env={"TOOLCTL_REQUEST_STATE_KEY": "not-base64!"})
     assert done.returncode == 2

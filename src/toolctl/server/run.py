@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
+from toolctl.server.headers import TrimmedHeaders
 from toolctl.server.security import BearerAuth, HttpSecurity, http_security
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
@@ -168,7 +169,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         host=options.host,
         max_request_body_size=options.max_request_bytes,
     )
-    app = StrictBodies(app, options.max_request_bytes)
+    app = StrictBodies(TrimmedHeaders(app), options.max_request_bytes)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
