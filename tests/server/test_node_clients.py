@@ -145,14 +145,14 @@ def test_approval_and_resume_with_a_client_that_cannot_answer(
     # The Inspector CLI declares no elicitation: the call ends as an error naming the run,
     # which the user continues with toolctl.
     pending = _call(tools, registry_dir, era, "delete_file", {"path": "/tmp/x"})
-    run = pending["_meta"]["toolctl/run"]
+    run = pending["_meta"]["dev.toolctl/run"]
     assert pending["isError"] is True and run["status"] == "awaiting_approval"
     approved = _toolctl(registry_dir, "approve", run["id"])
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["output"] == {"deleted": "/tmp/x"}
 
     suspended = _call(tools, registry_dir, era, "greet", {})
-    run = suspended["_meta"]["toolctl/run"]
+    run = suspended["_meta"]["dev.toolctl/run"]
     assert suspended["isError"] is True and run["status"] == "suspended"
     resumed = _toolctl(registry_dir, "resume", run["id"], "--data", '{"name": "Ada"}')
     assert json.loads(resumed.stdout)["output"] == {"greeting": "Hello, Ada!"}

@@ -106,7 +106,7 @@ def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir:
 
     result = over_stdio(registry_dir, body)
     assert result.is_error is True
-    assert result.meta["toolctl/run"]["status"] == "awaiting_approval"
+    assert result.meta["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
 def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
 
     result = over_stdio(registry_dir, body, elicitation_callback=_elicit("decline"))
     assert result.is_error is True
-    assert result.meta["toolctl/run"]["status"] == "declined"
+    assert result.meta["dev.toolctl/run"]["status"] == "declined"
 
 
 def test_suspend_resumes_through_an_input_required_round_trip(registry_dir: Path) -> None:
@@ -407,7 +407,7 @@ def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
     result = over_stdio(registry_dir, body, mode=mode, elicitation_callback=callback)
     assert len(seen) == 1  # asked once, never again
     assert result.is_error is True
-    run = result.meta["toolctl/run"]
+    run = result.meta["dev.toolctl/run"]
     expected = {"delete_file": "declined" if action == "decline" else "awaiting_approval"}
     assert run["status"] == expected.get(tool, "suspended")
     if run["status"] != "declined":  # still pending: the text says how to continue it

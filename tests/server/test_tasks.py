@@ -149,7 +149,7 @@ def test_the_inspector_runs_a_task_to_completion(registry_dir: Path) -> None:
     assert result["structuredContent"] == {"label": "figs", "count": 4}
     # the result came from tasks/get, inlined: it names its run, not its task (SEP-2663)
     assert "io.modelcontextprotocol/related-task" not in result["_meta"]
-    assert result["_meta"]["toolctl/run"]["status"] == "succeeded"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "succeeded"
 
 
 def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Path) -> None:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolctl.server")
 DISCONNECT_POLL = 0.5
-CONTEXT_META_KEY = "toolctl/requestContext"  # the request context a caller may send in _meta
+# The request context a caller may send in _meta (every toolctl key is under dev.toolctl/).
+CONTEXT_META_KEY = "dev.toolctl/requestContext"
 
 
 class CallHandler:

@@ -1,8 +1,9 @@
 """A :class:`~toolctl.runtime.RunResult` as an MCP ``tools/call`` result (plain dicts).
 
-* success: ``toModelOutput`` becomes the content blocks (text, image, audio, resource link,
-  embedded resource); an object output is also ``structuredContent``. Without ``toModelOutput``
-  the content is the output's JSON, so the text block mirrors ``structuredContent``.
+* success: ``toModelOutput`` becomes the content blocks (text, image, audio, embedded
+  resource; a URL part becomes a text link, as the server serves no resources); an object
+  output is also ``structuredContent``. Without ``toModelOutput`` the content is the output's
+  JSON, so the text block mirrors ``structuredContent``.
 * failure: ``isError: true`` and the runtime's model-actionable message (already redacted).
 * suspended or awaiting approval: ``isError: true``, a text block that says so, with the run
   id to continue it (a client that can take part answers through elicitation or, in 2026-07-28,
@@ -10,7 +11,8 @@
 * output that breaks the advertised ``outputSchema`` (``outputValidation: warn`` or ``off``):
   ``isError: true``; a success result always carries ``structuredContent`` the schema accepts.
 
-Every result carries ``_meta["toolctl/run"]`` (run id and status) so a client can find the run.
+Every result carries ``_meta["dev.toolctl/run"]`` (run id and status) so a client can find the
+run. Every ``_meta`` key toolctl defines is in the ``dev.toolctl/`` namespace.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from toolctl.runtime import RunResult
     from toolctl.spec import ToolSpec
 
-RUN_META_KEY = "toolctl/run"
+RUN_META_KEY = "dev.toolctl/run"
 LEGACY_PROTOCOL = "2025-11-25"
 
 
@@ -39,6 +41,13 @@ def _text(text: str) -> dict[str, Any]:
 
 def _uri_name(part: dict[str, Any], uri: str) -> str:
     return str(part.get("filename") or uri.rstrip("/").rsplit("/", 1)[-1] or uri)
+
+
+def _link_text(uri: str, media: Any, part: dict[str, Any]) -> dict[str, Any]:
+    # A link as text, not a resource_link: the server offers no resources capability, so a
+    # client could not resources/read it, and a link to another site is not an MCP resource.
+    kind = f" ({media})" if media else ""
+    return _text(f"{_uri_name(part, uri)}{kind}: {uri}")
 
 
 def _data_block(part: dict[str, Any], run_id: str, index: int) -> dict[str, Any]:
@@ -57,25 +66,17 @@ def content_block(part: dict[str, Any], run_id: str, index: int) -> dict[str, An
     if kind == "text":
         return _text(str(part.get("text", "")))
     if kind in ("image-url", "file-url"):
-        uri = str(part["url"])
-        link: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": _uri_name(part, uri)}
-        if part.get("mediaType"):
-            link["mimeType"] = part["mediaType"]
-        return link
+        return _link_text(str(part["url"]), part.get("mediaType"), part)
     if kind in ("image-data", "file-data"):
         return _data_block(part, run_id, index)
     if kind in ("file-id", "image-file-id"):
         return _text(f"[{kind}: {part.get('fileId')}]")
     value = part.get("value")
     # A custom part that already is an MCP content block passes through unchanged.
-    if isinstance(value, dict) and value.get("type") in (
-        "text",
-        "image",
-        "audio",
-        "resource_link",
-        "resource",
-    ):
+    if isinstance(value, dict) and value.get("type") in ("text", "image", "audio", "resource"):
         return dict(value)
+    if isinstance(value, dict) and value.get("type") == "resource_link":
+        return _link_text(str(value.get("uri", "")), value.get("mimeType"), value)
     return _text(value if isinstance(value, str) else _json(value))
 
 
@@ -128,6 +129,15 @@ def approval_text(result: RunResult) -> str:
         reason = error_text(result)
     return (
         "Approval required: the user has not approved this call, so the tool did not run. " + reason
+    )
+
+
+def hidden_text(result: RunResult) -> str:
+    """What a model reads for a background run that succeeded but whose output the run history
+    does not keep (its transcript hides it, and there is no model view)."""
+    return (
+        f"The tool {result.tool} finished (run {result.run_id}). Its output is not kept in the "
+        "run history (the tool's transcript hides it), so it cannot be shown here."
     )
 
 
@@ -192,8 +202,12 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
                 f"(run {result.run_id}): {found}. The output was not sent.",
                 _meta(result),
             )
+    if stored and value is None and model is None:  # the transcript hides the whole output
+        content = [_text(hidden_text(result))]
+    else:
+        content = model_content(model, value, result.run_id)
     out: dict[str, Any] = {
-        "content": model_content(result.model_output, value, result.run_id),
+        "content": content,
         "isError": False,
         "_meta": _meta(result),
     }

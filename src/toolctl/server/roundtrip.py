@@ -32,7 +32,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
-from toolctl.server.results import call_result, error_result, shown_payload
+from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ async def follow_up(
         return error_result(
             f"The tool {spec.name} changed since run {run_id} was requested, so the answer was "
             f"not applied. Call the tool again (toolctl decline {run_id} ends the old run).",
-            {"toolctl/run": {"id": run_id, "status": record.status}},
+            {RUN_META_KEY: {"id": run_id, "status": record.status}},
         )
     answer = (params.input_responses or {}).get(ask)
     return await continue_run(registry, spec, run_id, ask, answer)
