@@ -19,7 +19,13 @@ from toolctl.server.interaction import Relay, client_elicits, make_approver, mak
 from toolctl.server.results import call_result, error_result
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
-from toolctl.server.tasks import created, wants_task
+from toolctl.server.tasks import (
+    created,
+    declares_extension,
+    missing_extension,
+    requires_task,
+    wants_task,
+)
 from toolctl.server.telemetry import record_call
 
 if TYPE_CHECKING:
@@ -69,6 +75,12 @@ class CallHandler:
         spec = toolset.specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        if (
+            ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            and requires_task(spec)
+            and not declares_extension(ctx)
+        ):
+            raise missing_extension(f"the tool {params.name}")
         probe = getattr(ctx.request, "is_disconnected", None)
         if probe is None:  # stdio: a closed stdin ends the session and cancels its calls
             return await self._run(ctx, toolset, spec, params)

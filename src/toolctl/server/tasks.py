@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from toolctl.runtime.records import RunRecord
     from toolctl.server.toolset import ToolSet
+    from toolctl.spec import ToolSpec
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -100,19 +101,31 @@ def wants_task(ctx: ServerRequestContext[Any, Any], params: types.CallToolReques
     return params.task is not None
 
 
+def missing_extension(what: str) -> MCPError:
+    """The -32021 error for a request that needs the tasks extension the client did not
+    declare (its data names the capability, as the revision defines)."""
+    return MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"{what} needs the {EXTENSION} extension: declare it in the request's "
+        "client capabilities",
+        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
+def requires_task(spec: ToolSpec) -> bool:
+    """True when the tool declares ``providerOptions.mcp.execution.taskSupport: required``."""
+    mcp = spec.provider_options.get("mcp")
+    execution = mcp.get("execution") if isinstance(mcp, dict) else None
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
 def _check_request(ctx: ServerRequestContext[Any, Any], task_id: str | None) -> None:
     """Refuse a 2026-07-28 ``tasks/*`` request the extension does not allow: from a client that
     did not declare it (-32021), or whose ``Mcp-Name`` header names another task (-32020)."""
     if ctx.protocol_version != MODERN:
         return
     if not declares_extension(ctx):
-        required = {"extensions": {EXTENSION: {}}}
-        raise MCPError(
-            code=MISSING_REQUIRED_CLIENT_CAPABILITY,
-            message=f"tasks/* needs the {EXTENSION} extension: declare it in the request's "
-            "client capabilities",
-            data={"requiredCapabilities": required},
-        )
+        raise missing_extension("tasks/*")
     headers = getattr(ctx.request, "headers", None)
     named = headers.get("mcp-name") if headers is not None else None
     if named is not None and task_id is not None and named.strip() != task_id:

@@ -51,3 +51,25 @@ def ask(data: dict[str, Any], ctx: Any) -> str:
 
 def echo(data: dict[str, Any]) -> dict[str, Any]:
     return {"received": data}
+
+
+def greet(data: dict[str, Any]) -> str:
+    return f"Hello, {data.get('name', 'World')}!"
+
+
+def slow_compute(data: dict[str, Any], ctx: Any) -> str:
+    """Sleeps ``seconds`` (ending early when the run is cancelled)."""
+    ctx.abort.wait(float(data.get("seconds", 1)))
+    ctx.abort.raise_if_aborted()
+    return f"computed {data.get('label', '')} after {data.get('seconds', 1)} s"
+
+
+def failing_job(data: dict[str, Any], ctx: Any) -> str:
+    ctx.abort.wait(1.0)
+    raise RuntimeError("the job failed (as it always does)")
+
+
+def confirm_delete(data: dict[str, Any], ctx: Any) -> str:
+    if ctx.resume_data is None:
+        ctx.suspend({"question": f"Delete {data.get('path', 'the file')}?"})
+    return "deleted" if ctx.resume_data.get("confirm") else "kept"
