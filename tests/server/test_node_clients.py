@@ -27,8 +27,13 @@ def tools() -> NodeTools:
     return node_tools()
 
 
+@pytest.mark.parametrize(
+    "selection",
+    [["--requirements", "2026-07-28"], ["--suite", "all"]],
+    ids=["requirements-2026-07-28", "suite-all"],
+)
 def test_the_conformance_suite_passes_every_applicable_scenario(
-    tools: NodeTools, tmp_path: Path
+    tools: NodeTools, tmp_path: Path, selection: list[str]
 ) -> None:
     registry = tmp_path / "conformance"
     shutil.copytree(CONFORMANCE, registry, ignore=shutil.ignore_patterns(".toolctl", "__pycache__"))
@@ -40,6 +45,7 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
                 "server",
                 "--url",
                 server.url,
+                *selection,
                 "--expected-failures",
                 str(CONFORMANCE / "expected-failures.yml"),
             ],
@@ -52,8 +58,13 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
     summary = done.stdout[done.stdout.rfind("=== SUMMARY ===") :]
     assert done.returncode == 0, summary + done.stderr[-2000:]
     for scenario in (
-        "tools-call-with-logging",
-        "tools-call-elicitation",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-headers",
+        "tasks-dispatch-and-envelope",
+        "tasks-required-task-error",
+        "json-schema-2020-12",
+        "http-custom-header-server-validation",
         "dns-rebinding-protection",
     ):
         assert f"✓ {scenario}" in summary
