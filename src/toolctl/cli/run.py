@@ -148,6 +148,7 @@ def run(
         from toolctl.runtime import api
         from toolctl.runtime.options import CallOptions
         from toolctl.runtime.redact import guard_log_handlers
+        from toolctl.runtime.tracing import describe_run, run_span
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
@@ -173,7 +174,11 @@ def run(
         approver=approver,
         on_progress=_progress,
     )
-    result = _cancellable(lambda: api.call(registry, name, "{}" if text is None else text, options))
+    with run_span(name) as span:
+        result = _cancellable(
+            lambda: api.call(registry, name, "{}" if text is None else text, options)
+        )
+        describe_run(span, result)
     _finish(result, show, traceback)
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from toolctl.runtime.redact import install_log_filter, redact
 from toolctl.runtime.result import ApprovalInfo
+from toolctl.runtime.tracing import tracer
 
 log = logging.getLogger("toolctl.runtime")
 install_log_filter(log)
@@ -89,15 +89,15 @@ class Observe:
 
     @contextlib.contextmanager
     def span(self, name: str, **attributes: Any) -> Iterator[Any]:
-        tracer = _tracer()
-        if tracer is None:
+        found = tracer()
+        if found is None:
             yield None
             return
         attrs: dict[str, Any] = {"toolctl.tool": self.tool_name, "toolctl.run_id": self.run_id}
         attrs.update(
             {k: v for k, v in attributes.items() if isinstance(v, (str, bool, int, float))}
         )
-        with tracer.start_as_current_span(name, attributes=attrs) as span:
+        with found.start_as_current_span(name, attributes=attrs) as span:
             yield span
 
     def log(self, msg: str, /, *, level: int = logging.INFO, **fields: Any) -> None:
@@ -111,18 +111,6 @@ class Observe:
             safe if safe else "",
             extra={"toolctl_run_id": self.run_id, "toolctl_fields": safe},
         )
-
-
-def _tracer() -> Any:
-    # Only when the application already imported and configured OpenTelemetry: never pay for
-    # the import, never create a provider.
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
-        return None
-    provider = trace.get_tracer_provider()
-    if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
-        return None
-    return trace.get_tracer("toolctl")
 
 
 ProgressFn = Callable[[float, "float | None", "str | None"], None]

@@ -137,6 +137,7 @@ async def serve_stdio(
     from toolctl.server.stdio import stdio_streams
 
     low = server.lowlevel
+    server.connection_attributes.transport = "stdio"
     async with stdio_streams() as (read, write), low.lifespan(low) as state:
         with _stdout_to_stderr():
             freeze_startup_heap()  # as for HTTP: no collection walks start-up's objects again
@@ -184,6 +185,7 @@ async def serve_http(
     """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
     import uvicorn
 
+    server.connection_attributes.transport = "http"
     app = http_app(server, options, security)
     config = uvicorn.Config(
         app,
