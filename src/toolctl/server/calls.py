@@ -10,12 +10,20 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.clientask import pending_requests
 from toolctl.runtime.pipeline import new_run_id
 from toolctl.server.background import wait_for_run
-from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
+from toolctl.server.interaction import (
+    Relay,
+    client_elicits,
+    make_approver,
+    make_on_suspend,
+    missing_capability,
+)
 from toolctl.server.results import call_result, error_result
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
@@ -129,11 +137,31 @@ class CallHandler:
             )
         _log_result(result)
         record_call(result, arguments=self._trace_arguments)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and client_elicits(ctx):
-            asked = input_required(result, spec)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            asked = self._input_required(ctx, result, spec)
             if asked is not None:
                 return asked
         return call_result(result, spec, ctx.protocol_version, stored=stored)
+
+    @staticmethod
+    def _input_required(
+        ctx: ServerRequestContext[Any, Any], result: RunResult, spec: ToolSpec
+    ) -> dict[str, Any] | None:
+        # The handler's own requests (ctx.ask) go to any client that declared what they need
+        # (-32021 otherwise); approval and resume forms to a client that elicits.
+        pending = pending_requests(result.suspend_payload) if result.suspend_payload else None
+        if pending is not None and result.status.value == "suspended":
+            needed = missing_capability(ctx, pending[0])
+            if needed is not None:
+                raise MCPError(
+                    code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    message=f"the tool {spec.name} asks the client for "
+                    f"{', '.join(sorted(needed))}, which this client did not declare "
+                    f"(run {result.run_id} stays suspended)",
+                    data={"requiredCapabilities": needed},
+                )
+            return input_required(result, spec)
+        return input_required(result, spec) if client_elicits(ctx) else None
 
     async def _relayed(
         self,

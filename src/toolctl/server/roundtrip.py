@@ -31,6 +31,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.runtime import clientask
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
@@ -56,6 +57,15 @@ def input_required(
     ``note``: why the question is asked again (the previous answer was refused)."""
     status = result.status.value
     name = spec.title or spec.name
+    asked = clientask.pending_requests(result.suspend_payload) if status == "suspended" else None
+    if asked is not None:  # the handler asks the client itself (ctx.ask / elicit / sample ...)
+        requests, answered = asked
+        state = {"run": result.run_id, "ask": "input", "answered": answered}
+        return {
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": json.dumps(state),
+        }
     if status == "awaiting_approval":
         ask = "approval"
         shown = result.transcript.get("approval", result.transcript.get("input"))
@@ -105,6 +115,12 @@ async def follow_up(
             f"not applied. Call the tool again (toolctl decline {run_id} ends the old run).",
             {RUN_META_KEY: {"id": run_id, "status": record.status}},
         )
+    if ask == "input":
+        state = json.loads(params.request_state or "{}")
+        answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
+        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
+        data = {clientask.ANSWERS_KEY: {**answered, **responses}}
+        return await _resume_input(registry, spec, run_id, data)
     answer = (params.input_responses or {}).get(ask)
     return await continue_run(registry, spec, run_id, ask, answer)
 
@@ -145,6 +161,24 @@ async def continue_run(
     return call_result(await anyio.to_thread.run_sync(get_run, registry, run_id), spec)
 
 
+async def _resume_input(
+    registry: Registry, spec: ToolSpec, run_id: str, data: dict[str, Any]
+) -> RunResult | dict[str, Any]:
+    from toolctl.runtime.api import aresume
+    from toolctl.runtime.errors import RunStateError
+
+    try:
+        return await aresume(registry, run_id, data)
+    except RunStateError as exc:
+        return error_result(f"Run {run_id} cannot continue: {exc.message}")
+
+
+def _plain(answer: Any) -> Any:
+    # The SDK parses known result shapes into models: the handler gets plain JSON.
+    dump = getattr(answer, "model_dump", None)
+    return dump(by_alias=True, exclude_none=True, mode="json") if callable(dump) else answer
+
+
 def state_run_id(text: str) -> str:
     """The run a (verified) ``requestState`` names."""
     return _state(text)[0]
@@ -158,7 +192,7 @@ def _state(text: str | None) -> tuple[str, str]:
         raise MCPError(
             code=types.INVALID_PARAMS, message="Invalid or expired requestState"
         ) from None
-    if ask not in ("approval", "resume"):
+    if ask not in ("approval", "resume", "input"):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     return run_id, ask
 
