@@ -25,7 +25,7 @@ from toolctl.server.interaction import (
     missing_capability,
 )
 from toolctl.server.results import call_result, error_result
-from toolctl.server.roundtrip import follow_up, input_required, state_run_id
+from toolctl.server.roundtrip import answer_at_once, follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 from toolctl.server.tasks import (
     created,
@@ -220,6 +220,10 @@ class CallHandler:
             if as_task:
                 options["background"] = True
             result = await registry.acall(params.name, arguments, **options)
+            if params.input_responses and result.status.value == "suspended":
+                # Answers sent with a first call (no requestState): the ephemeral form of
+                # SEP-2322. They answer the handler's own requests; unknown keys are ignored.
+                result = await answer_at_once(registry, result, params.input_responses)
             if as_task and result.status.value == "running":  # the client polls the task
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"

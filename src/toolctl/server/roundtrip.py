@@ -173,6 +173,22 @@ async def _resume_input(
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
 
 
+async def answer_at_once(
+    registry: Registry, result: RunResult, responses: dict[str, Any]
+) -> RunResult:
+    """A run that just suspended asking the client, resumed at once with the ``responses``
+    the call already carried (those its requests name); else ``result`` unchanged."""
+    from toolctl.runtime.api import aresume
+
+    asked = clientask.pending_requests(result.suspend_payload)
+    if asked is None:
+        return result
+    answers = {k: _plain(v) for k, v in responses.items() if k in asked[0]}
+    if not answers:
+        return result
+    return await aresume(registry, result.run_id, {clientask.ANSWERS_KEY: answers})
+
+
 def _plain(answer: Any) -> Any:
     # The SDK parses known result shapes into models: the handler gets plain JSON.
     dump = getattr(answer, "model_dump", None)
