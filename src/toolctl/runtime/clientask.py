@@ -16,6 +16,7 @@ any other caller answers with ``registry.resume(run_id, {"dev.toolctl/answers": 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 REQUESTS_KEY = "dev.toolctl/inputRequests"
@@ -73,3 +74,28 @@ def sampling(messages: list[dict[str, Any]], max_tokens: int, **params: Any) -> 
 def roots() -> dict[str, Any]:
     """A request for the client's roots."""
     return {"method": "roots/list", "params": {}}
+
+
+AskFn = Callable[[str, dict[str, Any]], Any]
+
+
+def answering(
+    answers: dict[str, Any], ask: AskFn | None = None
+) -> Callable[[Any, Any], dict[str, Any] | None]:
+    """An ``on_suspend`` that answers a handler's requests from ``answers`` (``toolctl test``
+    cases, ``toolctl run --answer``), round after round, asking ``ask(key, request)`` for the
+    ones missing (a terminal prompt); None (the run stays suspended) when one stays missing."""
+
+    def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
+        asked = pending_requests(payload)
+        if asked is None:
+            return None
+        requests, answered = asked
+        for key, request in requests.items():
+            if key not in answers and ask is not None:
+                answers[key] = ask(key, request)
+        if not set(requests) <= set(answers):
+            return None
+        return {ANSWERS_KEY: {**answered, **{k: answers[k] for k in requests}}}
+
+    return on_suspend
