@@ -246,3 +246,37 @@ def test_tasks_get_over_http_checks_its_mcp_name_header(registry_dir: Path) -> N
         _, right = _modern_post(server.port, get, Mcp_Method="tasks/get", Mcp_Name=task_id)
     assert wrong["error"]["code"] == -32020
     assert right["result"]["taskId"] == task_id
+
+
+def test_a_background_handler_that_asks_the_client_waits_for_tasks_update(
+    registry_dir: Path,
+) -> None:
+    wire = Wire(registry_dir, True)
+
+    def settled() -> dict[str, Any]:
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        return got  # type: ignore[no-any-return]
+
+    try:
+        task_id = _start(wire, "survey_later", {})["taskId"]
+        asked = settled()
+        assert asked["status"] == "input_required"
+        assert sorted(asked["inputRequests"]) == ["where", "who"]
+        # a partial answer: the run asks again for what is missing, nothing else
+        who = {"who": {"action": "accept", "content": {"name": "Lin"}}}
+        wire.rpc("tasks/update", taskId=task_id, inputResponses=who)
+        again = settled()
+        assert again["status"] == "input_required" and list(again["inputRequests"]) == ["where"]
+        where = {"where": {"roots": [{"uri": "file:///lin"}]}}
+        wire.rpc("tasks/update", taskId=task_id, inputResponses=where)
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    assert got["result"]["content"][0]["text"] == "Lin at file:///lin"
+    assert got["result"]["isError"] is False

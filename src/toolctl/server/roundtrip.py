@@ -120,7 +120,7 @@ async def follow_up(
         answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
         responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
         data = {clientask.ANSWERS_KEY: {**answered, **responses}}
-        return await _resume_input(registry, spec, run_id, data)
+        return await resume_input(registry, run_id, data)
     answer = (params.input_responses or {}).get(ask)
     return await continue_run(registry, spec, run_id, ask, answer)
 
@@ -161,9 +161,11 @@ async def continue_run(
     return call_result(await anyio.to_thread.run_sync(get_run, registry, run_id), spec)
 
 
-async def _resume_input(
-    registry: Registry, spec: ToolSpec, run_id: str, data: dict[str, Any]
+async def resume_input(
+    registry: Registry, run_id: str, data: dict[str, Any]
 ) -> RunResult | dict[str, Any]:
+    """Resume ``run_id`` with the answers to its handler's requests (``data``): its result, or
+    an ``isError`` result when it cannot continue."""
     from toolctl.runtime.api import aresume
     from toolctl.runtime.errors import RunStateError
 

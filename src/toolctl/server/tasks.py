@@ -26,9 +26,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ConfigDict
 
+from toolctl.runtime import clientask
 from toolctl.runtime.result import RunStatus
 from toolctl.server.results import call_result
-from toolctl.server.roundtrip import continue_run, input_required
+from toolctl.server.roundtrip import continue_run, input_required, resume_input
 from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
@@ -194,6 +195,16 @@ class Tasks:
         record = await self._record(params.taskId)
         toolset = self._current()
         spec = toolset.specs.get(record.tool)
+        asked = clientask.pending_requests(record.suspend)
+        if asked is not None and record.status == "suspended" and spec is not None:
+            # The handler's own requests (ctx.ask): the answers given so far go with them; a
+            # partial answer resumes the run, which asks again for what is still missing.
+            given = params.inputResponses or {}
+            responses = {k: v for k, v in given.items() if k in asked[0]}
+            if responses:
+                data = {clientask.ANSWERS_KEY: {**asked[1], **responses}}
+                await resume_input(toolset.registry, record.run_id, data)
+            return {}
         if _status(record) == "input_required" and spec is not None:
             for ask in ("approval", "resume"):
                 answer = _elicit_result((params.inputResponses or {}).get(ask))

@@ -110,3 +110,17 @@ def survey(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
         "roots": [r["uri"] for r in first["where"].get("roots", [])],
         "summary": reply["content"]["text"],
     }
+
+
+def survey_later(data: dict[str, Any], ctx: Any) -> str:
+    form = {"type": "object", "properties": {"name": {"type": "string"}}}
+    got = ctx.ask(
+        {
+            "who": {
+                "method": "elicitation/create",
+                "params": {"message": "Who?", "requestedSchema": form},
+            },
+            "where": {"method": "roots/list", "params": {}},
+        }
+    )
+    return f"{got['who']['content']['name']} at {got['where']['roots'][0]['uri']}"
