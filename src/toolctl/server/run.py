@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
+from toolctl.server.headers import TrimmedHeaders
 from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
 from toolctl.server.strictwire import StrictBodies
@@ -138,6 +139,7 @@ async def serve_stdio(
     from toolctl.server.stdio import stdio_streams
 
     low = server.lowlevel
+    server.connection_attributes.transport = "stdio"
     async with stdio_streams() as (read, write), low.lifespan(low) as state:
         with _stdout_to_stderr():
             freeze_startup_heap()  # as for HTTP: no collection walks start-up's objects again
@@ -173,7 +175,9 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager)
-    app = ExactOrigins(StrictBodies(RetryAfter(app), options.max_request_bytes), security)
+    app = ExactOrigins(
+        StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
+    )
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
@@ -188,6 +192,7 @@ async def serve_http(
     """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
     import uvicorn
 
+    server.connection_attributes.transport = "http"
     app = http_app(server, options, security)
     config = uvicorn.Config(
         app,
