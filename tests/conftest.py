@@ -23,10 +23,12 @@ runs everything, spread over CPUs by pytest-xdist (``-n auto`` in pyproject.toml
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import types
 from collections.abc import Iterator, MutableMapping
@@ -87,8 +89,28 @@ def _normalise_environment(environ: MutableMapping[str, str]) -> None:
 _normalise_environment(os.environ)
 
 
+def _keep_bytecode(environ: MutableMapping[str, str]) -> None:
+    """Under ``PYTHONDONTWRITEBYTECODE`` every process (each xdist worker collecting the suite,
+    each ``python -m toolctl`` a test starts) compiles every module again: about half of the
+    collection's CPU. Write the bytecode under ``.cache/pycache`` instead (``sys.pycache_prefix``),
+    so the checkout still gets no ``__pycache__`` folders."""
+    if not (sys.dont_write_bytecode or environ.get("PYTHONDONTWRITEBYTECODE")):
+        return
+    prefix = environ.get("PYTHONPYCACHEPREFIX") or str(TESTS.parent / ".cache" / "pycache")
+    environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = prefix
+
+
+_keep_bytecode(os.environ)
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+    if sys.pycache_prefix:  # the bytecode of modules the tests wrote under the temp directory
+        mirror = Path(sys.pycache_prefix) / Path(tempfile.gettempdir()).relative_to("/")
+        shutil.rmtree(mirror, ignore_errors=True)
 
 
 SLOW_MODULES = {
@@ -169,14 +191,21 @@ class _Scanner:
         return found
 
 
+@functools.cache
+def _under_helper_roots(file: str) -> bool:
+    return any(Path(file).resolve().is_relative_to(root) for root in HELPER_ROOTS)
+
+
 def _is_helper(obj: object) -> bool:
-    if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+    # the defining file from the code object or the module (inspect.getsourcefile is slow, and
+    # this runs for every name every test uses)
+    if inspect.isfunction(obj):
+        file = obj.__code__.co_filename
+    elif inspect.isclass(obj):
+        file = getattr(sys.modules.get(obj.__module__), "__file__", None) or ""
+    else:
         return False
-    try:
-        file = inspect.getsourcefile(obj)
-    except TypeError:
-        return False
-    return file is not None and any(Path(file).resolve().is_relative_to(r) for r in HELPER_ROOTS)
+    return bool(file) and _under_helper_roots(file)
 
 
 def _helpers(obj: object) -> Iterator[object]:

@@ -140,3 +140,15 @@ def test_the_normalisation_undoes_a_hostile_shell(shell: dict[str, str]) -> None
     environ = {**shell, "NO_COLOR": "1", "TOOLCTL_STATE": "postgresql://x", "PATH": "/bin"}
     conftest._normalise_environment(environ)
     assert environ == {"TERM": "xterm", "LANG": "C.UTF-8", "PATH": "/bin"}
+
+
+def test_bytecode_is_kept_out_of_the_checkout_but_not_thrown_away(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    environ = {"PYTHONDONTWRITEBYTECODE": "1"}
+    conftest._keep_bytecode(environ)
+    prefix = str(REPO / ".cache" / "pycache")
+    assert environ == {"PYTHONPYCACHEPREFIX": prefix}  # and so for every child process
+    assert (sys.dont_write_bytecode, sys.pycache_prefix) == (False, prefix)
