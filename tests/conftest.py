@@ -132,7 +132,6 @@ SLOW_TESTS = {
     "runtime/test_durability.py::test_background_start_survives_a_power_loss",
     "runtime/test_examples.py::test_calculator_runs_isolated",
     "runtime/test_examples.py::test_index_files_runs_in_the_background",
-    "runtime/test_examples.py::test_every_enabled_example_is_covered",  # needs the two above
     "testing/test_cli.py::test_passing_project_exits_0",
     "testing/test_example_registry.py::test_every_example_tool_passes_its_cases",
     "testing/test_runner.py::test_background_cases_wait_for_the_worker_or_see_it_running",
