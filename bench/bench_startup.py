@@ -47,7 +47,7 @@ def commands() -> dict[str, list[str]]:
         "toolctl --no-cache validate": [*tc, "--no-cache", "validate"],
         "toolctl list": [*tc, "list"],
         "toolctl lint": [*tc, "lint"],
-        "toolctl export -f openai": [*tc, "export", "-f", "openai"],
+        "toolctl export openai": [*tc, "export", "openai"],
         "toolctl run reverse": [*tc, "run", "reverse", "--input", '{"input":"abc"}'],
     }
 

@@ -46,6 +46,9 @@ TESTS = Path(__file__).resolve().parent
 # the repository and the user's ~/.cache. Tests about where the cache lives unset it.
 _CACHE = tempfile.mkdtemp(prefix="toolctl-test-cache-")
 os.environ["TOOLCTL_CACHE_DIR"] = _CACHE
+# The key of the cache's MACs likewise, instead of the user's ~/.local/share/toolctl.
+_DATA = tempfile.mkdtemp(prefix="toolctl-test-data-")
+os.environ["TOOLCTL_DATA_DIR"] = _DATA
 
 
 # What a developer's shell may set that changes what the code under test prints or does: the
@@ -71,6 +74,7 @@ UNSET_ENV = (
 )
 KEPT_TOOLCTL_ENV = (
     "TOOLCTL_CACHE_DIR",
+    "TOOLCTL_DATA_DIR",
     "TOOLCTL_REQUIRE_NODE_TOOLS",
     "TOOLCTL_FIND_SLOW",
     "TOOLCTL_TEST_WITHOUT",
@@ -108,6 +112,7 @@ _keep_bytecode(os.environ)
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(_CACHE, ignore_errors=True)
+    shutil.rmtree(_DATA, ignore_errors=True)
     if sys.pycache_prefix:  # the bytecode of modules the tests wrote under the temp directory
         mirror = Path(sys.pycache_prefix) / Path(tempfile.gettempdir()).relative_to("/")
         shutil.rmtree(mirror, ignore_errors=True)

@@ -62,9 +62,11 @@ def run_demo(workdir: Path) -> tuple[list[Step], dict[str, str]]:
         "PYTHONUNBUFFERED": "1",
         "NO_COLOR": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "TOOLCTL_SANDBOX": str(workdir / "sandbox"),
         "TOOLCTL_EXAMPLES_STATE": str(workdir / ".examples-state"),
     }
+    # the page names the sandbox itself (`export TOOLCTL_SANDBOX=...`): a reader copying the
+    # commands gets a working approval example, so the test must not supply one
+    env.pop("TOOLCTL_SANDBOX", None)
     section = README.read_text("utf-8").split(START, 1)[1].split(END, 1)[0]
     readme_to_real: dict[str, str] = {}
     results = []
@@ -73,6 +75,10 @@ def run_demo(workdir: Path) -> tuple[list[Step], dict[str, str]]:
         real_command = RUN_ID.sub(lambda m: readme_to_real.get(m.group(0), m.group(0)), command)
         if real_command == "echo $?":
             actual = [str(last_code)]
+        elif real_command.startswith("export "):
+            name, value = exported(real_command, workdir, env)
+            env[name] = value
+            actual = []
         else:
             done = subprocess.run(
                 ["bash", "-c", real_command],
@@ -98,13 +104,27 @@ def run_demo(workdir: Path) -> tuple[list[Step], dict[str, str]]:
     return results, readme_to_real
 
 
+def exported(command: str, workdir: Path, env: dict[str, str]) -> tuple[str, str]:
+    """The variable an ``export NAME=VALUE`` step sets, its value expanded as bash would."""
+    name = command.removeprefix("export ").split("=", 1)[0]
+    done = subprocess.run(
+        ["bash", "-c", f'{command} && printf %s "${name}"'],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return name, done.stdout
+
+
 def test_run_section_shows_real_output(tmp_path: Path) -> None:
     workdir = tmp_path / "project"
     workdir.mkdir()
     for name in ("tools.d", "examples"):
         shutil.copytree(ROOT / name, workdir / name)
     shutil.copy(ROOT / "toolctl.yaml", workdir)
-    (workdir / "sandbox").mkdir()
     results, ids = run_demo(workdir)
     if os.environ.get("TOOLCTL_README_UPDATE"):
         text = README.read_text("utf-8")

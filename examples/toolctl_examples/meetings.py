@@ -16,14 +16,13 @@ from toolctl_examples._context import Context, context_value
 
 DAY_START = dt.time(9, 0)
 DAY_END = dt.time(17, 0)
-DEFAULT_TIME = "10:00"
 
 
 def book_meeting(data: dict[str, Any], ctx: Context) -> dict[str, Any]:
     """Suspend with a proposed slot; after resume, book or cancel it."""
     start, end = propose_slot(
         dt.date.fromisoformat(data["date"]),
-        dt.time.fromisoformat(data.get("preferredTime", DEFAULT_TIME)),
+        dt.time.fromisoformat(data["preferredTime"]),  # its schema default is filled in
         int(data["durationMinutes"]),
     )
     timezone = context_value(ctx, "timezone") or "UTC"

@@ -27,6 +27,8 @@ _UNITS = {
     "metric": {"temperature_unit": "celsius", "wind_speed_unit": "kmh"},
     "imperial": {"temperature_unit": "fahrenheit", "wind_speed_unit": "mph"},
 }
+# Open-Meteo labels miles per hour "mp/h"; people (and models quoting it back) write "mph".
+_UNIT_LABELS = {"mp/h": "mph"}
 _CURRENT = "temperature_2m,apparent_temperature,relative_humidity_2m,weather_code,wind_speed_10m"
 
 # WMO weather interpretation codes, as documented by Open-Meteo.
@@ -101,7 +103,7 @@ def current_weather(data: dict[str, Any]) -> dict[str, Any]:
             "condition": WMO_CODES.get(code, f"WMO code {code}"),
             "units": {
                 "temperature": labels["temperature_2m"],
-                "windSpeed": labels["wind_speed_10m"],
+                "windSpeed": _UNIT_LABELS.get(labels["wind_speed_10m"], labels["wind_speed_10m"]),
             },
             "mapUrl": map_tile_url(place["latitude"], place["longitude"]),
         }

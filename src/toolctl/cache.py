@@ -17,9 +17,12 @@ history), else in the user cache (``$XDG_CACHE_HOME/toolctl``); ``TOOLCTL_CACHE_
 overrides both. Entries are grouped in 16 files by a hash of the tool file's path; each is
 written to a temporary name and renamed into place, so concurrent runs never see half a file
 (the last writer wins; an entry it lacks is rebuilt next time); a write drops the entries of
-files that no longer exist. Each file starts with a digest
-of its payload and is plain JSON (no pickle: a planted cache file cannot run code); anything
-that does not check out (truncated, garbage, another version, a shape that does not rebuild)
+files that no longer exist. Each file starts with a keyed MAC (HMAC-SHA256) of its payload and
+is plain JSON (no pickle: a planted cache file cannot run code). The key (:func:`cache_key`)
+lives in the user's data directory, never in a cache directory: whoever can write a cache
+directory (a shared volume, a CI cache restored from a pull request's run) but not read the
+key cannot forge an entry that is used. Anything that does not check out (no key, a wrong
+MAC, truncated, garbage, another version, nested too deeply, a shape that does not rebuild)
 is a miss, and the entry is rebuilt. Caching never fails a command: an unwritable directory
 just means no cache.
 """
@@ -30,6 +33,7 @@ import base64
 import contextlib
 import functools
 import hashlib
+import hmac
 import json
 import os
 import sys
@@ -44,14 +48,17 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl import __version__
 from toolctl.atomicfile import replace
+from toolctl.keyfile import KeyFileError, load_or_create_key, read_key
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
     from toolctl.spec.model import Origin, ToolSpec
     from toolctl.yamlsrc import Document
 
-FORMAT = 2
-_MAGIC = b"toolctl-cache"
+FORMAT = 3
+_MAGIC = b"toolctl-cache hmac-sha256"
+DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
+KEY_NAME = "cache.key"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
 _CHECKERS = (
@@ -101,15 +108,61 @@ def _user_cache() -> Path:
     return Path(base) / "toolctl"
 
 
-def _seal(payload: bytes) -> bytes:
-    """``payload`` behind a header with its digest: a file cut short or edited is detected."""
-    return _MAGIC + b" " + sha256(payload).encode() + b"\n" + payload
+def data_dir() -> Path:
+    """The user's toolctl data directory: ``TOOLCTL_DATA_DIR``, else ``$XDG_DATA_HOME/toolctl``
+    (default ``~/.local/share/toolctl``)."""
+    env = os.environ.get(DATA_ENV)
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "toolctl"
 
 
-def _unseal(blob: bytes) -> bytes | None:
-    """The payload of a sealed ``blob``; None when it is truncated, garbage or hand-edited."""
+def cache_key(cache_directory: Path, *, create: bool) -> bytes | None:
+    """The secret that keys the MACs of ``cache_directory``'s files: ``cache.key`` in
+    :func:`data_dir` (mode 0600), created when missing if ``create``. None when there is no
+    usable key (missing, unsafe, or inside the cache directory itself, where it would travel
+    with the cache): then nothing is read from the cache or written to it."""
+    path = data_dir() / KEY_NAME
+    where, cache = os.path.realpath(path), os.path.realpath(cache_directory)
+    if where == cache or where.startswith(cache.rstrip(os.sep) + os.sep):
+        return None
+    try:
+        return load_or_create_key(path) if create else read_key(path)
+    except KeyFileError:
+        return None
+
+
+MAX_CACHE_FILE = 1 << 31  # larger than any shard a real registry writes
+
+
+def _read(path: Path) -> bytes | None:
+    """The bytes of a cache file; None when missing, unreadable or not a regular file (a FIFO
+    planted in a shared cache directory would make a plain read wait forever)."""
+    from toolctl.errors import YamlError
+    from toolctl.yamlsrc import read_bytes
+
+    try:
+        return read_bytes(path, max_bytes=MAX_CACHE_FILE)
+    except YamlError:
+        return None
+
+
+def _seal(payload: bytes, key: bytes) -> bytes:
+    """``payload`` behind a header with its MAC under ``key``: a file cut short, edited or
+    forged without the key is detected."""
+    return _MAGIC + b" " + _mac(payload, key) + b"\n" + payload
+
+
+def _unseal(blob: bytes, key: bytes) -> bytes | None:
+    """The payload of a sealed ``blob``; None when it is truncated, garbage, hand-edited or
+    sealed under another key."""
     header, _, payload = blob.partition(b"\n")
-    return payload if header == _MAGIC + b" " + sha256(payload).encode() else None
+    return payload if hmac.compare_digest(header, _MAGIC + b" " + _mac(payload, key)) else None
+
+
+def _mac(payload: bytes, key: bytes) -> bytes:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
 
 
 # ------------------------------------------------------------------ the configuration file
@@ -120,20 +173,26 @@ def _unseal(blob: bytes) -> bytes | None:
 # and toolctl's code.
 
 
-def _config_entry(config_file: Path) -> Path:
+def _configs_root() -> Path:
     env = os.environ.get("TOOLCTL_CACHE_DIR")
-    root = Path(env) if env else _user_cache()
-    return root / "configs" / f"{sha256(str(config_file).encode())[:32]}.json"
+    return Path(env) if env else _user_cache()
+
+
+def _config_entry(config_file: Path) -> Path:
+    return _configs_root() / "configs" / f"{sha256(str(config_file).encode())[:32]}.json"
 
 
 def remembered_settings(config_file: Path, raw: bytes) -> dict[str, Any] | None:
-    """The settings read earlier from exactly these bytes of ``config_file``; None: parse it."""
+    """The settings read earlier from exactly these bytes of ``config_file``; None: parse it
+    (also when the entry's MAC does not check out under this user's key: see :func:`_seal`)."""
     if not DEFAULTS.cache:
         return None
     try:
-        payload = _unseal(_config_entry(config_file).read_bytes())
+        blob = _read(_config_entry(config_file))
+        key = cache_key(_configs_root(), create=False) if blob is not None else None
+        payload = _unseal(blob, key) if blob is not None and key is not None else None
         entry = json.loads(payload) if payload is not None else None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if (
         not isinstance(entry, dict)
@@ -154,11 +213,14 @@ def remember_settings(config_file: Path, raw: bytes, settings: dict[str, Any]) -
     if not DEFAULTS.cache:
         return
     target = _config_entry(config_file)
+    key = cache_key(_configs_root(), create=True)
+    if key is None:
+        return
     entry = {"sha": sha256(raw), "code": code_fingerprint(), "settings": settings}
     with contextlib.suppress(OSError, ValueError, TypeError, RecursionError):
         target.parent.mkdir(parents=True, exist_ok=True)
         # Only the owner may read it: a config may hold a `state:` URL with a password.
-        replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode()), 0o600)
+        replace(target, _seal(json.dumps(entry, ensure_ascii=False).encode(), key), 0o600)
         _forget_old_configs(target.parent)
 
 
@@ -239,6 +301,12 @@ class LoadCache:
         self._deps: dict[tuple[str, ...], list[Any]] = {}  # see module_dep
         self._shards: dict[int, dict[str, Any]] = {}
         self._dirty: dict[int, dict[str, Any]] = {}
+        self._key: bytes | None = None  # see cache_key; read once per load
+
+    def _mac_key(self, create: bool) -> bytes | None:
+        if self._key is None:
+            self._key = cache_key(self.directory, create=create)
+        return self._key
 
     # ------------------------------------------------------------------ files
 
@@ -250,16 +318,14 @@ class LoadCache:
 
     def _load_shard(self, shard: int) -> dict[str, Any]:
         """The entries of one shard file when intact and of this context; {} otherwise."""
-        try:
-            blob = self._shard_file(shard).read_bytes()
-        except OSError:
-            return {}
-        payload = _unseal(blob)
+        blob = _read(self._shard_file(shard))
+        key = self._mac_key(create=False) if blob is not None else None
+        payload = _unseal(blob, key) if blob is not None and key is not None else None
         if payload is None:
-            return {}  # truncated, garbage or hand-edited
+            return {}  # no key, truncated, garbage, hand-edited or forged
         try:
             data = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
         if not isinstance(data, dict) or data.get("context") != self.context:
             return {}
@@ -286,6 +352,9 @@ class LoadCache:
         self._shards.clear()  # the registry holds what it needs; free the rest
         if not dirty:
             return
+        key = self._mac_key(create=True)
+        if key is None:
+            return  # no usable key: an entry nobody can check is not written
         try:
             self._prepare()
         except OSError:
@@ -300,7 +369,7 @@ class LoadCache:
                     default=_encode_array,
                     check_circular=False,  # loaded YAML is a tree (aliases are refused)
                 ).encode()
-                replace(self._shard_file(shard), _seal(payload))
+                replace(self._shard_file(shard), _seal(payload, key))
             except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
                 pass
 
@@ -326,10 +395,8 @@ class LoadCache:
     def file_hash(self, path: str) -> str | None:
         """Content hash of a dependency (None when unreadable), once per load."""
         if path not in self._hashes:
-            try:
-                self._hashes[path] = sha256(Path(path).read_bytes())
-            except OSError:
-                self._hashes[path] = None
+            content = _read(Path(path))
+            self._hashes[path] = sha256(content) if content is not None else None
         return self._hashes[path]
 
     def module_dep(self, ref: str, search: list[str]) -> list[Any]:
@@ -392,7 +459,7 @@ def _live(entries: dict[str, Any]) -> dict[str, Any]:
 def to_entry(
     *,
     sha: str,
-    root: Path,
+    root: str,
     origin: Origin,
     doc: Document | None,
     diagnostics: list[Diagnostic],
@@ -418,7 +485,7 @@ def to_entry(
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
         "sha": sha,
-        "root": str(root),
+        "root": root,
         "origin": [origin.kind, origin.name],
         "display": origin.file,
         "data": doc.data if doc is not None else None,

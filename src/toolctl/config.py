@@ -2,8 +2,10 @@
 
 Keys (all optional): ``tools`` (a path or list of paths to tool files or directories; default
 ``tools.d``), ``pythonPath`` (directories searched for handler modules; default ``.``),
-``state`` (the run-history database; default ``.toolctl/state.db``), and free sections for the
-commands (``lint``, ``export``, ``test``, ``serve``). Paths are relative to the config file.
+``state`` (the run-history database; default ``.toolctl/state.db``), ``schemas`` (directories
+inside the project whose YAML and JSON files a ``$ref`` may name besides ``*.schema.yaml``
+files), and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
+relative to the config file.
 
 The project root is found from a path upward, as git finds a repository: the nearest directory at
 or above it holding ``toolctl.yaml`` or a ``pyproject.toml`` with a ``[tool.toolctl]`` table. With
@@ -25,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from toolctl.errors import ConfigError, YamlError
-from toolctl.yamlsrc import decode_text, load_file, loads, read_bytes, real_path
+from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes, real_path
 
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -48,6 +50,38 @@ def check_state(state: str, origin: str | Callable[[], str]) -> None:
         )
 
 
+DEFAULT_MEMORY_LIMIT_MB = 1024
+MIB = 1024 * 1024
+# RLIMIT_AS is a signed 64-bit byte count: more MiB than this cannot be set at all
+MAX_MEMORY_LIMIT_MB = (2**63 - 1) // MIB
+
+
+def memory_limit_mb(settings: dict[str, Any], origin: Callable[[], str]) -> int | None:
+    """``run.memoryLimitMb`` of ``settings`` (the default when absent; None: no limit), or a
+    :class:`ConfigError` at ``origin()`` (worked out only for the error) naming the fix."""
+    section = settings.get("run") or {}
+    if not isinstance(section, dict):
+        raise ConfigError(
+            f"{origin()}: run must be a mapping, not {type(section).__name__}",
+            hint="write it as run: {memoryLimitMb: 1024}",
+        )
+    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"{origin()}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
+            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
+        )
+    if value > MAX_MEMORY_LIMIT_MB:
+        raise ConfigError(
+            f"{origin()}: run.memoryLimitMb {value} is more than any process can be given "
+            f"(at most {MAX_MEMORY_LIMIT_MB})",
+            hint="give the limit in MiB, e.g. run: {memoryLimitMb: 1024}, or null for no limit",
+        )
+    return value
+
+
 @dataclass
 class Project:
     """Where a registry lives and how to treat it."""
@@ -59,6 +93,7 @@ class Project:
     state_path: Path = Path(".toolctl/state.db")
     settings: dict[str, Any] = field(default_factory=dict)
     state_url: str | None = None  # a PostgreSQL ``state:`` (or TOOLCTL_STATE); else state_path
+    schema_dirs: list[Path] = field(default_factory=list)  # ``schemas:`` (see toolctl.refs)
 
     def section(self, name: str) -> dict[str, Any]:
         """A command's settings section (``lint``, ``export``, ...), empty when absent."""
@@ -124,22 +159,92 @@ def _toml_key_line(text: str, key: str) -> int:
     return 1
 
 
+# A dotted key of more parts than MAX_DEPTH is refused before tomllib sees it: tomllib's time
+# is quadratic in the parts (100,000 of them: minutes), and the table it builds nests as deep.
+# Tokens (per line): a quoted string (an unclosed one runs to the end of the line, so no
+# quote is scanned twice), a bare word, or any other character.
+_TOML_TOKENS = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|$)|'[^']*(?:'|$)|[\w-]+|\S")
+_TOO_DEEP_HINT = "flatten the nesting (toolctl reads every pyproject.toml at or above the project)"
+
+
+def _deep_dotted_key(text: str) -> int | None:
+    """The line of the first run ``a.b.c...`` of more than MAX_DEPTH parts, or None."""
+    if text.count(".") <= MAX_DEPTH:
+        return None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.count(".") < MAX_DEPTH:
+            continue
+        parts, after_dot = 0, False
+        for token in _TOML_TOKENS.findall(line):
+            if token == ".":
+                after_dot = parts > 0 and not after_dot
+                parts = parts if after_dot else 0
+            elif token[0] in "\"'" or token[0].isalnum() or token[0] in "_-":
+                parts = parts + 1 if after_dot else 1
+                after_dot = False
+                if parts > MAX_DEPTH:
+                    return number
+            else:
+                parts, after_dot = 0, False
+    return None
+
+
 def _read_pyproject(path: Path) -> dict[str, Any] | None:
+    """The ``[tool.toolctl]`` table of ``path``, checked; None without one.
+
+    Any pyproject.toml at or above a project is read, so a hostile one (deeply nested arrays,
+    a key of 100,000 dotted parts) ends in a :class:`ConfigError`, never a crash or a stall.
+    """
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
     try:
         text = path.read_text("utf-8")
-        data = tomllib.loads(text)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read: {exc}") from None
+    if "toolctl" not in text:  # no [tool.toolctl] table (and nothing to parse)
+        return None
+    line = _deep_dotted_key(text)
+    if line is not None:
+        raise ConfigError(
+            f"{path}:{line}:1: cannot read: a dotted key of more than {MAX_DEPTH} parts",
+            hint=_TOO_DEEP_HINT,
+        )
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays/inline tables
+        raise ConfigError(
+            f"{path}:1:1: cannot read: arrays or inline tables nested too deeply",
+            hint=_TOO_DEEP_HINT,
+        ) from None
     tool = data.get("tool")  # not a table: then it holds no [tool.toolctl] either
     section = tool.get("toolctl") if isinstance(tool, dict) else None
     if not isinstance(section, dict):
         return None
+    if _deeper_than(section, MAX_DEPTH):
+        raise ConfigError(
+            f"{_shown(path)}:1:1: [tool.toolctl] nests deeper than {MAX_DEPTH} levels",
+            hint=_TOO_DEEP_HINT,
+        )
     _check_keys(section, lambda key: f"{_shown(path)}:{_toml_key_line(text, key)}:1")
     return section
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists/tables in ``value`` nest deeper than ``limit`` (an explicit stack)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((inner, depth + 1) for inner in item.values())
+        elif isinstance(item, list):
+            stack.extend((inner, depth + 1) for inner in item)
+    return False
 
 
 def find_config(start: Path) -> tuple[Path, dict[str, Any]] | None:
@@ -189,6 +294,25 @@ def _paths(value: Any, base: Path, key: str, origin: Path | None) -> list[Path]:
             hint="give a directory or file relative to the project root, or a list of them",
         )
     return [real_path(base / v) for v in items]
+
+
+def _schema_dirs(settings: dict[str, Any], root: Path, origin: Path | None) -> list[Path]:
+    """The ``schemas:`` directories: real paths strictly inside ``root``, none of them hidden
+    (a ``$ref`` may name YAML and JSON files in them; see :class:`toolctl.refs.RefScope`)."""
+    if "schemas" not in settings:
+        return []
+    dirs = _paths(settings["schemas"], root, "schemas", origin)
+    for directory in dirs:
+        inside = root in directory.parents
+        hidden = inside and any(p.startswith(".") for p in directory.relative_to(root).parts)
+        if not inside or hidden:
+            what = "a hidden directory" if hidden else "not a directory below the project root"
+            raise ConfigError(
+                f"{_setting_at(origin, 'schemas')}: 'schemas' lists {_shown(directory)}, {what}",
+                hint=f"list visible subdirectories of {_shown(root)} that hold only schemas, "
+                "e.g. `schemas: [schemas]`",
+            )
+    return dirs
 
 
 def project_for(path: Path | None = None) -> Project:
@@ -278,7 +402,14 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         )
     if not env:  # the variable was checked above
         check_state(state, lambda: f"{_setting_at(config_file, 'state')}: state")
+    schema_dirs = _schema_dirs(settings, root, config_file)
+    if "run" in settings:  # checked with the rest of the config: `validate` reports it too
+        memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
-        return Project(root, config_file, tool_paths, python_path, default, settings, state)
-    return Project(root, config_file, tool_paths, python_path, (root / state), settings)
+        return Project(
+            root, config_file, tool_paths, python_path, default, settings, state, schema_dirs
+        )
+    return Project(
+        root, config_file, tool_paths, python_path, root / state, settings, None, schema_dirs
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolctl.diagnostics import Diagnostic, Location, error, json_pointer
@@ -98,44 +99,65 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
     return [error(Location(doc.file, line, col), "TC201", message, pointer=json_pointer(path))]
 
 
+MAX_SHOWN = 50  # format diagnostics reported per file; the rest are counted, not built
+
+
+@dataclass(frozen=True)
+class FormatCheck:
+    """What the format check of one file found.
+
+    ``diagnostics`` is capped at :data:`MAX_SHOWN` (what a person reads); ``broken`` and
+    ``whole_file`` are worked out from *every* error, so the cap never decides which tools the
+    loader builds: a tool with an error past the cap is still left out, never built half-checked.
+    """
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    broken: frozenset[int] = frozenset()  # index in `tools:` of every tool with an error
+    whole_file: bool = False  # an error outside the `tools:` items: nothing in the file loads
+
+
 def check_format(doc: Document) -> list[Diagnostic]:
-    """Diagnostics for everything in ``doc`` that the format v1 schema rejects."""
+    """Diagnostics for everything in ``doc`` that the format v1 schema rejects (capped)."""
+    return check_file_format(doc).diagnostics
+
+
+def check_file_format(doc: Document) -> FormatCheck:
+    """The format check of ``doc``: capped diagnostics, and which tools or the file are broken."""
     data = doc.data
     top = Location(doc.file, 1, 1)
     if not isinstance(data, dict):
-        return [
-            error(
-                top,
-                "TC202",
-                "a tool file must be a mapping with `toolctl: 1`",
-                hint="start the file with `toolctl: 1` and a tool's keys",
-            )
-        ]
+        return _file_error(
+            top,
+            "a tool file must be a mapping with `toolctl: 1`",
+            hint="start the file with `toolctl: 1` and a tool's keys",
+        )
     if "toolctl" not in data:
-        return [
-            error(
-                top,
-                "TC202",
-                "missing format version",
-                hint="add `toolctl: 1` at the top of the file",
-            )
-        ]
+        return _file_error(
+            top, "missing format version", hint="add `toolctl: 1` at the top of the file"
+        )
     if data["toolctl"] != FORMAT_VERSION or isinstance(data["toolctl"], bool):
         line, col = doc.locate(("toolctl",))
-        return [
-            error(
-                Location(doc.file, line, col),
-                "TC202",
-                f"unsupported format version {data['toolctl']!r}",
-                hint="this toolctl reads `toolctl: 1`",
-            )
-        ]
+        return _file_error(
+            Location(doc.file, line, col),
+            f"unsupported format version {data['toolctl']!r}",
+            hint="this toolctl reads `toolctl: 1`",
+        )
     fast = _fast_validator()
     if fast is not None and fast.is_valid(data):
-        return []
+        return FormatCheck()
     out: list[Diagnostic] = []
+    broken: set[int] = set()
+    whole_file = False
     for err in _slow_validator().raw_errors(data):
-        out.extend(_diagnostics_for(err, doc))
-        if len(out) >= 50:
-            break
-    return out
+        path = tuple(err.absolute_path)
+        if len(path) >= 2 and path[0] == "tools" and isinstance(path[1], int):
+            broken.add(path[1])
+        else:
+            whole_file = True
+        if len(out) < MAX_SHOWN:
+            out.extend(_diagnostics_for(err, doc))
+    return FormatCheck(out[:MAX_SHOWN], frozenset(broken), whole_file)
+
+
+def _file_error(loc: Location, message: str, *, hint: str) -> FormatCheck:
+    return FormatCheck([error(loc, "TC202", message, hint=hint)], whole_file=True)

@@ -18,8 +18,16 @@ from typing import Any, TypeVar
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
 from toolctl.config import Project, project_at, project_for
-from toolctl.diagnostics import Diagnostic, Location, error, has_errors, sorted_unique
+from toolctl.diagnostics import (
+    Diagnostic,
+    Location,
+    error,
+    has_errors,
+    json_pointer,
+    sorted_unique,
+)
 from toolctl.errors import DeclarationError, YamlError
+from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
@@ -36,7 +44,6 @@ from toolctl.yamlsrc import (
 )
 
 TOOL_SUFFIXES = (".yaml", ".yml")
-SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
 REGISTRY_GROUP = "toolctl.registries"
 T = TypeVar("T")
 
@@ -112,12 +119,16 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
                 Location(_short(tool_path)),
                 "TC110",
                 "tools path not found",
-                hint="create tools.d/ or set `tools:` in toolctl.yaml",
+                hint="start a project here with toolctl init, create tools.d/, or set "
+                "`tools:` in toolctl.yaml",
             ),
         )
         return
     root = real_path(tool_path)
     for entry in _tool_entries(tool_path):
+        if isinstance(entry, tuple):
+            yield entry[0], _unlistable(*entry)
+            continue
         path = Path(entry.path)
         if entry.is_symlink() and root not in real_path(path).parents:
             yield (
@@ -133,26 +144,62 @@ def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         yield path, None
 
 
-def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str]]:
+def _unlistable(directory: Path, exc: OSError) -> Diagnostic:
+    """The diagnostic for a directory of the tools tree that cannot be listed."""
+    return error(
+        Location(_short(directory)),
+        "TC110",
+        f"cannot list directory: {exc.strerror or exc}",
+        hint="make it readable (chmod u+rx), or move it out of the tools path",
+    )
+
+
+def skipped_file(name: str) -> str | None:
+    """Why the loader skips a file named ``name`` in a tools directory, or None if it reads it."""
+    if name.startswith("."):
+        return "hidden files (names starting with '.') are skipped"
+    if name.endswith(SCHEMA_SUFFIXES):
+        return f"files named *{'/*'.join(SCHEMA_SUFFIXES)} are schemas, not tools"
+    if not name.endswith(TOOL_SUFFIXES):
+        return f"only {' and '.join(TOOL_SUFFIXES)} files are tool files"
+    return None
+
+
+def skipped_directory(name: str) -> str | None:
+    """Why the loader skips a subdirectory named ``name`` of a tools directory, or None."""
+    if name.startswith((".", "_")):
+        return "directories whose names start with '.' or '_' are skipped"
+    return None
+
+
+def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str] | tuple[Path, OSError]]:
     """Tool-file entries below ``directory``: sorted, a directory's files before its subdirectories.
 
     Hidden entries (editor locks such as Emacs ``.#t.yaml`` links too) and ``_``/``.``
     directories are skipped; symlinked directories are not followed. ``os.scandir`` gives the
-    file type without one more system call per file.
+    file type without one more system call per file. A directory that cannot be listed is
+    yielded as ``(directory, error)`` and the walk goes on. The walk keeps its own stack (no
+    recursion), so a tree nested thousands of levels deep cannot exhaust Python's.
     """
-    with os.scandir(directory) as listing:
-        entries = sorted(listing, key=lambda e: e.name)
-    subdirs = []
-    for entry in entries:
-        if entry.name.startswith("."):
+    pending = [directory]  # directories still to list, the next one last
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield current, exc
             continue
-        if entry.is_dir(follow_symlinks=False):
-            if not entry.name.startswith("_"):
-                subdirs.append(entry)
-        elif entry.name.endswith(TOOL_SUFFIXES) and not entry.name.endswith(SCHEMA_SUFFIXES):
-            yield entry
-    for sub in subdirs:
-        yield from _tool_entries(Path(sub.path))
+        subdirs: list[Path] = []
+        for entry in entries:
+            if entry.name.startswith("."):  # before the type check: editor locks may dangle
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if skipped_directory(entry.name) is None:
+                    subdirs.append(Path(entry.path))
+            elif skipped_file(entry.name) is None:
+                yield entry
+        pending.extend(reversed(subdirs))  # depth first, in name order
 
 
 # ---------------------------------------------------------------- one tool
@@ -193,7 +240,13 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
         # invalid on purpose
         rejected = case.get("error", {}).get("code")
         if "input" in case and rejected != "invalid_input":
-            checks.append(("inputSchema", ("tests", i, "input"), case["input"], "TC306", label))
+            given = case["input"]
+            if spec.apply_defaults and isinstance(given, dict):
+                # the case runs through the pipeline, which fills the schema's defaults in
+                from toolctl.schemadefaults import fill_defaults
+
+                given = fill_defaults(spec.input_schema, given)
+            checks.append(("inputSchema", ("tests", i, "input"), given, "TC306", label))
         if "resume" in case and spec.resume_schema is not None and rejected != "invalid_resume":
             checks.append(
                 (
@@ -238,7 +291,7 @@ def _check_schemas(
     doc: Document,
     pointer: JsonPath,
     file: Path,
-    root: Path,
+    scope: RefScope,
     ctx: _Context,
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
@@ -274,7 +327,7 @@ def _check_schemas(
             continue
         if dollars:
             schema, problems, has_refs = refs.bundle(
-                raw[key], file=file, display=doc.file, root_dir=root, load=ctx.load_doc
+                raw[key], file=file, display=doc.file, scope=scope, load=ctx.load_doc
             )
         else:
             schema, problems, has_refs = raw[key], [], False
@@ -331,17 +384,48 @@ def _check_schemas(
     return bundled, bad
 
 
+def _schemas_beside(
+    raw: Any,
+    doc: Document,
+    pointer: JsonPath,
+    file: Path,
+    scope: RefScope,
+    ctx: _Context,
+    format_diags: list[Diagnostic],
+) -> None:
+    """The schema errors of a tool that has format errors elsewhere, so that `validate`
+    reports every error of a file at once instead of hiding these until the others are
+    fixed. Schema keys with format errors of their own are left to those."""
+    if not isinstance(raw, dict):
+        return
+    base = json_pointer(pointer)
+    hit = {
+        d.pointer[len(base) :].split("/")[1]
+        for d in format_diags
+        if d.pointer.startswith(base + "/")
+    }
+    keys = {
+        k: raw[k]
+        for k in SCHEMA_KEYS
+        if k in raw and k not in hit and isinstance(raw[k], (dict, bool))
+    }
+    if keys:
+        name = raw.get("name")
+        keys["name"] = name if isinstance(name, str) else None
+        _check_schemas(keys, doc, pointer, file, scope, ctx, ctx.diagnostics)
+
+
 def _build_tool(
     raw: dict[str, Any],
     doc: Document,
     pointer: JsonPath,
     file: Path,
-    root: Path,
+    scope: RefScope,
     origin: Origin,
     ctx: _Context,
 ) -> tuple[ToolSpec, list[Diagnostic]]:
     out: list[Diagnostic] = []
-    bundled, bad = _check_schemas(raw, doc, pointer, file, root, ctx, out)
+    bundled, bad = _check_schemas(raw, doc, pointer, file, scope, ctx, out)
     line, col = doc.locate((*pointer, "name"))
     spec = ToolSpec.from_validated(
         raw,
@@ -393,7 +477,7 @@ def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
 
 
 def _load_file(
-    path: Path, root: Path, origin_kind: str, origin_name: str, ctx: _Context
+    path: Path, scope: RefScope, origin_kind: str, origin_name: str, ctx: _Context
 ) -> list[ToolSpec]:
     """Load one tool file (from the cache when it is current); diagnostics go to ``ctx``."""
     origin = Origin(origin_kind, origin_name, _short(path))
@@ -404,21 +488,21 @@ def _load_file(
         return []
     ctx.directives[origin.file] = may_hold_directive(content)
     if ctx.cache is None:
-        return _check_file(content, path, root, origin, ctx)[0]
+        return _check_file(content, path, scope, origin, ctx)[0]
     digest = sha256(content)
     search = ctx.search(origin_kind)
-    specs = _cached(ctx.cache, path, digest, root, origin, search, ctx)
+    specs = _cached(ctx.cache, path, digest, scope, origin, search, ctx)
     if specs is not None:
         return specs
     start = len(ctx.diagnostics)
     ctx.touched = {}
-    specs, doc = _check_file(content, path, root, origin, ctx)
+    specs, doc = _check_file(content, path, scope, origin, ctx)
     modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
     files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
     entry = cache.to_entry(
         formats=_format_names(any(spec.provider_options for spec in specs), ctx),
         sha=digest,
-        root=root,
+        root=scope.key,
         origin=origin,
         doc=doc,
         diagnostics=ctx.diagnostics[start:],
@@ -435,7 +519,7 @@ def _cached(
     store: LoadCache,
     path: Path,
     digest: str,
-    root: Path,
+    scope: RefScope,
     origin: Origin,
     search: list[str],
     ctx: _Context,
@@ -447,7 +531,7 @@ def _cached(
     try:
         if (
             entry["sha"] != digest
-            or entry["root"] != str(root)
+            or entry["root"] != scope.key
             or entry["origin"] != [origin.kind, origin.name]
             or entry["formats"] != _format_names(entry["formats"] is not None, ctx)
             or not store.deps_current(entry, search)
@@ -482,11 +566,11 @@ def _yaml_error(display: str, exc: YamlError) -> Diagnostic:
 
 
 def _check_file(
-    content: bytes, path: Path, root: Path, origin: Origin, ctx: _Context
+    content: bytes, path: Path, scope: RefScope, origin: Origin, ctx: _Context
 ) -> tuple[list[ToolSpec], Document | None]:
     """Parse and check one file's ``content``: its tools (and document); tools with errors
     are marked invalid in ``ctx``."""
-    from toolctl.formatcheck import check_format  # the checks: imported on a cache miss only
+    from toolctl.formatcheck import check_file_format  # imported on a cache miss only
 
     display = origin.file
     try:
@@ -494,19 +578,21 @@ def _check_file(
     except YamlError as exc:
         ctx.diagnostics.append(_yaml_error(display, exc))
         return [], None
-    format_diags = check_format(doc)
+    checked = check_file_format(doc)
+    format_diags = checked.diagnostics
     ctx.diagnostics.extend(format_diags)
-    if not isinstance(doc.data, dict) or any(
-        not d.pointer.startswith("/tools/") for d in format_diags
-    ):
+    if not isinstance(doc.data, dict) or checked.whole_file:
+        if isinstance(doc.data, dict) and isinstance(doc.data.get("tools", []), list):
+            for pointer, raw in _tools_of(doc.data):
+                _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
         doc.release()
         return [], doc
-    broken = {d.pointer.split("/")[2] for d in format_diags}
     specs = []
     for pointer, raw in _tools_of(doc.data):
-        if pointer and str(pointer[1]) in broken:
+        if pointer and pointer[1] in checked.broken:
+            _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
             continue
-        spec, diags = _build_tool(raw, doc, pointer, path, root, origin, ctx)
+        spec, diags = _build_tool(raw, doc, pointer, path, scope, origin, ctx)
         ctx.diagnostics.extend(diags)
         if has_errors(diags):
             ctx.invalid.add(id(spec))
@@ -667,25 +753,39 @@ def _load_registry(
         store = LoadCache(directory, project.python_path)
     ctx = _Context(project.python_path, store)
     specs: list[ToolSpec] = []
-    for tool_path, root, kind, name in _sources(project, packs, ctx):
+    for tool_path, scope, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
             if problem is not None:
                 ctx.diagnostics.append(problem)
                 continue
-            specs.extend(_load_file(file, root, kind, name, ctx))
+            specs.extend(_load_file(file, scope, kind, name, ctx))
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
     return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
 
 
-def _sources(project: Project, packs: bool, ctx: _Context) -> Iterator[tuple[Path, Path, str, str]]:
-    """(tools path, its ``$ref`` root, origin kind, origin name): the project's, then packs'."""
+def _protected(project: Project) -> frozenset[Path]:
+    """The project's own files a ``$ref`` may never name, whatever they are called: its
+    configuration and its run history with the files beside it (key, journal)."""
+    state = project.state_path
+    beside = [state.with_name(state.name + s) for s in (".key", "-wal", "-shm", "-journal")]
+    files = [state, *beside] + ([project.config_file] if project.config_file else [])
+    return frozenset(real_path(f) for f in files)
+
+
+def _sources(
+    project: Project, packs: bool, ctx: _Context
+) -> Iterator[tuple[Path, RefScope, str, str]]:
+    """(tools path, what its ``$ref``s may name, origin kind, origin name): the project's, then
+    packs'. A project's tool files may refer to its schema files, wherever ``tools:`` points
+    (a ``tools: ..`` widens nothing); a pack's to the schema files of its own directory."""
+    scope = RefScope(real_path(project.root), tuple(project.schema_dirs), _protected(project))
     for tool_path in project.tool_paths:
-        yield tool_path, tool_path if tool_path.is_dir() else tool_path.parent, "file", ""
+        yield tool_path, scope, "file", ""
     if packs:
         for name, directory in _pack_dirs(ctx):
-            yield directory, directory, "package", name
+            yield directory, RefScope(real_path(directory)), "package", name
 
 
 def load(

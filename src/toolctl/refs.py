@@ -1,11 +1,18 @@
 """``$ref`` handling for tool schemas: bundling registry files in, and finding endless cycles.
 
-A tool schema may refer to ``#/$defs/...`` in itself or to schema files inside the registry
-(``common.yaml#/$defs/Id``, ``schemas/id.json``). :func:`bundle` copies every such target into the
-schema's own ``$defs`` and rewrites the references, so each schema is self-contained and nothing
-downstream (validators, exporters, the MCP server) ever resolves a reference outside it. Remote
-URIs, ``file:`` URIs and paths that leave the registry are refused; no file outside the registry is
-ever opened and no file contents appear in a message.
+A tool schema may refer to ``#/$defs/...`` in itself or to schema files inside the project
+(``common.schema.yaml#/$defs/Id``, ``schemas/id.json`` with ``schemas: [schemas]``). :func:`bundle`
+copies every such target into the schema's own ``$defs`` and rewrites the references, so each
+schema is self-contained and nothing downstream (validators, exporters, the MCP server) ever
+resolves a reference outside it.
+
+What a reference may name is a :class:`RefScope`: schema files (``*.schema.yaml|yml|json``, or
+YAML/JSON files under a configured ``schemas:`` directory) inside the project root, with symlinks
+resolved. Never the configuration, the lock, a state or key file, a dot-file or anything in a
+dot-directory, whatever ``tools:`` or ``schemas:`` say: a bundled file is printed by ``export``
+and sent by ``tools/list``, and a pull request controls both the tool files and the config.
+Remote URIs and ``file:`` URIs are refused too. A refused file is never opened, and no file
+contents appear in a message.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from toolctl.errors import YamlError
+from toolctl.refscope import ALLOWED, RefScope
 from toolctl.schema import NOT_SCHEMAS
 from toolctl.yamlsrc import Document, JsonPath, real_path
 
@@ -131,7 +139,7 @@ def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
 
 @dataclass
 class _Bundler:
-    root_dir: Path
+    scope: RefScope
     load: Callable[[Path], Document]
     problems: list[RefProblem] = field(default_factory=list)
     defs: dict[str, Any] = field(default_factory=dict)
@@ -161,22 +169,24 @@ class _Bundler:
             )
             return None
         target, _, fragment = ref.partition("#")
-        path = real_path(from_file.parent / unquote(target))
-        root = real_path(self.root_dir)
-        if root != path and root not in path.parents:
+        try:
+            path = real_path(from_file.parent / unquote(target))
+        except (ValueError, OSError):  # a NUL byte (%00), a name the system refuses
             self.problems.append(
-                RefProblem(
-                    display,
-                    at,
-                    f"reference {target!r} leaves the registry",
-                    hint="keep shared schemas inside the tools directory",
-                )
+                RefProblem(display, at, f"reference {target[:80]!r} is not a usable file path")
+            )
+            return None
+        refused = self.scope.refusal(path)  # before the file is opened, whatever it is
+        if refused is not None:
+            message, hint = refused
+            self.problems.append(
+                RefProblem(display, at, f"reference {target!r} {message}: {ALLOWED}", hint=hint)
             )
             return None
         key = (str(path), fragment)
         if key in self.names:
             return f"#/$defs/{self.names[key]}"
-        rel = str(path.relative_to(root)) if path != root else path.name
+        rel = str(path.relative_to(self.scope.root))
         try:
             doc = self.load(path)
             tokens = parse_pointer(fragment)
@@ -195,6 +205,17 @@ class _Bundler:
             return None
         except Exception as exc:  # a YamlError or OSError from the referenced file
             self.problems.append(RefProblem(display, at, f"{ref!r}: cannot load {rel}: {exc}"))
+            return None
+        if type(target_node) is not dict and type(target_node) is not bool:
+            where = f"#{fragment}" if fragment else "the document"
+            self.problems.append(
+                RefProblem(
+                    display,
+                    at,
+                    f"{ref!r}: {where} in {rel} is {_kind(target_node)}, not a schema",
+                    hint="a $ref must name a schema: an object (or true/false)",
+                )
+            )
             return None
         name = self._def_name(path, fragment)
         self.names[key] = name
@@ -227,6 +248,8 @@ class _Bundler:
         Problems are reported in ``display`` (the file as the loader names it) at their path in
         that file, so they can be located there.
         """
+        if type(node) is not dict:
+            return node  # a boolean schema holds no reference
         for at, ref in list(iter_refs(node)):
             holder = resolve_pointer(node, [str(p) for p in at]) if at else node
             if ref.startswith("#"):
@@ -271,6 +294,27 @@ def _local_target(schema: Any, ref: str, anchors: set[str]) -> bool:
     return True
 
 
+def _kind(value: Any) -> str:
+    """How a message names a value that is not a schema."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    return "null" if value is None else "a number"
+
+
+def _not_a_schema(schema: Any, ref: str) -> str:
+    """A message when the local ``#/pointer`` ``ref`` names a value that is no schema (a
+    number, a string, an array: validators crash on those); "" when it names a schema."""
+    fragment = unquote(ref[1:])
+    if fragment and not fragment.startswith("/"):
+        return ""  # an anchor names the object that declares it
+    target = resolve_pointer(schema, parse_pointer(ref[1:]))
+    if type(target) is dict or type(target) is bool:
+        return ""
+    return f"reference {ref!r} points at {_kind(target)}, not a schema (an object or true/false)"
+
+
 def _dynamic_problems(schema: Any, found: _Found, display: str) -> list[RefProblem]:
     """``$dynamicRef`` and ``$recursiveRef`` under the same rule as ``$ref``: they may only
     name something inside the schema (no URI, no file: those are never fetched, and the
@@ -309,11 +353,13 @@ def bundle(
     *,
     file: Path,
     display: str,
-    root_dir: Path,
+    scope: RefScope,
     load: Callable[[Path], Document],
 ) -> tuple[Any, list[RefProblem], bool]:
     """Return ``schema`` made self-contained, the reference problems found, and whether it
     holds any ``$ref`` (for :func:`reference_structure`, which need not scan it again).
+
+    Files are referenced only as ``scope`` allows (see :class:`RefScope`).
 
     ``schema`` is not modified; when it has no external references it is returned as is.
     """
@@ -333,21 +379,19 @@ def bundle(
     refs = found.refs
     external = [r for _, r in refs if not r.startswith("#")]
     for at, ref in refs:
-        if ref.startswith("#") and not _local_target(schema, ref, found.anchors):
-            problems.append(
-                RefProblem(
-                    display,
-                    (*at, "$ref"),
-                    f"reference {ref!r} points at nothing in this schema",
-                )
-            )
+        if not ref.startswith("#"):
+            continue
+        if not _local_target(schema, ref, found.anchors):
+            message = f"reference {ref!r} points at nothing in this schema"
+        else:
+            message = _not_a_schema(schema, ref)
+        if message:
+            problems.append(RefProblem(display, (*at, "$ref"), message))
     problems += _dynamic_problems(schema, found, display)
     if not external:
         return schema, problems, bool(refs)
     own_defs = schema.get("$defs")
-    bundler = _Bundler(
-        root_dir, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ())
-    )
+    bundler = _Bundler(scope, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ()))
     out = bundler.rewrite(copy.deepcopy(schema), file, display, False)
     if bundler.defs:
         defs = out.setdefault("$defs", {})

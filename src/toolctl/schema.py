@@ -6,7 +6,10 @@ validator here, so the safety rules hold everywhere:
 * no ``$ref`` is ever retrieved: the registry refuses every URI (external files are bundled into the
   schema by :mod:`toolctl.refs` before it gets here);
 * ``pattern`` and ``patternProperties`` use ECMA-262-like semantics (``$`` only at the very end,
-  ``\\d``/``\\w`` ASCII) evaluated by ``regex`` with a time limit, so a hostile pattern cannot hang;
+  ``\\d``/``\\w`` ASCII) on RE2, linear in the text, with a bounded fallback
+  (:mod:`toolctl.patterns`), so a hostile pattern or value cannot hang or exhaust memory;
+* every validation has a CPU budget (:mod:`toolctl.budget`): past it, or when a pattern cannot
+  be evaluated, the value is refused (:class:`~toolctl.budget.ValidationRefused`), never accepted;
 * ``format`` is an assertion: ``date-time``, ``uri``, ``hostname``, ``email`` ... reject bad
   values, with the checker packages imported only when a value of that format is checked
   (:mod:`toolctl.schemaformats`);
@@ -21,15 +24,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from toolctl.budget import ValidationBudget, ValidationRefused, tick
 from toolctl.diagnostics import json_pointer
+from toolctl.patterns import (
+    MAX_PATTERN_DEPTH,
+    check_pattern_depth,
+    compile_pattern,
+    group_depth,
+    pattern_search,
+)
 
 JsonPath = tuple[str | int, ...]
 
 DEFAULT_DIALECT = "https://json-schema.org/draft/2020-12/schema"
-PATTERN_TIMEOUT = 0.25
 MAX_ERRORS = 20
-MAX_PATTERN_DEPTH = 50
-"""Deepest group nesting a ``pattern`` may have: regex parsers recurse once per group."""
 NOT_SCHEMAS = frozenset({"const", "enum", "default", "examples"})
 """Keywords whose values are JSON data, not subschemas: walks over a schema skip them."""
 
@@ -66,117 +74,98 @@ def _registry() -> Any:
 # ---------------------------------------------------------------- ECMA-like patterns
 
 
-def _translate(pattern: str) -> str:
-    """Rewrite the Python-only meanings of an ECMA-262 pattern (``$``, ``\\d``, ``\\w``)."""
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            table = (
-                {"d": "0-9", "w": "A-Za-z0-9_"}
-                if in_class
-                else {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
-            )
-            out.append(table.get(nxt, ch + nxt))
-            i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class:
-            in_class = False
-        elif ch == "$" and not in_class:
-            ch = r"\Z"
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def group_depth(pattern: str) -> int:
-    """How deeply the groups of ``pattern`` nest, in one pass (escapes and classes skipped)."""
-    depth = deepest = 0
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = ch != "]"
-        elif ch == "[":
-            in_class = True
-        elif ch == "(":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif ch == ")" and depth:
-            depth -= 1
-        i += 1
-    return deepest
-
-
-def check_pattern_depth(pattern: str) -> None:
-    """``ValueError`` when ``pattern`` nests groups deeper than :data:`MAX_PATTERN_DEPTH`."""
-    depth = group_depth(pattern)
-    if depth > MAX_PATTERN_DEPTH:
-        raise ValueError(
-            f"regular expression nests groups {depth} deep (at most {MAX_PATTERN_DEPTH}): "
-            "flatten it"
-        )
-
-
-@functools.lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> Any:
-    """Compile an ECMA-262-style pattern; raises ``ValueError`` if it is not a valid regex.
-
-    Too deep a nesting of groups is refused before the (recursive) regex parser sees it.
-    """
-    import regex
-
-    check_pattern_depth(pattern)
-    try:
-        return regex.compile(_translate(pattern))
-    except regex.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
-    except RecursionError:  # a shape the depth check does not count
-        raise ValueError("regular expression is nested too deeply: simplify it") from None
-
-
-def pattern_search(pattern: str, text: str, timeout: float = PATTERN_TIMEOUT) -> bool:
-    """True when ``pattern`` matches in ``text``; ``TimeoutError`` if it takes too long."""
-    return compile_pattern(pattern).search(text, timeout=timeout) is not None
-
-
 def _kw_pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Iterator[Any]:
     from jsonschema.exceptions import ValidationError
 
     if not validator.is_type(instance, "string"):
         return
+    # A pattern that cannot be compiled or evaluated refuses the value (ValidationRefused
+    # leaves every enclosing `not`/`anyOf`): as an ordinary error, `not` would accept it.
+    if not _search(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _search(patrn: str, text: str) -> bool:
     try:
-        if not pattern_search(patrn, instance):
-            yield ValidationError(f"{instance!r} does not match {patrn!r}")
-    except TimeoutError:
-        yield ValidationError(f"pattern {patrn!r} took too long to evaluate on this value")
+        return pattern_search(patrn, text)
     except ValueError as exc:
-        yield ValidationError(str(exc))
+        raise ValidationRefused(str(exc)) from None
 
 
 def _kw_pattern_properties(
     validator: Any, pattern_props: dict[str, Any], instance: Any, schema: Any
 ) -> Iterator[Any]:
-    from jsonschema.exceptions import ValidationError
-
     if not validator.is_type(instance, "object"):
         return
     for patrn, subschema in pattern_props.items():
         for key, value in instance.items():
-            try:
-                hit = pattern_search(patrn, key)
-            except (TimeoutError, ValueError) as exc:
-                yield ValidationError(f"pattern {patrn!r} could not be evaluated: {exc}")
-                continue
-            if hit:
+            if _search(patrn, key):
                 yield from validator.descend(value, subschema, path=key, schema_path=patrn)
+
+
+def _kw_unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``uniqueItems`` in linear time (jsonschema compares unhashable items pairwise)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[Any] = set()
+    for item in instance:
+        key = _json_key(item)
+        if key in seen:
+            yield ValidationError(f"{instance!r} has non-unique elements")
+            return
+        seen.add(key)
+
+
+def _json_key(value: Any) -> Any:
+    """A hashable key equal for equal JSON values (``1 == 1.0``; ``true`` is not ``1``)."""
+    if isinstance(value, bool) or value is None:
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    if isinstance(value, dict):
+        return ("o", frozenset((k, _json_key(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("a", tuple(_json_key(v) for v in value))
+    return ("?", id(value))
+
+
+def _charged(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    """``keyword`` charging the active validation budget each time it is evaluated."""
+
+    def run(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        tick()
+        return keyword(validator, value, instance, schema)
+
+    return run
+
+
+class _BoundedRe:
+    """Stands in for ``re`` inside jsonschema's helper modules, which search instance keys
+    with Python's backtracking ``re`` (``additionalProperties`` next to ``patternProperties``,
+    ``unevaluatedProperties``): the same linear, budgeted engine as ``pattern``."""
+
+    def __getattr__(self, name: str) -> Any:
+        import re
+
+        return getattr(re, name)
+
+    @staticmethod
+    def search(pattern: str, string: str, flags: int = 0) -> bool | None:
+        tick()
+        return True if _search(pattern, string) else None
+
+
+def _bound_jsonschema_regexes() -> None:
+    import jsonschema._keywords
+    import jsonschema._legacy_keywords
+    import jsonschema._utils
+
+    for module in (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils):
+        module.re = _BoundedRe()  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- dialects
@@ -200,6 +189,8 @@ def _dialect_classes() -> dict[str, Any]:
 
     import_jsonschema()  # first: keeps jsonschema from importing every format package
     from jsonschema import validators
+
+    _bound_jsonschema_regexes()
 
     return {uri: getattr(validators, name) for uri, name in _DIALECTS.items()}
 
@@ -230,13 +221,19 @@ def _validator_class(dialect: str) -> Any:
     base = _dialect_classes()[dialect]
     from jsonschema import validators
 
-    return validators.extend(  # type: ignore[no-untyped-call]
-        base, {"pattern": _kw_pattern, "patternProperties": _kw_pattern_properties}
-    )
+    own = {
+        "pattern": _kw_pattern,
+        "patternProperties": _kw_pattern_properties,
+        "uniqueItems": _kw_unique_items,
+    }
+    keywords = {name: _charged(own.get(name, fn)) for name, fn in base.VALIDATORS.items()}
+    return validators.extend(base, keywords)  # type: ignore[no-untyped-call]
 
 
 def _problem(err: Any) -> SchemaProblem:
-    return SchemaProblem(tuple(err.absolute_path), err.message, str(err.validator))
+    from toolctl.schemamessages import message_of  # JSON's words: null, not None
+
+    return SchemaProblem(tuple(err.absolute_path), message_of(err), str(err.validator))
 
 
 # ---------------------------------------------------------------- the factory
@@ -369,24 +366,47 @@ class Validator:
         errors: Iterator[Any] = self._impl.iter_errors(instance)
         return errors
 
-    def errors(self, instance: Any, limit: int = MAX_ERRORS) -> list[SchemaProblem]:
-        """At most ``limit`` problems, best first; an empty list when valid."""
+    def quick_accept(self, instance: Any) -> bool:
+        """True when the fast path alone accepts ``instance`` (a plain schema, checked by
+        jsonschema-rs in time linear in the value); False means "ask :meth:`errors`"."""
         if self._fast is _UNSET:
             self._fast = _fast_accept(self.schema)
-        if self._fast is not None:
-            try:
-                if self._fast(instance):
-                    return []
-            except Exception:  # a value jsonschema-rs cannot take: the full check decides
-                pass
+        if self._fast is None:
+            return False
+        try:
+            return self._fast(instance)
+        except Exception:  # a value jsonschema-rs cannot take: the full check decides
+            return False
+
+    def errors(
+        self, instance: Any, limit: int = MAX_ERRORS, budget: ValidationBudget | None = None
+    ) -> list[SchemaProblem]:
+        """At most ``limit`` problems, best first; an empty list when valid.
+
+        The work is charged to ``budget`` (the call's); past it, or when a pattern cannot be
+        evaluated, :class:`~toolctl.budget.ValidationRefused` is raised. Without a budget the
+        check gets a default one of its own and a refusal is returned as one problem (keyword
+        ``refused``): either way the value is never accepted.
+        """
+        if self.quick_accept(instance):
+            return []
+        if budget is not None:
+            return self._full(instance, limit, budget)
+        try:
+            return self._full(instance, limit, ValidationBudget())
+        except ValidationRefused as exc:
+            return [SchemaProblem((), str(exc), "refused")]
+
+    def _full(self, instance: Any, limit: int, budget: ValidationBudget) -> list[SchemaProblem]:
         from referencing.exceptions import Unresolvable
 
         out: list[SchemaProblem] = []
         try:
-            for err in self._impl.iter_errors(instance):
-                out.append(_problem(err))
-                if len(out) >= limit * 5:
-                    break
+            with budget.active():
+                for err in self._impl.iter_errors(instance):
+                    out.append(_problem(err))
+                    if len(out) >= limit * 5:
+                        break
         except RecursionError:
             return [SchemaProblem((), "value is nested too deeply for this schema", "depth")]
         except Unresolvable as exc:
@@ -498,3 +518,17 @@ def check_schema(schema: Any, *, patterns: bool = True) -> list[SchemaProblem]:
         except ValueError as exc:
             problems.append(SchemaProblem(path, str(exc), "pattern"))
     return problems
+
+
+__all__ = [
+    "MAX_PATTERN_DEPTH",
+    "SchemaProblem",
+    "Validator",
+    "cached_validator",
+    "check_pattern_depth",
+    "check_schema",
+    "compile_pattern",
+    "group_depth",
+    "make_validator",
+    "pattern_search",
+]

@@ -155,9 +155,32 @@ def _relative_json_pointer(value: str) -> bool:
 
 
 def _uri_template(value: str) -> bool:
+    """RFC 6570, as ``uri_template.validate`` reads it, in linear time.
+
+    The package splits the template with ``\\{[^}]*\\}``, which rescans to the end of the
+    text from every ``{`` that has no ``}`` after it (200 KB of ``{`` never finishes). Braces
+    are checked here first, in one pass: every ``{`` must close before the next one opens and
+    no ``}`` may stand alone (the package rejects both); the package then only sees a template
+    its split reads in linear time.
+    """
     import uri_template
 
-    return bool(uri_template.validate(value))
+    return _braces_pair(value) and bool(uri_template.validate(value))
+
+
+def _braces_pair(value: str) -> bool:
+    """True when every ``{`` of ``value`` closes before the next ``{`` and no ``}`` is alone."""
+    at = 0
+    while True:
+        opened, closed = value.find("{", at), value.find("}", at)
+        if opened < 0:
+            return closed < 0
+        if closed < opened:
+            return False
+        nested = value.find("{", opened + 1, closed)
+        if nested >= 0:
+            return False
+        at = closed + 1
 
 
 def _duration(value: str) -> bool:
@@ -173,10 +196,10 @@ def _duration(value: str) -> bool:
 def _regex(value: str) -> bool:
     """An ECMA-262 pattern as ``pattern`` reads it (jsonschema's own uses Python ``re``, which
     recurses without limit on nested groups and warns on ``[[``)."""
-    from toolctl.schema import compile_pattern
+    from toolctl.patterns import check_value
 
     try:
-        compile_pattern(value)
+        check_value(value)  # under the value memory cap, never cached
     except ValueError:
         return False
     return True

@@ -66,10 +66,10 @@ def test_export_takes_the_registry_positionally_by_option_and_by_its_old_name(
         ["--path", tools],  # the deprecated alias keeps old scripts working
         ["-p", tools],
     ):
-        code, out, err = toolctl(capsys, "export", "--format", "openai", *args, "--no-packs")
+        code, out, err = toolctl(capsys, "export", "openai", *args, "--no-packs")
         assert (code, err) == (0, ""), args
         assert json.loads(out)["tools"][0]["function"]["name"] == "gamma"
-    code, _, err = toolctl(capsys, "export", "-f", "openai", "-r", tools, "--path", tools)
+    code, _, err = toolctl(capsys, "export", "openai", "-r", tools, "--path", tools)
     assert code == 2 and "not both" in err
     assert str(elsewhere)  # the registry was named explicitly, never found from the cwd
 
@@ -173,8 +173,8 @@ def test_a_config_key_typo_is_located_with_a_suggestion(
     assert code == 1
     assert err.splitlines()[:2] == [
         f"toolctl: error: {where}: unknown setting(s) stat",
-        "  hint: did you mean 'state'? known settings: export, lint, pythonPath, run, serve, "
-        "state, test, tools",
+        "  hint: did you mean 'state'? known settings: export, lint, pythonPath, run, schemas, "
+        "serve, state, test, tools",
     ]
 
 
@@ -283,7 +283,7 @@ def test_a_project_root_given_explicitly_is_kept_without_config(
 
 @pytest.mark.parametrize(
     "argv",
-    [("schema", "-o"), ("export", "-f", "mcp", "-o"), ("test", "-t", "alpha", "--junit")],
+    [("schema", "-o"), ("export", "mcp", "-o"), ("test", "-t", "alpha", "--junit")],
     ids=lambda argv: argv[0],
 )
 def test_an_output_file_that_cannot_be_written_is_a_usage_error_in_every_command(

@@ -25,8 +25,9 @@ def _commands(typer_app: typer.Typer, prefix: tuple[str, ...] = ()) -> list[tupl
 
 COMMANDS = _commands(app)
 GROUPS = {("runs",)}
-# schema prints the format's JSON Schema; init creates a project: neither reads a registry
-NO_REGISTRY = {("schema",), ("init",)}
+# schema prints the format's JSON Schema; init creates a project; completion prints a script:
+# none reads a registry
+NO_REGISTRY = {("schema",), ("init",), ("completion",)}
 # these name a project with --registry but load no packs: `new` drafts a file into it, `worker`
 # runs jobs from its run history
 TAKES_A_REGISTRY = {("new",), ("worker",)}
@@ -142,7 +143,7 @@ def test_required_arguments_and_options_are_marked(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert "[required]" in _help(("run",), capsys, monkeypatch)
-    assert "Target format, required" in _help(("export",), capsys, monkeypatch)
+    assert "[PROVIDER] [TOOL]" in _help(("export",), capsys, monkeypatch)
 
 
 def test_description_keeps_every_word_in_order(
@@ -183,9 +184,9 @@ def test_reflow_keeps_lists_and_click_verbatim_blocks() -> None:
 
 
 def test_a_shared_option_is_one_declaration_everywhere() -> None:
-    # --verbose and --locked mean one thing in every command; --format takes one of two sets
-    # of values, declared once (export's --format names a target format instead).
-    seen: dict[str, dict[tuple[str, ...], Any]] = {"--verbose": {}, "--locked": {}}
+    # --verbose, --quiet and --locked mean one thing in every command; --format takes one of
+    # two sets of values, declared once (export's only output format is json).
+    seen: dict[str, dict[tuple[str, ...], Any]] = {"--verbose": {}, "--quiet": {}, "--locked": {}}
     formats: set[Any] = set()
     for command in set(COMMANDS) - GROUPS:
         for param in _options(command):
@@ -193,7 +194,7 @@ def test_a_shared_option_is_one_declaration_everywhere() -> None:
                 seen[param.opts[0]][command] = (tuple(param.opts), param.help)
             if "--format" in param.opts and command != ("export",):
                 formats.add(param.type_descriptor.annotation)
-    assert set(seen["--verbose"]) >= {("export",), ("test",)}
+    assert set(seen["--verbose"]) == set(seen["--quiet"]) == set(COMMANDS) - GROUPS
     assert set(seen["--locked"]) >= {("export",), ("serve",)}
     for declarations in seen.values():
         assert len(set(declarations.values())) == 1, declarations

@@ -223,7 +223,21 @@ def test_diff_two_directories_and_a_lock_file(
 
 def test_bad_side_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["diff", "no-such-ref-or-file"]) == 2
-    assert "not a lock file, a directory or a git ref" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    # the project is not in a git repository: say so, rather than "not a git ref"
+    assert "'no-such-ref-or-file' is not a lock file or a directory" in err
+    assert "is not in a git repository, so it cannot be a git ref" in err
+    assert "git init" in err
+
+
+def test_an_unknown_ref_in_a_git_repository_is_named_as_such(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(project, "init", "-q")
+    assert run(["diff", "no-such-ref-or-file"]) == 2
+    err = capsys.readouterr().err
+    assert "'no-such-ref-or-file' is not a lock file, a directory or a git ref" in err
+    assert "not in a git repository" not in err
 
 
 def test_markdown_sarif_and_github_formats(
@@ -286,17 +300,17 @@ def test_the_sarif_multitool_accepts_the_diff_log(sarif_log: str, tmp_path: Path
 def test_export_locked_refuses_an_unlocked_registry(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(["export", "-f", "mcp", "--locked"]) == 1
+    assert run(["export", "mcp", "--locked"]) == 1
     assert "no lock file" in capsys.readouterr().err
     run(["lock"])
-    assert run(["export", "-f", "mcp", "--locked"]) == 0
+    assert run(["export", "mcp", "--locked"]) == 0
     listing = json.loads(capsys.readouterr().out)
     digests = json.loads((project / "toolctl.lock").read_text())["tools"]
     for tool in listing["tools"]:
         pinned = digests[tool["name"]]["contractDigest"]
         assert tool["_meta"]["dev.toolctl/contractDigest"] == pinned
     edit(project, "description: Repeat", "description: Now repeat", "shout.yaml")
-    assert run(["export", "-f", "mcp", "--locked"]) == 1
+    assert run(["export", "mcp", "--locked"]) == 1
     err = capsys.readouterr().err
     assert "differs from toolctl.lock" in err and "TD301" in err
 

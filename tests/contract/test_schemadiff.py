@@ -96,3 +96,20 @@ def test_undeclared_property_rule() -> None:
     assert effects(closed_old, closed_new) == {"widens"}
     assert effects(closed_new, closed_old) == {"narrows"}
     assert effects(open_new, open_old) == {"widens"}  # b is no longer checked
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "text"),
+    [
+        ({"maximum": 100}, {"maximum": 20}, "upper bound ≤100 → ≤20"),
+        ({"exclusiveMaximum": 10}, {"maximum": 10}, "upper bound <10 → ≤10"),
+        ({"minimum": 1}, {"exclusiveMinimum": 1}, "lower bound ≥1 → >1"),
+        ({}, {"maximum": 5}, "upper bound none → ≤5"),
+    ],
+)
+def test_bounds_read_the_way_they_point(
+    old: dict[str, Any], new: dict[str, Any], text: str
+) -> None:
+    # an upper bound is an at-most: `maximum: 100 → 20` must not read as ≥100 → ≥20
+    details = [c.detail for c in compare({"type": "integer", **old}, {"type": "integer", **new})]
+    assert details == [text]

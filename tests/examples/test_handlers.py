@@ -238,6 +238,7 @@ MEETING = {
     "attendees": ["ana@example.com"],
     "date": "2026-12-05",
     "durationMinutes": 60,
+    "preferredTime": "10:00",  # the schema default, filled in by the pipeline before the handler
 }
 
 
@@ -404,7 +405,8 @@ def test_weather_reads_the_current_conditions(fake_weather: Any) -> None:
 
 def test_weather_asks_for_imperial_units_and_a_country(fake_weather: Any) -> None:
     out = weather.current_weather({"city": "Berlin", "countryCode": "DE", "units": "imperial"})
-    assert out["units"] == {"temperature": "°F", "windSpeed": "mp/h"}
+    # Open-Meteo's own label is "mp/h"; the tool reports the unit as people write it
+    assert out["units"] == {"temperature": "°F", "windSpeed": "mph"}
     assert out["temperature"] == 36.3
     (_, geocode), (_, forecast) = fake_weather.requests
     assert geocode["countryCode"] == "DE"

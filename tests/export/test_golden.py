@@ -1,6 +1,6 @@
 """Golden files: the exact export of the example registry (and the fixtures) in every format.
 
-The files are what ``toolctl export --format F`` prints. After an intended change, regenerate
+The files are what ``toolctl export F`` prints. After an intended change, regenerate
 them and review the diff::
 
     TOOLCTL_UPDATE_GOLDEN=1 pytest tests/export/test_golden.py

@@ -54,7 +54,7 @@ def test_export_check_refuses_it(project: Path) -> None:
     assert export_result(registry, "openai").data is not None  # without --check: a warning
 
 
-@pytest.mark.parametrize("command", [("validate",), ("lint",), ("export", "-f", "openai")])
+@pytest.mark.parametrize("command", [("validate",), ("lint",), ("export", "openai")])
 def test_cli_shows_it(project: Path, command: tuple[str, ...]) -> None:
     result = run_toolctl(*command, cwd=project)
     assert "TC206 providerOptions key 'openia'" in result.stdout + result.stderr

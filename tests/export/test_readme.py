@@ -12,7 +12,7 @@ from toolctl.export import export
 from toolctl.registry import Registry
 
 README = (REPO / "docs" / "export.md").read_text(encoding="utf-8")
-COMMAND = "$ toolctl export --format openai --tool calculator\n"
+COMMAND = "$ toolctl export openai calculator\n"
 
 
 def _section() -> str:
@@ -28,7 +28,7 @@ def test_readme_shows_the_real_output(
     shown_out = section.split(COMMAND, 1)[1].split("```", 1)[0]
     shown_err = section.split("```text\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(REPO)
-    assert run(["export", "--format", "openai", "--tool", "calculator"]) == 0
+    assert run(["export", "openai", "calculator"]) == 0
     out, err = capsys.readouterr()
     assert out == shown_out
     assert err == shown_err

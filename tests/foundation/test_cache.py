@@ -3,7 +3,6 @@ when damaged, safe with concurrent runs, and bypassed by ``--no-cache``."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -197,8 +196,10 @@ def _rewrite(shard: Path, change: Callable[[dict[str, Any]], None]) -> None:
 
 
 def _write_shard(shard: Path, data: dict[str, Any]) -> None:
-    body = json.dumps(data).encode()
-    shard.write_bytes(b"toolctl-cache " + hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+    """Seal ``data`` with this user's key, as toolctl does (an entry that checks out)."""
+    key = cache.cache_key(shard.parent.parent, create=False)
+    assert key is not None
+    shard.write_bytes(cache._seal(json.dumps(data).encode(), key))
 
 
 def _wrong_context(shard: Path) -> None:
@@ -308,7 +309,7 @@ def test_cli_uses_the_cache_and_no_cache_bypasses_it(
 
 
 def test_no_cache_writes_nothing(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for command in (["validate"], ["lint"], ["export", "-f", "openai"], ["list"]):
+    for command in (["validate"], ["lint"], ["export", "openai"], ["list"]):
         assert _cli(project, monkeypatch, "--no-cache", *command) == 0
     assert not (project / ".toolctl").exists()
 

@@ -61,7 +61,9 @@ def test_findings_exit_1(
 def test_usage_errors_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = _run(args, capsys)
     assert code == 2
-    assert "Usage: toolctl" in err
+    # toolctl's own style, as for every other error: message, usage line, where to read more
+    assert err.startswith("toolctl: error: ")
+    assert "\n  usage: toolctl" in err and "--help lists every argument and option" in err
     assert "Traceback" not in err
 
 

@@ -40,7 +40,7 @@ def test_deep_pattern_is_a_located_schema_error(registry_of: Any, tmp_path: Path
 
 @pytest.mark.parametrize(
     "args",
-    [("validate",), ("lint",), ("list",), ("export", "-f", "openai"), ("run", "d", "-i", "{}")],
+    [("validate",), ("lint",), ("list",), ("export", "openai"), ("run", "d", "-i", "{}")],
 )
 def test_deep_pattern_never_crashes_a_command(tmp_path: Path, args: tuple[str, ...]) -> None:
     _deep_tool(tmp_path)
@@ -96,7 +96,7 @@ def _chain(tmp_path: Path, length: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "args", [("validate",), ("lint",), ("export", "-f", "gemini"), ("run", "c", "-i", "{}")]
+    "args", [("validate",), ("lint",), ("export", "gemini"), ("run", "c", "-i", "{}")]
 )
 def test_long_ref_chain_is_a_diagnostic(tmp_path: Path, args: tuple[str, ...]) -> None:
     _chain(tmp_path, 1500)

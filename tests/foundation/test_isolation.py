@@ -126,8 +126,8 @@ def _markers(root: Path) -> list[str]:
         ["show", "spy"],
         ["schema"],
         ["lint"],
-        ["export", "--format", "openai"],
-        ["export", "--format", "mcp"],
+        ["export", "openai"],
+        ["export", "mcp"],
     ],
     ids=" ".join,
 )

@@ -36,7 +36,7 @@ def test_remote_dynamic_ref_is_refused_everywhere(
     [diag] = registry.diagnostics
     assert (diag.code, diag.line) == ("TC302", 7)
     assert "remote and file: references are not allowed" in diag.message
-    for command in (("validate",), ("export", "-f", "openai"), ("run", "t", "-i", '{"d": "x"}')):
+    for command in (("validate",), ("export", "openai"), ("run", "t", "-i", '{"d": "x"}')):
         result = run_toolctl(*command, cwd=tmp_path)
         assert result.returncode in (1, 2), (command, result.stderr)
         assert url not in result.stdout  # never exported

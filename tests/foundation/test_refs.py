@@ -154,23 +154,24 @@ def _refs(node: Any) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("ref", ["../../etc/passwd", "../outside.schema.yaml#/$defs/Id"])
+@pytest.mark.parametrize("ref", ["../../etc/passwd", "../../outside.schema.yaml#/$defs/Id"])
 def test_ref_leaving_the_registry_is_refused(registry_of: Any, tmp_path: Path, ref: str) -> None:
-    write(tmp_path, {"outside.schema.yaml": COMMON})
+    write(tmp_path, {"outside.schema.yaml": COMMON})  # tmp_path is the project root
     registry = registry_of({"tools.d/t.yaml": _tool(f"  $ref: '{ref}'\n")})
     [diag] = registry.diagnostics
     assert diag.code == "TC302"
-    assert "leaves the registry" in diag.message
+    assert "leaves the project" in diag.message
     assert (diag.line, diag.col) == (6, 9)  # the $ref value
     assert "root:" not in _all_text(registry)  # no /etc/passwd contents
 
 
-def test_symlinked_schema_leaving_the_registry_is_refused(registry_of: Any, tmp_path: Path) -> None:
-    write(tmp_path, {"outside/secret.schema.yaml": f"const: {SECRET}\n"})
+def test_symlinked_schema_leaving_the_registry_is_refused(
+    registry_of: Any, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    outside = tmp_path_factory.mktemp("outside")  # beside the project, not in it
+    write(outside, {"secret.schema.yaml": f"const: {SECRET}\n"})
     (tmp_path / "tools.d").mkdir()
-    (tmp_path / "tools.d" / "link.schema.yaml").symlink_to(
-        tmp_path / "outside" / "secret.schema.yaml"
-    )
+    (tmp_path / "tools.d" / "link.schema.yaml").symlink_to(outside / "secret.schema.yaml")
     registry = registry_of({"tools.d/t.yaml": _tool("  $ref: link.schema.yaml\n")})
     assert codes(registry) == ["TC302"]
     assert SECRET not in _all_text(registry)

@@ -32,11 +32,11 @@ def test_loop_in_tools_dir_is_located_and_other_files_load(
 
 def test_ref_to_a_self_looping_symlink_is_located(registry_of: Any, tmp_path: Path) -> None:
     (tmp_path / "tools.d").mkdir()
-    (tmp_path / "tools.d" / "self.json").symlink_to("self.json")
+    (tmp_path / "tools.d" / "self.schema.json").symlink_to("self.schema.json")
     registry = registry_of(
         {
             "tools.d/t.yaml": "toolctl: 1\nname: t\ndescription: d\n"
-            "inputSchema: {type: object, properties: {a: {$ref: self.json}}}\n"
+            "inputSchema: {type: object, properties: {a: {$ref: self.schema.json}}}\n"
         }
     )
     [diag] = registry.diagnostics

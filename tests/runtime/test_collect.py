@@ -46,7 +46,9 @@ def test_a_model_output_that_is_the_hidden_raw_output_is_not_stored(reg: Registr
 def test_secrets_in_a_stored_model_output_are_redacted(reg: Registry) -> None:
     sent = {"msg": "postgres://u:pw123@db/prod", "api_key": "k-1"}
     here = reg.call("echo", sent)
-    assert here.model_output == {"type": "json", "value": sent}
+    # The model never sees a secret value the run was given (here the api_key, by its name).
+    shown = {"msg": "postgres://u:pw123@db/prod", "api_key": "[REDACTED]"}
+    assert here.model_output == {"type": "json", "value": shown} and here.output == sent
     stored = reg.get_run(here.run_id).model_output
     assert stored is not None and stored["value"]["api_key"] == "[REDACTED]"
     assert "pw123" not in json.dumps(stored)
@@ -83,7 +85,7 @@ def test_runs_wait_says_when_it_falls_back_to_the_transcript(
 
 
 def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
 
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
@@ -103,5 +105,5 @@ def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
     store = SqliteStore(path)
     old = store.get("r1")
     assert old.output == {"a": 1} and old.model_output is None and old.display is None
-    assert old.binding is None and old.traceback is None
-    assert store._db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert old.binding is None and old.traceback is None and old.origin is None
+    assert store._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

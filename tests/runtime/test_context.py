@@ -51,7 +51,9 @@ def test_span_uses_a_configured_tracer(monkeypatch: pytest.MonkeyPatch) -> None:
 
     class Tracer:
         @contextlib.contextmanager
-        def start_as_current_span(self, name: str, attributes: dict[str, Any]) -> Iterator[str]:
+        def start_as_current_span(
+            self, name: str, attributes: dict[str, Any], **options: Any
+        ) -> Iterator[str]:
             opened.append((name, attributes))
             yield "span"
 
@@ -63,5 +65,5 @@ def test_span_uses_a_configured_tracer(monkeypatch: pytest.MonkeyPatch) -> None:
     fake.get_tracer = lambda name: Tracer()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "opentelemetry.trace", fake)
     with ToolContext(run_id="r1", tool_name="t").observe.span("fetch", city="Paris") as span:
-        assert span == "span"
+        assert span._span == "span"  # the handler's view of it scrubs what it writes
     assert opened == [("fetch", {"toolctl.tool": "t", "toolctl.run_id": "r1", "city": "Paris"})]

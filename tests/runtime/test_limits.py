@@ -76,11 +76,23 @@ def test_null_turns_the_memory_limit_off(project: Path) -> None:
     assert limits_of(reg).for_child(None) == {"memory_bytes": None, "cpu_seconds": None}
 
 
-@pytest.mark.parametrize("value", ["0", "-5", "'lots'", "1.5", "true"])
-def test_a_bad_memory_limit_is_a_clear_error(project: Path, value: str) -> None:
-    reg = _registry(project, f"run: {{memoryLimitMb: {value}}}\n")
-    with pytest.raises(ToolctlError, match=r"toolctl.yaml: run.memoryLimitMb must be a positive"):
-        reg.call("add_isolated", {"a": 1, "b": 1})
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("0", "must be a positive"),
+        ("-5", "must be a positive"),
+        ("'lots'", "must be a positive"),
+        ("1.5", "must be a positive"),
+        ("true", "must be a positive"),
+        (str(2**63), "is more than any process can be given"),  # past RLIMIT_AS's int64
+    ],
+)
+def test_a_bad_memory_limit_is_a_config_error_when_loading(
+    project: Path, value: str, problem: str
+) -> None:
+    # reported where the config is read (so by `validate` too), never as a handler error
+    with pytest.raises(ToolctlError, match=rf"toolctl.yaml:\d+:\d+: run.memoryLimitMb .*{problem}"):
+        _registry(project, f"run: {{memoryLimitMb: {value}}}\n")
 
 
 @LINUX_ONLY

@@ -7,11 +7,11 @@ import sqlite3
 from pathlib import Path
 
 from toolctl.runtime import rowcodec
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
 
 # The columns each store's first schema lacked (added by its migrations).
-_SQLITE_V1_LACKS = ("model_output", "display", "binding", "traceback")
-_POSTGRES_V1_LACKS = ("binding", "traceback")
+_SQLITE_V1_LACKS = ("model_output", "display", "binding", "traceback", "origin")
+_POSTGRES_V1_LACKS = ("binding", "traceback", "origin")
 
 
 def _first_schema(table: str, lacks: tuple[str, ...], *, postgres: bool = False) -> str:
@@ -53,7 +53,7 @@ def test_a_first_schema_sqlite_history_is_upgraded_in_place(tmp_path: Path) -> N
     store = SqliteStore(path)
     try:
         rec = store.get("old1")
-        assert (rec.output, rec.notes, rec.binding) == ({"k": "v"}, [], None)
+        assert (rec.output, rec.notes, rec.binding, rec.origin) == ({"k": "v"}, [], None, None)
         assert store.update("old1", expect_status="succeeded", traceback="t", display={"a": 1})
         assert store.get("old1").traceback == "t"
     finally:
@@ -63,7 +63,7 @@ def test_a_first_schema_sqlite_history_is_upgraded_in_place(tmp_path: Path) -> N
     version = db.execute("PRAGMA user_version").fetchone()[0]
     db.close()
     assert sorted(columns) == sorted(rowcodec.COLUMNS)
-    assert version == 3
+    assert version == SCHEMA_VERSION
 
 
 def test_a_first_schema_postgres_history_is_upgraded_in_place(pg_url: str) -> None:

@@ -7,13 +7,15 @@ import importlib
 import inspect
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from toolctl import __version__
 from toolctl.cli import exitcodes
+from toolctl.cli.complete import COMPLETE_VAR
 from toolctl.cli.startup import long_lived
+from toolctl.cli.verbosity import wrap_commands
 
 # Each module exposes ``register(app)``; keep imports in them light (no yaml/jsonschema/mcp at
 # module level) so ``toolctl --help`` stays fast.
@@ -31,6 +33,7 @@ COMMAND_MODULES = [
     "toolctl.cli.worker",
     "toolctl.cli.lock",
     "toolctl.cli.diff",
+    "toolctl.cli.completion",
 ]
 # The module of each command, so that `toolctl validate` registers (and Typer builds) only the
 # command it runs. A command missing here still works: everything is registered for it.
@@ -53,6 +56,7 @@ COMMAND_OF = {
     "worker": "toolctl.cli.worker",
     "lock": "toolctl.cli.lock",
     "diff": "toolctl.cli.diff",
+    "completion": "toolctl.cli.completion",
 }
 ROOT_FLAGS = ("--no-cache",)  # root options that take no value (skipped to find the command)
 
@@ -160,6 +164,7 @@ def _register(modules: list[str]) -> None:
     for name in wanted:
         importlib.import_module(name).register(_app)
     _reflow_help(_app)
+    wrap_commands(_app)  # -v/-q on every command
     _registered[:] = wanted
 
 
@@ -193,8 +198,13 @@ def main() -> None:
     every `toolctl validate` in a hook or loop would pay for the other commands.
     """
     argv = sys.argv[1:]
+    which = argv
+    if not argv and os.environ.get(COMPLETE_VAR):  # a shell asking: its words name the command
+        from toolctl.cli.complete import typed_words
+
+        which = typed_words()
     with long_lived():  # registering builds long-lived objects only
-        _register(_modules_for(argv))
+        _register(_modules_for(which))
     code = _run(argv)
     # The process ends here: the final collection would walk every object still alive (all
     # of Typer, a loaded registry) only for the OS to free them anyway.
@@ -219,6 +229,10 @@ def _run(argv: list[str]) -> int:
     from toolctl.errors import ToolctlError, UsageError
 
     fastparams.install()
+    if os.environ.get(COMPLETE_VAR):  # a shell asking for candidates (toolctl completion)
+        from toolctl.cli.complete import enable
+
+        enable()
     try:
         result = _app(args=argv, prog_name="toolctl", standalone_mode=False)
     except ToolctlError as exc:
@@ -241,6 +255,9 @@ def _other_error(exc: Exception) -> int:
         return exitcodes.INTERRUPTED
     show = getattr(exc, "show", None)
     if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
+        if exc.exit_code == exitcodes.USAGE and hasattr(exc, "format_message"):  # type: ignore[attr-defined]
+            sys.stderr.write(usage_error_text(exc))
+            return exitcodes.USAGE
         show()
         return int(exc.exit_code)  # type: ignore[attr-defined]
     if os.environ.get("TOOLCTL_TRACEBACK"):
@@ -250,3 +267,18 @@ def _other_error(exc: Exception) -> int:
         "This is a bug in toolctl; rerun with TOOLCTL_TRACEBACK=1 and report it.\n"
     )
     return exitcodes.INTERNAL
+
+
+def usage_error_text(exc: Any) -> str:
+    """A click usage error (bad option, missing argument, bad value) in toolctl's own style:
+    ``toolctl: error: ...`` with the command's usage line and where to read more."""
+    message = str(exc.format_message()).strip()
+    if message[:1].isupper() and message[1:2].islower():
+        message = message[0].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    command = ctx.command_path if ctx is not None else "toolctl"
+    text = f"toolctl: error: {message}"
+    if ctx is not None:
+        usage = " ".join(ctx.command.collect_usage_pieces(ctx))
+        text += f"\n  usage: {command} {usage}"
+    return text + f"\n  hint: {command} --help lists every argument and option\n"

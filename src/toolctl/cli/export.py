@@ -17,13 +17,13 @@ from toolctl.cli.options import (
     LockedOpt,
     PacksOpt,
     PathAliasOpt,
-    PathsArg,
     RegistryOpt,
     TagsOpt,
     VerboseOpt,
     format_option,
     output_option,
     registry_path,
+    split_targets,
     tool_option,
 )
 
@@ -50,15 +50,39 @@ def _write(data: Any, indent: int | None, output: Path | None) -> None:
     write_output(text, output)
 
 
+def _complete_targets(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
+    from toolctl.cli.complete import tool_names
+    from toolctl.spec.providers import installed_format_names
+
+    given = ctx.params.get("targets") or []
+    formats = [] if given or ctx.params.get("provider") else sorted(installed_format_names())
+    items = [(f, "provider format") for f in formats if f.startswith(incomplete)]
+    return items + [(i.value, i.help or "") for i in tool_names(ctx, incomplete)]
+
+
 def export_command(
-    paths: PathsArg = None,
+    targets: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[PROVIDER] [TOOL]...",
+            help="The provider format (openai, anthropic, gemini, bedrock, mistral, mcp or "
+            "another from --list-formats), then the tools to export (default: all).",
+            show_default=False,
+            autocompletion=_complete_targets,
+        ),
+    ] = None,
+    provider: Annotated[
+        str | None,
+        typer.Option(
+            "--provider",
+            metavar="PROVIDER",
+            help="The provider format, when not the first argument.",
+            show_default=False,
+        ),
+    ] = None,
     fmt: Annotated[
         str | None,
-        format_option(
-            "Target format, required: openai, anthropic, gemini, bedrock, mistral, mcp "
-            "or another from --list-formats.",
-            metavar="FORMAT",
-        ),
+        format_option("json (the only output format of an export).", metavar="json"),
     ] = None,
     registry: RegistryOpt = None,
     tool: Annotated[list[str] | None, tool_option("Export this tool (repeatable).")] = None,
@@ -102,26 +126,32 @@ def export_command(
     path: PathAliasOpt = None,
     locked: LockedOpt = False,
 ) -> None:
-    """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON."""
+    """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON.
+
+    `toolctl export openai` exports every enabled tool; `toolctl export openai NAME...` only
+    those. The old `--format openai` still works, with a note: -f/--format is the output
+    format everywhere.
+    """
     if list_formats:
         raise typer.Exit(_list_formats())
-    from toolctl.cli.registries import load
+    from toolctl.cli.registries import fix_hint, load
     from toolctl.cli.render import print_diagnostics
     from toolctl.errors import ExportError, UsageError
     from toolctl.export import export_result, get_exporter
 
     # Errors go to the CLI's one error boundary (cli/app.run): UsageError exits 2, others 1.
-    if fmt is None:
-        raise UsageError("--format is required", hint="see toolctl export --list-formats")
+    names, paths = split_targets(targets)
+    target = _provider(provider, fmt, names)
     try:
-        get_exporter(fmt)
+        get_exporter(target)
     except ExportError as exc:
         raise UsageError(exc.message, hint=exc.hint) from None
+    names += tool or []
     loaded = load(registry_path(registry, path), paths, packs=packs)
     if not loaded.ok:
         raise ExportError(
             "the registry has errors; nothing exported",
-            hint="fix them (toolctl validate) so the export has every tool",
+            hint=fix_hint(loaded, "fix them (toolctl validate) so the export has every tool"),
             diagnostics=loaded.diagnostics,
         )
     if locked:
@@ -130,8 +160,8 @@ def export_command(
         verify_locked(loaded)
     result = export_result(
         loaded,
-        fmt,
-        names=tool,
+        target,
+        names=names or None,
         tags=tag,
         check=check,
         examples_in_description=examples_in_description,
@@ -144,6 +174,43 @@ def export_command(
         raise typer.Exit(exitcodes.FINDINGS)
     _write(result.data, indent or None, output)
     raise typer.Exit(exitcodes.OK)
+
+
+def _provider(provider: str | None, fmt: str | None, names: list[str]) -> str:
+    """The provider format: --provider, the old ``-f PROVIDER``, or the first positional
+    (then taken off ``names``)."""
+    import sys
+
+    from toolctl.errors import UsageError
+
+    if fmt is not None and fmt != "json":
+        if provider is not None:
+            raise UsageError(
+                f"-f/--format is the output format (json), not a provider: {fmt!r}",
+                hint=f"leave -f {fmt} out: the provider is {provider}",
+            )
+        sys.stderr.write(
+            f"toolctl: note: `export --format {fmt}` is deprecated; write `toolctl export "
+            f"{fmt}` (or --provider {fmt}): -f/--format is the output format everywhere\n"
+        )
+        provider = fmt
+    if provider is not None:
+        return provider
+    from toolctl.spec.providers import installed_format_names
+
+    formats = sorted(installed_format_names())
+    if names and names[0] in formats:
+        return names.pop(0)
+    if names:
+        hint = f"put the provider first: toolctl export openai {' '.join(names)}"
+        what = f"{names[0]!r} is not a provider format"
+    else:
+        hint = "e.g. toolctl export openai"
+        what = "name the provider format to export to"
+    raise UsageError(
+        f"{what}; the installed ones are {', '.join(formats)}",
+        hint=f"{hint} (toolctl export --list-formats describes them)",
+    )
 
 
 def register(app: typer.Typer) -> None:

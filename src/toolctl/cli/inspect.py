@@ -7,15 +7,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.complete import complete_tools
 from toolctl.cli.options import (
     FormatOpt,
     OutputFormat,
     PacksOpt,
     PathAliasOpt,
-    PathsArg,
     RegistryOpt,
     TagsOpt,
+    ToolsArg,
+    format_option,
     registry_path,
+    split_targets,
 )
 
 if TYPE_CHECKING:
@@ -50,7 +53,7 @@ def _row(spec: ToolSpec) -> dict[str, Any]:
 
 
 def list_tools(
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry: RegistryOpt = None,
     fmt: FormatOpt = OutputFormat.text,
     all_: Annotated[bool, typer.Option("--all", "-a", help="Include disabled tools.")] = False,
@@ -59,15 +62,23 @@ def list_tools(
 ) -> None:
     """List the tools: name, title, annotations, approval, handler, tags and origin.
 
+    Disabled tools are left out (a note says how many) unless --all or named.
+
     Exit 0, or 1 when the registry has errors (the tools that loaded are still listed).
     """
-    from toolctl.cli.registries import load
-    from toolctl.cli.render import console, print_diagnostics, print_json
+    from toolctl.cli.registries import load, require_tool
+    from toolctl.cli.render import console, note, print_diagnostics, print_json
 
+    names, paths = split_targets(targets)
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
-    specs = loaded.select(tags=tag, include_disabled=all_)
+    for name in names:
+        require_tool(loaded, name, "list", enabled=False)
+    specs = loaded.select(names=names or None, tags=tag, include_disabled=all_ or bool(names))
     code = exitcodes.OK if loaded.ok else exitcodes.FINDINGS
+    hidden = len(loaded.select(names=names or None, tags=tag, include_disabled=True)) - len(specs)
+    if hidden and fmt is not OutputFormat.json:
+        note(f"{hidden} disabled tool(s) not shown; toolctl list --all lists them too")
     if fmt is OutputFormat.json:
         print_json([_row(s) for s in specs])
         raise typer.Exit(code)
@@ -111,18 +122,33 @@ def _resolved(spec: ToolSpec) -> dict[str, Any]:
 
 
 def show(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to show.")],
+    name: Annotated[
+        str,
+        typer.Argument(metavar="TOOL", help="The tool to show.", autocompletion=complete_tools),
+    ],
     registry: RegistryOpt = None,
+    fmt: Annotated[
+        OutputFormat,
+        format_option("json (the default, for machines) or text: YAML, as tools are written."),
+    ] = OutputFormat.json,
     packs: PacksOpt = True,
     path: PathAliasOpt = None,
 ) -> None:
-    """Show one tool's full resolved declaration (bundled schemas, origin, digest) as JSON."""
+    """Show one tool's full resolved declaration (bundled schemas, origin, digest)."""
     from toolctl.cli.registries import load, require_tool
     from toolctl.cli.render import print_json
 
     loaded = load(registry_path(registry, path), packs=packs)
     require_tool(loaded, name, "show", enabled=False)
-    print_json(_resolved(loaded.get(name)))
+    data = _resolved(loaded.get(name))
+    if fmt is OutputFormat.text:
+        import sys
+
+        from toolctl.yamlsrc import dumps
+
+        sys.stdout.write(dumps(data))
+    else:
+        print_json(data)
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, PathsArg, RegistryOpt, ReportFormat, ReportFormatOpt
+from toolctl.cli.options import (
+    PacksOpt,
+    RegistryOpt,
+    ReportFormat,
+    ReportFormatOpt,
+    ToolsArg,
+    ToolsOpt,
+    split_targets,
+)
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
@@ -80,7 +88,13 @@ def _explain(code: str) -> None:
 
 def _render(diags: list[Diagnostic], fmt: ReportFormat, checked: str) -> None:
     from toolctl import __version__
-    from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
+    from toolctl.cli.render import (
+        diagnostics_json,
+        note,
+        print_diagnostics,
+        print_json,
+        summary_line,
+    )
     from toolctl.lint import catalogue
     from toolctl.lint.report import github, sarif
 
@@ -95,12 +109,13 @@ def _render(diags: list[Diagnostic], fmt: ReportFormat, checked: str) -> None:
         print_diagnostics(diags)
         infos = sum(d.severity.value == "info" for d in diags)
         tail = f", {infos} info" if infos else ""
-        typer.echo(summary_line(diags, checked) + tail, err=True)
+        note(summary_line(diags, checked) + tail)
 
 
 def lint(
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry: RegistryOpt = None,
+    tool: ToolsOpt = None,
     fmt: ReportFormatOpt = ReportFormat.text,
     fail_on: Annotated[
         FailOn | None,
@@ -173,12 +188,16 @@ def lint(
     _check_options(providers, selected, ignored)
     from dataclasses import replace
 
-    from toolctl.cli.registries import checked, load
+    from toolctl.cli.registries import checked, load, require_tool
     from toolctl.diagnostics import Severity
     from toolctl.lint import config_for
     from toolctl.lint import lint as run_lint
 
+    names, paths = split_targets(targets)
+    names += tool or []
     loaded = load(registry, paths, packs=packs)
+    for name in names:
+        require_tool(loaded, name, "be linted", enabled=False)
     config = config_for(loaded)
     if fail_on is not None:
         config = replace(config, fail_on=Severity(fail_on.value))
@@ -190,6 +209,8 @@ def lint(
         ignore=ignored,
         resolve=resolve or None,
     )
+    if names:  # findings about the named tools (and about no tool in particular)
+        diags = [d for d in diags if d.tool is None or d.tool in names]
     _render(diags, fmt, checked(loaded))
     failing = any(d.severity.rank >= config.fail_on.rank for d in diags)
     raise typer.Exit(exitcodes.FINDINGS if failing else exitcodes.OK)

@@ -63,6 +63,7 @@ def new(
     files are kept unless --force.
     """
     from toolctl.cli import exitcodes
+    from toolctl.cli.render import note
     from toolctl.config import CONFIG_NAME, project_at, project_for
     from toolctl.scaffold.newtool import plan_from_function, write_files
 
@@ -90,8 +91,8 @@ def new(
     )
     for path in write_files(plan.files, force=force):
         typer.echo(f"wrote {_shown(path)}")
-    for note in plan.notes:
-        typer.echo(f"toolctl: note: {note}", err=True)
+    for text in plan.notes:
+        typer.echo(f"toolctl: note: {text}", err=True)
     gaps = plan.draft.gaps if plan.draft else []
     for gap in gaps:
         typer.echo(f"toolctl: gap: {gap}", err=True)
@@ -100,7 +101,7 @@ def new(
             f"{len(gaps)} gap(s): fill in the TODO lines, then run toolctl validate", err=True
         )
         raise typer.Exit(exitcodes.FINDINGS)
-    typer.echo("next: fill in the tests: case, then toolctl validate && toolctl lint", err=True)
+    note("next: fill in the tests: case, then toolctl validate && toolctl lint")
 
 
 def _shown(path: Path) -> str:

@@ -1,19 +1,25 @@
 """The options several commands share, declared once: a flag means the same thing everywhere.
 
-Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format, ``-o`` --output, ``-v`` --verbose,
-``-h`` --help. A command that reads a registry takes ``--registry/-r PATH`` and ``--packs/
---no-packs``; ``validate``, ``lint``, ``test``, ``list``, ``export`` and ``serve`` also take the
-registry as positional paths.
+Short flags: ``-r`` --registry, ``-t`` --tool, ``-f`` --format (always the output format),
+``-o`` --output, ``-v`` --verbose, ``-q`` --quiet, ``-h`` --help. A command that reads a registry
+takes ``--registry/-r PATH`` and ``--packs/--no-packs``. The positional arguments of a command
+that acts on tools (``run``, ``show``, ``test``, ``lint``, ``export``, ``list``, ``serve``) are
+tool names (:data:`ToolsArg`); ``validate`` takes files. A positional that is a path is still
+read as the registry (the old grammar), see :func:`split_targets`.
 Each ``*_option`` function returns the declaration, so a command can word the help for itself.
 """
 
 from __future__ import annotations
 
 import enum
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from toolctl.cli import verbosity
+from toolctl.cli.complete import complete_tools
 
 if TYPE_CHECKING:
     from toolctl.config import Project
@@ -91,6 +97,19 @@ PathAliasOpt = Annotated[
     typer.Option("--path", "-p", metavar="PATH", hidden=True, help="Deprecated: --registry."),
 ]
 """The old ``--path/-p`` of ``show`` and ``export``: a hidden alias of ``--registry``."""
+
+
+ToolsArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[TOOL]...",
+        help="The tools to act on (default: all). A path here is read as --registry PATH, "
+        "the old spelling.",
+        show_default=False,
+        autocompletion=complete_tools,
+    ),
+]
+"""Positional tool names: what every command that acts on tools takes."""
 PathsArg = Annotated[
     list[Path] | None,
     typer.Argument(
@@ -110,13 +129,8 @@ ReportFormatOpt = Annotated[
     ),
 ]
 PacksOpt = Annotated[bool, packs_option()]
-VerboseOpt = Annotated[
-    bool,
-    typer.Option(
-        "--verbose", "-v", help="Report everything, not only problems: info notes, every case."
-    ),
-]
-"""``--verbose/-v``: what went well and what is only informational too."""
+# ``--verbose/-v`` and ``--quiet/-q``: declared once, added to every command as it registers
+VerboseOpt = verbosity.VerboseOpt
 LockedOpt = Annotated[
     bool,
     typer.Option("--locked", help="Refuse (exit 1) a registry that differs from toolctl.lock."),
@@ -129,6 +143,56 @@ def registry_path(registry: Path | None, alias: Path | None) -> Path | None:
     if registry is not None and alias is not None:
         raise typer.BadParameter("give --registry (or its old name --path), not both")
     return registry if registry is not None else alias
+
+
+_TOOL_FILES = (".yaml", ".yml")
+_CONFIG_FILES = ("toolctl.yaml", "pyproject.toml")
+
+
+def _holds_tools(directory: Path) -> bool:
+    """A project root or a tools directory: a config file, or tool files in it or one level
+    down (a handler package named like its tool holds none)."""
+    try:
+        if any((directory / name).is_file() for name in _CONFIG_FILES):
+            return True
+        for entry in os.scandir(directory):
+            if entry.name.endswith(_TOOL_FILES):
+                return True
+            nested = entry.is_dir(follow_symlinks=False) and not entry.name.startswith((".", "_"))
+            if nested and any(e.name.endswith(_TOOL_FILES) for e in os.scandir(entry.path)):
+                return True
+    except OSError:
+        return False
+    return False
+
+
+def _looks_like_path(arg: str) -> bool:
+    """A positional argument that names files rather than a tool (the old grammar): written
+    as a path, a tool file, or a directory holding tools (``tools.d``, a project root)."""
+    if "/" in arg or os.sep in arg or arg.startswith((".", "~")):
+        return True
+    if arg.endswith((*_TOOL_FILES, ".toml", ".json", ".d")):
+        return True
+    path = Path(arg)
+    return path.is_dir() and _holds_tools(path)
+
+
+def split_targets(args: list[str] | None) -> tuple[list[str], list[Path]]:
+    """Positional arguments as (tool names, registry paths).
+
+    Positionals name tools; one that is a path (it contains a slash, starts with a dot, ends in
+    .yaml/.yml/.toml/.d, or is a directory holding tools) is a registry path, as before the
+    grammar named tools, so ``toolctl test tools.d`` keeps working while ``toolctl test
+    calculator`` names the tool even beside a handler package ``calculator/``.
+    """
+    names: list[str] = []
+    paths: list[Path] = []
+    for arg in args or ():
+        if _looks_like_path(arg):
+            paths.append(Path(arg).expanduser())
+        else:
+            names.append(arg)
+    return names, paths
 
 
 def project_of(registry: Path | None = None, paths: list[Path] | None = None) -> Project:

@@ -41,6 +41,23 @@ def _declares(file: str, name: str) -> bool:
     return re.search(pattern, text, re.MULTILINE) is not None
 
 
+def no_tools_path(registry: Registry) -> str | None:
+    """The tools path that does not exist (an empty directory, a wrong -r), if that is the
+    registry's trouble."""
+    for d in _errors(registry):
+        if d.code == "TC110" and d.message == "tools path not found":
+            return d.file or "tools.d"
+    return None
+
+
+def fix_hint(registry: Registry, hint: str) -> str:
+    """``hint``, or how to start a project when there is none to fix."""
+    missing = no_tools_path(registry)
+    if missing is None:
+        return hint
+    return f"{missing} does not exist: start a project with toolctl init, or name one: -r PATH"
+
+
 def missing_tool_problems(registry: Registry, name: str) -> list[Diagnostic]:
     """The errors that explain why ``name`` is not in ``registry``: its own, or those of the
     file that declares it but failed to load."""
@@ -67,6 +84,13 @@ def require_tool(
                 f"tool {name!r} has errors (above) and cannot {action}",
                 hint="fix them; `toolctl validate` lists every problem",
                 diagnostics=problems,
+            )
+        missing = no_tools_path(registry)
+        if missing is not None and not registry.tools:
+            raise UsageError(
+                f"no tool named {name!r}: there are no tools here",
+                hint=fix_hint(registry, ""),
+                diagnostics=_errors(registry),
             )
         failed = sorted({d.file for d in _errors(registry) if d.file and d.tool is None})
         if failed:

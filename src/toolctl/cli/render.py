@@ -8,7 +8,7 @@ import re
 import sys
 import textwrap
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,6 +37,15 @@ def _use_color(stream: Any) -> bool:
     return _is_terminal(stream)
 
 
+def _color_system() -> Literal["auto", "standard"]:
+    """rich's colour system: its own detection, except that ``FORCE_COLOR`` wins over a
+    ``TERM`` of ``dumb``/``unknown`` (which some CI systems set while showing colour)."""
+    term = os.environ.get("TERM", "").lower()
+    if os.environ.get("FORCE_COLOR") and term in ("dumb", "unknown"):
+        return "standard"
+    return "auto"
+
+
 def console(stderr: bool = False) -> Console:
     """A rich console on stdout (or stderr): colour and markup only on a terminal.
 
@@ -50,7 +59,7 @@ def console(stderr: bool = False) -> Console:
     return Console(
         file=stream,
         no_color=not color,
-        color_system="auto" if color else None,
+        color_system=_color_system() if color else None,
         highlight=False,
         soft_wrap=not tty,
         width=None if tty else 200,
@@ -101,9 +110,22 @@ def print_json(data: Any, indent: int | None = 2) -> None:
     sys.stdout.write(json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n")
 
 
+def note(text: str) -> None:
+    """A status line on stderr (``wrote FILE``, a summary, ``next: ...``); not under ``-q``."""
+    from toolctl.cli.verbosity import quiet
+
+    if not quiet():
+        sys.stderr.write(text + "\n")
+
+
 def print_diagnostics(diags: Iterable[Diagnostic]) -> None:
-    """``file:line:col: severity CODE message`` lines on stderr (coloured on a terminal)."""
-    diags = list(diags)
+    """``file:line:col: severity CODE message`` lines on stderr (coloured on a terminal).
+
+    Under ``-q`` only errors are printed.
+    """
+    from toolctl.cli.verbosity import quiet
+
+    diags = [d for d in diags if d.severity.value == "error"] if quiet() else list(diags)
     if not diags:
         return
     if not _use_color(sys.stderr):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.complete import complete_pending, complete_suspended, complete_tools
 from toolctl.cli.options import OutputFormat, PacksOpt, RegistryOpt, StateOpt, format_option
 from toolctl.cli.runview import Show
 
@@ -95,7 +96,9 @@ def _finish(result: RunResult, show: Show, traceback: bool = False) -> None:
 
 
 def run(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The tool to run.")],
+    name: Annotated[
+        str, typer.Argument(metavar="TOOL", help="The tool to run.", autocompletion=complete_tools)
+    ],
     input: InputOpt = None,
     context: Annotated[
         str | None,
@@ -147,6 +150,7 @@ def run(
     with gc_paused():  # the runtime's modules live until the process ends: nothing to collect
         from toolctl.runtime import api
         from toolctl.runtime.options import CallOptions
+        from toolctl.runtime.records import Origin
         from toolctl.runtime.redact import guard_log_handlers
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
@@ -172,13 +176,19 @@ def run(
         store=state,
         approver=approver,
         on_progress=_progress,
+        origin=Origin.CLI,
     )
     result = _cancellable(lambda: api.call(registry, name, "{}" if text is None else text, options))
     _finish(result, show, traceback)
 
 
 def approve_cmd(
-    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run awaiting approval.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN", help="The run awaiting approval.", autocompletion=complete_pending
+        ),
+    ],
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
@@ -201,7 +211,12 @@ def approve_cmd(
 
 
 def decline_cmd(
-    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run awaiting approval.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="RUN", help="The run awaiting approval.", autocompletion=complete_pending
+        ),
+    ],
     reason: Annotated[
         str | None, typer.Option("--reason", metavar="TEXT", help="Why (shown to the model).")
     ] = None,
@@ -225,7 +240,10 @@ def decline_cmd(
 
 
 def resume_cmd(
-    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The suspended run.")],
+    run_id: Annotated[
+        str,
+        typer.Argument(metavar="RUN", help="The suspended run.", autocompletion=complete_suspended),
+    ],
     data: Annotated[
         str | None,
         typer.Option("--data", "-d", metavar="JSON|@FILE|-", help="Resume data: JSON, @file or -."),

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 import typer
 
 from toolctl.cli import exitcodes
+from toolctl.cli.complete import complete_run_ids
 from toolctl.cli.options import FormatOpt, OutputFormat, RegistryOpt, StateOpt, tool_option
 from toolctl.cli.render import print_json
 from toolctl.cli.run import DisplayOpt
@@ -22,7 +23,13 @@ runs_app = typer.Typer(
 )
 
 RunIdArg = Annotated[
-    str, typer.Argument(metavar="RUN", help="Run id (or a unique prefix).", show_default=False)
+    str,
+    typer.Argument(
+        metavar="RUN",
+        help="Run id (or a unique prefix).",
+        show_default=False,
+        autocompletion=complete_run_ids,
+    ),
 ]
 STATUSES = (
     "running, succeeded, failed, awaiting_approval, declined, suspended, timed_out, cancelled, "
@@ -41,6 +48,11 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.0f} ms" if value >= 1 else f"{value:.2f} ms"
 
 
+# SQL's LIMIT is a signed 64-bit integer (runtime.rowcodec.MAX_QUERY_LIMIT, which the stores
+# clamp to; not imported here: loading the runtime would slow every command's start)
+_MAX_LIMIT = 2**63 - 1
+
+
 @runs_app.command("list")
 def list_cmd(
     tool: Annotated[str | None, tool_option("Only runs of this tool.")] = None,
@@ -49,7 +61,8 @@ def list_cmd(
         typer.Option("--status", metavar="STATUS", help=f"Only runs in this state: {STATUSES}."),
     ] = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, metavar="N", help="At most N runs.")
+        int,
+        typer.Option("--limit", "-n", min=1, max=_MAX_LIMIT, metavar="N", help="At most N runs."),
     ] = 20,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,

@@ -140,15 +140,22 @@ def exit_code(result: RunResult) -> int:
     return exitcodes.FINDINGS
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def render(result: RunResult, show: Show) -> int:
     """Print ``result`` as asked; return the exit code."""
     from toolctl.runtime.result import RunStatus
 
     code = exit_code(result)
+    # The terminal's one way out: what is printed never holds a secret value the run saw (the
+    # raw output included: its sensitive fields print as [REDACTED]; the Python API has them).
+    shown = result.scrub if result.secrets else _same
     if show is Show.json:
         from toolctl.cli.render import print_json
 
-        print_json(result.to_dict())
+        print_json(shown(result.to_dict()))
         return code
     for note in result.notes:
         err(f"note: {note}")
@@ -186,7 +193,7 @@ def render(result: RunResult, show: Show) -> int:
         )
         return code
     if show is Show.raw:
-        out(dump(result.output))
+        out(dump(shown(result.output)))
     elif show is Show.display:
         out(dump(result.display.get("output")))
     else:

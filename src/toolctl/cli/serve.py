@@ -11,9 +11,10 @@ from toolctl.cli import exitcodes
 from toolctl.cli.options import (
     LockedOpt,
     PacksOpt,
-    PathsArg,
     RegistryOpt,
     ShutdownTimeoutOpt,
+    ToolsArg,
+    split_targets,
     tag_option,
     tool_option,
 )
@@ -43,6 +44,8 @@ _HTTP_ONLY = (
     "allowed_origin",
     "auth_token_env",
     "max_request_bytes",
+    "max_sessions",
+    "session_idle_timeout",
 )
 
 
@@ -65,7 +68,7 @@ def _refuse_http_options_on_stdio(ctx: typer.Context, transport: Transport) -> N
 
 def serve(
     ctx: typer.Context,
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry: RegistryOpt = None,
     transport: Annotated[
         Transport,
@@ -125,6 +128,25 @@ def serve(
             help="Largest HTTP request body (413 above).",
         ),
     ] = 4 * 1024 * 1024,
+    max_sessions: Annotated[
+        int | None,
+        typer.Option(
+            "--max-sessions",
+            min=1,
+            metavar="N",
+            help="Most open 2025-11-25 sessions; when full the longest-idle one is expired "
+            "[default: serve.maxSessions or 1000].",
+        ),
+    ] = None,
+    session_idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--session-idle-timeout",
+            min=0.001,
+            metavar="SECONDS",
+            help="A session idle this long expires [default: serve.sessionIdleTimeout or 300].",
+        ),
+    ] = None,
     shutdown_timeout: ShutdownTimeoutOpt = 30.0,
     forward_logging: Annotated[
         bool,
@@ -152,6 +174,8 @@ def serve(
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
+    `toolctl serve` serves every enabled tool; `toolctl serve NAME...` only those.
+
     Every call goes through the same pipeline as `toolctl run`: validation, approval (asked
     through the client's elicitation when it supports it), suspend/resume and the run history.
     With --locked, --reload swaps in only a registry that still matches toolctl.lock.
@@ -165,7 +189,7 @@ def serve(
 
     _refuse_http_options_on_stdio(ctx, transport)
     require_sdk()
-    from toolctl.cli.registries import load
+    from toolctl.cli.registries import fix_hint, load, require_tool
     from toolctl.server.run import ServeOptions, serve
     from toolctl.server.security import ServeUsageError
     from toolctl.server.toolset import Selection
@@ -180,16 +204,20 @@ def serve(
     from toolctl.runtime.redact import guard_log_handlers
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
+    names, paths = split_targets(targets)
+    tool = [*names, *(tool or [])] or None
     loaded = load(registry, paths, packs=packs)
     print_diagnostics(loaded.diagnostics)
     if not loaded.ok:
         print_error(
             ToolctlError(
                 "not serving a registry with errors",
-                hint="fix them (toolctl validate) and start again",
+                hint=fix_hint(loaded, "fix them (toolctl validate) and start again"),
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
+    for name in names:  # an unknown name is a usage error with "did you mean", as for run
+        require_tool(loaded, name, "serve")
     verify = None
     if locked:
         from toolctl.contract import verify_locked
@@ -203,6 +231,14 @@ def serve(
         sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}{note}\n")
         sys.stderr.flush()
 
+    from toolctl.server.sessions import session_limits
+
+    section = loaded.project.section("serve") if loaded.project is not None else {}
+    try:
+        sessions = session_limits(section, max_sessions, session_idle_timeout)
+    except ToolctlError as exc:
+        print_error(exc)
+        raise typer.Exit(exitcodes.USAGE) from None
     options = ServeOptions(
         transport=transport.value,
         host=host,
@@ -213,6 +249,7 @@ def serve(
         allowed_origins=tuple(allowed_origin or ()),
         auth_token_env=auth_token_env,
         max_request_bytes=max_request_bytes,
+        sessions=sessions,
         shutdown_timeout=shutdown_timeout,
         forward_logging=forward_logging,
         trace_arguments=trace_arguments,

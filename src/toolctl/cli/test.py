@@ -12,11 +12,12 @@ from toolctl.cli.options import (
     FormatOpt,
     OutputFormat,
     PacksOpt,
-    PathsArg,
     RegistryOpt,
     TagsOpt,
+    ToolsArg,
     ToolsOpt,
     VerboseOpt,
+    split_targets,
 )
 
 if TYPE_CHECKING:
@@ -103,7 +104,6 @@ def _summary(report: TestReport) -> str:
 def render_text(report: TestReport, verbose: bool = False) -> None:
     """Failures with their diffs, then one line per tool and the totals, on stdout."""
     from rich.markup import escape
-    from rich.table import Table
 
     from toolctl.cli.render import console
 
@@ -117,6 +117,19 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
     if not report.results:
         con.print("no test cases selected (add `tests:` or `inputExamples` to a tool)")
         return
+    from toolctl.cli.verbosity import quiet
+
+    if not quiet():  # -q: the failures and the totals only
+        con.print(_table(report))
+    style = "bold green" if report.ok else "bold red"
+    con.print(f"[{style}]{escape(_summary(report))}[/]")
+
+
+def _table(report: TestReport) -> Any:
+    """One row per tool: passed, failed, errors, skipped."""
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(box=None, pad_edge=False, show_edge=False)
     for column in ("tool", "passed", "failed", "errors", "skipped"):
         table.add_column(column, justify="left" if column == "tool" else "right")
@@ -128,13 +141,11 @@ def render_text(report: TestReport, verbose: bool = False) -> None:
         table.add_row(
             escape(tool), *(str(row[k]) for k in ("passed", "failed", "error", "skipped"))
         )
-    con.print(table)
-    style = "bold green" if report.ok else "bold red"
-    con.print(f"[{style}]{escape(_summary(report))}[/]")
+    return table
 
 
 def test(
-    paths: PathsArg = None,
+    targets: ToolsArg = None,
     registry_path: RegistryOpt = None,
     tool: ToolsOpt = None,
     tag: TagsOpt = None,
@@ -184,14 +195,16 @@ def test(
     verbose: VerboseOpt = False,
     packs: PacksOpt = True,
 ) -> None:
-    """Run each tool's `tests:` cases, check its inputExamples, and fuzz it (--fuzz N).
+    """Run the tools' `tests:` cases, check their inputExamples, and fuzz them (--fuzz N).
+
+    `toolctl test` tests every tool; `toolctl test NAME...` only those.
 
     Cases run through the same pipeline as `toolctl run`, with a temporary run history.
     Exit 0 when every case passed, 1 when any failed or could not run, 2 when the --junit
     file cannot be written.
     """
-    from toolctl.cli.registries import load, require_tool
-    from toolctl.cli.render import print_diagnostics, print_error, print_json
+    from toolctl.cli.registries import fix_hint, load, require_tool
+    from toolctl.cli.render import note, print_diagnostics, print_error, print_json
     from toolctl.cli.runview import stdout_to_stderr
     from toolctl.errors import ToolctlError, UsageError
     from toolctl.runtime.redact import guard_log_handlers
@@ -199,21 +212,24 @@ def test(
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
+    names, paths = split_targets(targets)
+    tools = [*names, *(tool or [])]
     registry = load(registry_path, paths, packs=packs)
     print_diagnostics(registry.diagnostics)
     if not registry.ok:
         print_error(
             ToolctlError(
-                "the registry has errors; no case ran", hint="fix them first (toolctl validate)"
+                "the registry has errors; no case ran",
+                hint=fix_hint(registry, "fix them first (toolctl validate)"),
             )
         )
         raise typer.Exit(exitcodes.FINDINGS)
-    for name in tool or ():
+    for name in tools:
         require_tool(registry, name, "test")
     project = registry.project
     assert project is not None  # loaded from a project
     options = TestOptions.from_settings(project.section("test"), project.config_file)
-    options.tools, options.tags, options.keyword = list(tool or []), list(tag or []), keyword
+    options.tools, options.tags, options.keyword = tools, list(tag or []), keyword
     options.examples, options.fuzz, options.seed = examples, fuzz, seed
     if timeout is not None:
         options.timeout = timeout
@@ -246,7 +262,7 @@ def test(
                 hint="pass --junit a path in an existing, writable directory",
             ) from None
         if fmt is OutputFormat.text:
-            typer.echo(f"wrote {junit}", err=True)
+            note(f"wrote {junit}")
     raise typer.Exit(exitcodes.OK if report.ok else exitcodes.FINDINGS)
 
 

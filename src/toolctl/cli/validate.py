@@ -30,14 +30,20 @@ def validate(
     """
     from toolctl.cli import exitcodes
     from toolctl.cli.registries import checked, load
-    from toolctl.cli.render import diagnostics_json, print_diagnostics, print_json, summary_line
+    from toolctl.cli.render import (
+        diagnostics_json,
+        note,
+        print_diagnostics,
+        print_json,
+        summary_line,
+    )
 
     loaded = load(registry, paths, packs=packs)
     if fmt is OutputFormat.json:
         print_json(diagnostics_json(loaded.diagnostics, tools=sorted(loaded.tools)))
     else:
         print_diagnostics(loaded.diagnostics)
-        typer.echo(summary_line(loaded.diagnostics, checked(loaded)), err=True)
+        note(summary_line(loaded.diagnostics, checked(loaded)))
     raise typer.Exit(exitcodes.OK if loaded.ok else exitcodes.FINDINGS)
 
 
@@ -47,12 +53,12 @@ def schema(
     """Print the JSON Schema of the tool file format (for editors and CI)."""
     import json
 
-    from toolctl.cli.render import write_output
+    from toolctl.cli.render import note, write_output
     from toolctl.spec import format_schema
 
     write_output(json.dumps(format_schema(), indent=2) + "\n", output)
     if output is not None:
-        typer.echo(f"wrote {output}", err=True)
+        note(f"wrote {output}")
 
 
 def register(app: typer.Typer) -> None:

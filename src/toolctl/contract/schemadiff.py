@@ -378,7 +378,10 @@ class _Walk:
             if b_o == b_n:  # the same bound written another way
                 continue
             tighter = _tighter(b_n, b_o, low)
-            text = f"{'lower' if low else 'upper'} bound {_show_bound(b_o)} → {_show_bound(b_n)}"
+            text = (
+                f"{'lower' if low else 'upper'} bound {_show_bound(b_o, low)} → "
+                f"{_show_bound(b_n, low)}"
+            )
             self.add((*path, key), Effect.NARROWS if tighter else Effect.WIDENS, text, flip)
 
     def _sizes(self, old: dict[str, Any], new: dict[str, Any], path: JsonPath, flip: bool) -> None:
@@ -734,10 +737,13 @@ def _tighter(new: Any, old: Any, low: bool) -> bool:
     return bool((new[0], not new[1]) < (old[0], not old[1]))
 
 
-def _show_bound(bound: Any) -> str:
+def _show_bound(bound: Any, low: bool) -> str:
+    """``≥1``/``>1`` for a lower bound, ``≤100``/``<100`` for an upper one."""
     if bound is None:
         return "none"
-    return f"{'>' if bound[1] else '≥'}{bound[0]}"
+    if low:
+        return f"{'>' if bound[1] else '≥'}{bound[0]}"
+    return f"{'<' if bound[1] else '≤'}{bound[0]}"
 
 
 def _fraction(value: Any) -> Fraction | None:

@@ -168,6 +168,13 @@ def git_side(ref: str, project: Project, *, packs: bool = True) -> Side:
 
     root = project.root
     if not _ref_exists(ref, root):
+        if _run_git(["rev-parse", "--git-dir"], root).returncode != 0:
+            raise UsageError(
+                f"{ref!r} is not a lock file or a directory, and {root} is not in a git "
+                "repository, so it cannot be a git ref",
+                hint="give a lock file or a directory (e.g. toolctl diff old.lock), or run "
+                "toolctl diff inside a git checkout (git init) to compare git refs",
+            )
         raise UsageError(
             f"{ref!r} is not a lock file, a directory or a git ref",
             hint="give a path that exists, or a branch, tag or commit of this repository",

@@ -16,6 +16,7 @@ from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
 from toolctl.export.names import MCP_NAME, check_mcp_name_edges
+from toolctl.sensitive import shown_schema
 from toolctl.spec import ToolSpec
 
 PROTOCOLS = ("2025-11-25", "2026-07-28")
@@ -25,7 +26,8 @@ _FIELDS = frozenset(
 
 
 def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
-    schema = spec.output_schema
+    # What a client is sent as structuredContent never has the sensitive fields: nor does this.
+    schema = shown_schema(spec.output_schema)
     if schema is None:
         return None
     if protocol == "2025-11-25" and not (

@@ -7,6 +7,7 @@ import time
 from typing import TYPE_CHECKING
 
 from toolctl.runtime import jsondata
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.result import (
     ApprovalInfo,
@@ -68,10 +69,7 @@ class ApprovalGate:
                 if inspect.isawaitable(answer):
                     answer = await in_task(answer)
             except Exception as exc:  # no answer: the run waits for toolctl approve/decline
-                state.note(
-                    f"the approver failed ({type(exc).__name__}: {exc}); "
-                    "the run waits for a decision"
-                )
+                state.note(f"the approver failed ({describe(exc)}); the run waits for a decision")
                 answer = None
             if answer is True:
                 self.approve("approver")

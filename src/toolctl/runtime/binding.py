@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import os
 import secrets
-import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
 
 KEY_BYTES = 32
 KEY_ENV = "TOOLCTL_STATE_KEY"  # a shared store's secret, in hex (see configured_key)
+_WHAT = "the run history key"
 
 
 def sign(store: RunStore, **bound: Any) -> str:
@@ -55,7 +55,15 @@ def sign_record(store: RunStore, rec: RunRecord) -> str:
         approval=rec.approval,
         timeout=rec.timeout,
         background=rec.background,
+        **origin_bound(rec.origin),
     )
+
+
+def origin_bound(origin: str | None) -> dict[str, Any]:
+    """The run's origin as a bound field: a row cannot be moved to another front end (made an
+    MCP client's) without breaking its MAC. Left out when unknown, so pending rows written
+    before origins were recorded still verify."""
+    return {} if origin is None else {"origin": origin}
 
 
 def verify(store: RunStore, rec: RunRecord) -> bool:
@@ -86,47 +94,19 @@ def key_path(db: Path) -> Path:
 
 
 def load_key(path: Path) -> bytes:
-    """The secret at ``path``, created (mode 0600) when missing.
+    """The secret at ``path``, created (mode 0600) when missing; see
+    :mod:`toolctl.runtime.keyfile` for the checks a key file must pass."""
+    from toolctl.runtime.keyfile import ensure_key_file
 
-    Written to a temporary file and linked into place, so a concurrent reader sees the whole
-    key or none, and two creators agree on the first one linked.
-    """
-    if path.exists():
-        return _read_key(path)
-    key = secrets.token_bytes(KEY_BYTES)
-    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
+    fresh = secrets.token_bytes(KEY_BYTES).hex().encode("ascii")
+    data = ensure_key_file(path, fresh, _WHAT)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, key.hex().encode("ascii"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.link(tmp, path)
-    except FileExistsError:
-        return _read_key(path)  # another process made it first
-    except OSError as exc:
-        raise StateError(f"cannot create the run history key {path}: {exc.strerror}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-    return key
-
-
-def _read_key(path: Path) -> bytes:
-    try:
-        info = path.stat()
-        if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise StateError(
-                f"the run history key {path} is readable or writable by other users "
-                f"(mode {stat.S_IMODE(info.st_mode):o}); approvals bound with it cannot be trusted",
-                hint=f"chmod 600 {path} (or delete it: pending runs then need a new request)",
-            )
-        key = bytes.fromhex(path.read_text(encoding="ascii").strip())
-        if len(key) < KEY_BYTES // 2:
-            raise ValueError("too short")
-        return key
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        key = bytes.fromhex(data.decode("ascii").strip())
+    except (ValueError, UnicodeDecodeError):
+        key = b""
+    if len(key) < KEY_BYTES // 2:
         raise StateError(
-            f"cannot read the run history key {path}: {exc}",
+            f"cannot read {_WHAT} {path}: it does not hold a key",
             hint=f"delete {path}: pending runs then need a new request",
-        ) from None
+        )
+    return key

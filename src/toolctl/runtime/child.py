@@ -15,6 +15,7 @@ import sys
 from typing import Any, NoReturn
 
 from toolctl.runtime.capture import MAX_RESULT_BYTES, write_all
+from toolctl.runtime.exctext import describe, message_of
 
 
 def frame(kind: str, value: Any = None, message: str = "", traceback: str | None = None) -> bytes:
@@ -27,9 +28,13 @@ def frame(kind: str, value: Any = None, message: str = "", traceback: str | None
         reply["traceback"] = traceback
     try:
         text = jsondata.dumps(reply)
-    except (TypeError, ValueError) as exc:
+    except Exception as exc:  # not JSON, or a dict/list subclass whose own methods raise
         text = json.dumps(
-            {"kind": "error", "value": None, "message": f"tool output is not valid JSON: {exc}"}
+            {
+                "kind": "error",
+                "value": None,
+                "message": f"tool output is not valid JSON: {message_of(exc)}",
+            }
         )
     body = text.encode("utf-8")
     if len(body) > MAX_RESULT_BYTES:
@@ -70,7 +75,7 @@ def _call(request: dict[str, Any]) -> bytes:
     except Exception as exc:
         from toolctl.runtime.execution import user_traceback
 
-        return frame("error", None, f"{type(exc).__name__}: {exc}", user_traceback(exc))
+        return frame("error", None, describe(exc), user_traceback(exc))
     return frame("ok", value)
 
 
@@ -80,7 +85,7 @@ def run(request: dict[str, Any], result_fd: int) -> NoReturn:
     try:
         reply = _call(request)
     except BaseException as exc:  # SystemExit, KeyboardInterrupt: still a reply, not a silence
-        reply = frame("error", None, f"{type(exc).__name__}: {exc}")
+        reply = frame("error", None, describe(exc))
     if os.getpid() != me:  # a copy the handler forked came back from it: not the handler's reply
         os._exit(0)
     try:

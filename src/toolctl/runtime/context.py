@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
-from toolctl.runtime.redact import install_log_filter, redact
+from toolctl.runtime.redact import install_log_filter, redact, redact_text, scrub_json
 from toolctl.runtime.result import ApprovalInfo
 
 log = logging.getLogger("toolctl.runtime")
@@ -87,8 +87,13 @@ class Observe:
         self._logger = logging.getLogger(f"toolctl.tool.{tool_name}")
         install_log_filter(self._logger)
 
+    def _text(self, text: str) -> str:
+        return self._scrub(text) if self._scrub is not None else redact_text(text)
+
     @contextlib.contextmanager
     def span(self, name: str, **attributes: Any) -> Iterator[Any]:
+        """An OpenTelemetry span (None without a configured tracer provider). Its attributes,
+        events, status and recorded exceptions are scrubbed of the run's secrets."""
         tracer = _tracer()
         if tracer is None:
             yield None
@@ -97,13 +102,26 @@ class Observe:
         attrs.update(
             {k: v for k, v in attributes.items() if isinstance(v, (str, bool, int, float))}
         )
-        with tracer.start_as_current_span(name, attributes=attrs) as span:
-            yield span
+        with tracer.start_as_current_span(
+            self._text(name),
+            attributes=_scrubbed_attributes(attrs, self._text),
+            record_exception=False,  # recorded below, scrubbed
+            set_status_on_exception=False,
+        ) as span:
+            shown = ScrubbedSpan(span, self._text)
+            try:
+                yield shown
+            except BaseException as exc:
+                if isinstance(exc, Exception):
+                    shown.record_exception(exc)
+                    shown.set_error(f"{type(exc).__name__}: {exc}")
+                raise
 
     def log(self, msg: str, /, *, level: int = logging.INFO, **fields: Any) -> None:
-        safe = redact(fields) if fields else {}
-        if self._scrub is not None:  # the run's secret values, wherever the text quotes them
-            msg = self._scrub(msg)
+        """A record on the ``toolctl.tool.<name>`` logger; the message and every field are
+        scrubbed of the run's secrets (and redacted by key name and shape)."""
+        safe = scrub_json(redact(fields), self._text) if fields else {}
+        msg = self._text(msg)
         self._logger.log(
             level,
             "%s %s",
@@ -111,6 +129,77 @@ class Observe:
             safe if safe else "",
             extra={"toolctl_run_id": self.run_id, "toolctl_fields": safe},
         )
+
+
+def _scrubbed_attributes(attrs: dict[str, Any], scrub: Callable[[str], str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, str):
+            value = scrub(value)
+        elif isinstance(value, (list, tuple)):
+            value = [scrub(v) if isinstance(v, str) else v for v in value]
+        out[scrub(str(key))] = value
+    return out
+
+
+class ScrubbedSpan:
+    """A handler's view of its OpenTelemetry span: what it writes on the span (attributes,
+    events, status, exceptions) is scrubbed of the run's secrets before the span holds it, so
+    no exporter ever sees them. Anything else is passed through to the span."""
+
+    def __init__(self, span: Any, scrub: Callable[[str], str]) -> None:
+        self._span = span
+        self._scrub = scrub
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._span, name)
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.set_attributes({key: value})
+
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        self._span.set_attributes(_scrubbed_attributes(dict(attributes), self._scrub))
+
+    def add_event(
+        self, name: str, attributes: dict[str, Any] | None = None, timestamp: int | None = None
+    ) -> None:
+        self._span.add_event(
+            self._scrub(name), _scrubbed_attributes(dict(attributes or {}), self._scrub), timestamp
+        )
+
+    def update_name(self, name: str) -> None:
+        self._span.update_name(self._scrub(name))
+
+    def set_status(self, status: Any, description: str | None = None) -> None:
+        text = getattr(status, "description", None)
+        if text and hasattr(status, "status_code"):
+            status = type(status)(status.status_code, self._scrub(text))
+        self._span.set_status(status, self._scrub(description) if description else description)
+
+    def set_error(self, description: str) -> None:
+        """Mark the span failed with a (scrubbed) description."""
+        from opentelemetry.trace import Status, StatusCode
+
+        self._span.set_status(Status(StatusCode.ERROR, self._scrub(description)))
+
+    def record_exception(
+        self,
+        exception: BaseException,
+        attributes: dict[str, Any] | None = None,
+        timestamp: int | None = None,
+        escaped: bool = False,
+    ) -> None:
+        """The exception as an ``exception`` event, its message and traceback scrubbed."""
+        import traceback
+
+        event = {
+            "exception.type": type(exception).__name__,
+            "exception.message": str(exception),
+            "exception.stacktrace": "".join(traceback.format_exception(exception)),
+            "exception.escaped": escaped,
+            **(attributes or {}),
+        }
+        self.add_event("exception", event, timestamp)
 
 
 def _tracer() -> Any:
@@ -182,9 +271,12 @@ class ToolContext:
     def progress(
         self, value: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Report progress to the caller (MCP progress notifications, CLI status)."""
+        """Report progress to the caller (MCP progress notifications, CLI status); the message
+        is scrubbed of the run's secrets on its way out."""
         if self._on_progress is None:
             return
+        if message is not None:
+            message = self._scrub(str(message)) if self._scrub else redact_text(str(message))
         try:
             self._on_progress(value, total, message)
         except Exception:  # a broken progress sink must not fail the tool

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import HandlerReferenceError
 from toolctl.runtime.context import AbortSignal, SuspendRequested
+from toolctl.runtime.exctext import MAX_MESSAGE_CHARS, bounded
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, invoke, wants_context
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.redact import hold_secrets, release_secrets
@@ -126,6 +127,16 @@ class Executor:
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(outcome.message))
 
 
+def _bound_message(node: traceback.TracebackException) -> None:
+    """Cut the exception text of one traceback node before it is formatted: a handler may
+    raise with 20 MB of message, which every later step (scrubbing first) would pay for.
+    ``_str`` is where TracebackException keeps that text (already computed safely, a
+    ``__str__`` that raises gives a placeholder); left alone if a Python lacks it."""
+    text = getattr(node, "_str", None)
+    if isinstance(text, str) and len(text) > MAX_MESSAGE_CHARS:
+        node._str = bounded(text)  # type: ignore[attr-defined]
+
+
 def user_traceback(exc: BaseException) -> str | None:
     """The traceback of ``exc`` with the frames of the developer's code only (file:line, the
     source line), chained exceptions included; None when no frame is the developer's."""
@@ -141,6 +152,7 @@ def user_traceback(exc: BaseException) -> str | None:
             continue
         seen.add(id(node))
         kept = [f for f in node.stack if not str(Path(f.filename).resolve()).startswith(_MACHINERY)]
+        _bound_message(node)
         found = found or bool(kept)
         node.stack = traceback.StackSummary.from_list(kept)
         pending.extend(n for n in (node.__cause__, node.__context__) if n is not None)

@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime.invoke import in_task
+from toolctl.runtime.exctext import describe
+from toolctl.runtime.invoke import in_task, is_async, off_loop
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.redact import install_log_filter
 
@@ -36,13 +37,16 @@ async def fire(
         return
     try:
         fn = load_callable(ref, python_path)
-        result = fn(payload)
+        if is_async(fn):
+            result = fn(payload)
+        else:  # user code that may block: never on a shared event loop
+            result = await off_loop(fn, payload, name="toolctl-hook")
         if inspect.isawaitable(result):
             await in_task(result)
     except ToolctlError as exc:
         _failed(name, ref, exc.message, note)
     except Exception as exc:
-        _failed(name, ref, f"{type(exc).__name__}: {exc}", note)
+        _failed(name, ref, describe(exc), note)
 
 
 def _failed(name: str, ref: str, why: str, note: Callable[[str], str]) -> None:

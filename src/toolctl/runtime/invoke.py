@@ -28,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.runtime.context import AbortSignal, SuspendRequested
-from toolctl.runtime.sync import cancelled_error, running_loop
+from toolctl.runtime.sync import cancelled_error, owns_running_loop, running_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -305,6 +305,18 @@ async def invoke(
         started.cancel()
         raise HandlerTimeout(timeout or 0.0, IN_PROCESS_NOTE)
     return started.result()
+
+
+async def off_loop(fn: Callable[..., T], *args: Any, name: str = "toolctl-worker") -> T:
+    """``fn(*args)`` away from a shared event loop: on a handler worker thread, so the loop
+    serves other requests meanwhile (validation, sync hooks and transforms, ``toModelOutput``
+    callables). On a private loop of the sync API nothing else runs: ``fn`` runs in place.
+    :class:`Saturated` when every worker slot is taken.
+    """
+    if owns_running_loop():
+        return fn(*args)
+    result: T = await _on_worker(lambda: fn(*args), name, lambda: None)
+    return result
 
 
 async def in_task(awaitable: Awaitable[T]) -> T:

@@ -23,21 +23,23 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import DEFAULT_BUDGET_MS
+from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb
 from toolctl.errors import ToolctlError
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import HasProject
 
-DEFAULT_MEMORY_LIMIT_MB = 1024
-MIB = 1024 * 1024
 CPU_GRACE_S = 1  # the CPU limit is a backstop: the wall-clock deadline should fire first
 
 
 @dataclass(frozen=True)
 class ResourceLimits:
-    """Limits for an isolated handler's process; ``None`` leaves a limit unset."""
+    """Limits for an isolated handler's process; ``None`` leaves a limit unset. Also the CPU
+    budget of one call's input and output validation (``run.validationBudgetMs``)."""
 
     memory_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
+    validation_budget_ms: int = DEFAULT_BUDGET_MS
 
     def for_child(self, timeout: float | None) -> dict[str, int | None]:
         """What the child sets: address space in bytes, CPU seconds (from the timeout)."""
@@ -52,20 +54,21 @@ def limits_of(registry: HasProject) -> ResourceLimits:
     project = getattr(registry, "project", None)
     if project is None:
         return ResourceLimits()
-    section = project.settings.get("run") or {}
-    where = project.config_file or "toolctl.yaml"
-    if not isinstance(section, dict):
+    where = str(project.config_file or "toolctl.yaml")
+    memory = memory_limit_mb(project.settings, lambda: where)  # checks that run is a mapping
+    budget = (project.settings.get("run") or {}).get("validationBudgetMs", DEFAULT_BUDGET_MS)
+    if not _budget_ms(budget):
         raise ToolctlError(
-            f"{where}: run must be a mapping, not {type(section).__name__}",
-            hint="write it as run: {memoryLimitMb: 1024}",
+            f"{where}: run.validationBudgetMs must be a positive whole number of "
+            f"milliseconds, not {budget!r}",
+            hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
         )
-    value = section.get("memoryLimitMb", DEFAULT_MEMORY_LIMIT_MB)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-        raise ToolctlError(
-            f"{where}: run.memoryLimitMb must be a positive whole number of MiB, not {value!r}",
-            hint="e.g. run: {memoryLimitMb: 1024}, or null for no memory limit",
-        )
-    return ResourceLimits(memory_mb=value)
+    return ResourceLimits(memory_mb=memory, validation_budget_ms=budget)
+
+
+def _budget_ms(value: Any) -> bool:
+    # at most a day: a larger number is a typo (and a float of it would lose precision)
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 86_400_000
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:

@@ -46,6 +46,9 @@ class CallOptions:
       data | None``: data resumes the run at once).
     * ``on_progress``: ``(progress, total, message) -> None``, the handler's progress reports.
     * ``run_id``: the id to give the run (default: a new time-ordered id).
+    * ``origin``: the front end starting the run, recorded with it (``"api"`` by default; the
+      CLI, ``toolctl test`` and the MCP server say ``"cli"``, ``"test"``, ``"mcp"``: see
+      :class:`toolctl.runtime.records.Origin`). The MCP server acts on its own runs only.
     """
 
     context: Any = None  # arbitrary JSON (or its text)
@@ -58,6 +61,7 @@ class CallOptions:
     on_suspend: OnSuspend | None = None
     on_progress: Progress | None = None
     run_id: str | None = None
+    origin: str | None = "api"  # the front end starting the run (records.Origin); see there
 
 
 class ContinueKeywords(TypedDict, total=False):
@@ -82,6 +86,7 @@ class CallKeywords(TypedDict, total=False):
     on_suspend: OnSuspend | None
     on_progress: Progress | None
     run_id: str | None
+    origin: str | None
 
 
 _DEFAULT = CallOptions()

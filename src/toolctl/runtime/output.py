@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError, ToolctlError
-from toolctl.runtime import jsondata, transforms
+from toolctl.runtime import jsondata, transforms, validation
+from toolctl.runtime.exctext import describe, message_of
+from toolctl.runtime.invoke import Saturated, off_loop
 from toolctl.runtime.result import ErrorCode
-from toolctl.runtime.state import StepFailed, log, schema_problems
+from toolctl.runtime.state import StepFailed, log
 
 if TYPE_CHECKING:
     from toolctl.runtime.state import RunState
@@ -15,9 +17,10 @@ if TYPE_CHECKING:
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 
 
-def check_output(state: RunState, output: Any) -> None:
+async def check_output(state: RunState, output: Any) -> None:
     """Step 8: the output is plain, bounded JSON and matches ``outputSchema`` (strict mode), or
-    a note says how it does not (warn mode). :class:`StepFailed` otherwise."""
+    a note says how it does not (warn mode). :class:`StepFailed` otherwise (also when the
+    validation of the output is refused: the call's validation budget is spent)."""
     spec = state.spec
     try:
         # The walk rejects what ``json.dumps`` would quietly change (non-string keys such as
@@ -31,9 +34,14 @@ def check_output(state: RunState, output: Any) -> None:
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {detail}"
         ) from None
     except (TypeError, ValueError, RecursionError) as exc:
-        message = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        message = "nested too deeply" if isinstance(exc, RecursionError) else message_of(exc)
         raise StepFailed(
             ErrorCode.INVALID_OUTPUT.value, f"tool output is not valid JSON: {message}"
+        ) from None
+    except Exception as exc:  # a mapping or list subclass whose own methods raise
+        raise StepFailed(
+            ErrorCode.INVALID_OUTPUT.value,
+            f"tool output could not be read ({describe(exc)}): return plain dicts and lists",
         ) from None
     if size > MAX_OUTPUT_BYTES:
         raise StepFailed(
@@ -43,7 +51,14 @@ def check_output(state: RunState, output: Any) -> None:
     schema = spec.output_schema
     if schema is None or spec.output_validation == "off":
         return
-    problems = schema_problems(schema, output, state.plan.output_validator)
+    problems = await validation.problems(
+        state,
+        schema,
+        output,
+        state.plan.output_validator,
+        code=ErrorCode.INVALID_OUTPUT.value,
+        what="output",
+    )
     if problems and spec.output_validation == "strict":
         raise StepFailed(
             ErrorCode.INVALID_OUTPUT.value,
@@ -58,9 +73,19 @@ def check_output(state: RunState, output: Any) -> None:
         log.warning("%s: %s", spec.name, state.notes[-1])
 
 
-def model_output(state: RunState, output: Any, python_path: tuple[str, ...]) -> dict[str, Any]:
-    """Step 9: what the model sees (``toModelOutput``); :class:`StepFailed` when it fails."""
+async def model_output(
+    state: RunState, output: Any, python_path: tuple[str, ...]
+) -> dict[str, Any]:
+    """Step 9: what the model sees (``toModelOutput``); :class:`StepFailed` when it fails. A
+    callable ``toModelOutput`` is user code: it runs off the event loop."""
+    spec = state.spec.to_model_output
     try:
-        return transforms.to_model_output(state.spec.to_model_output, output, python_path)
+        if spec and "call" in spec:
+            return await off_loop(
+                transforms.to_model_output, spec, output, python_path, name="toolctl-transform"
+            )
+        return transforms.to_model_output(spec, output, python_path)
     except (transforms.TransformError, ToolctlError) as exc:
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(str(exc))) from None
+    except Saturated as exc:
+        raise StepFailed(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}") from None

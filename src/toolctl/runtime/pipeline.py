@@ -7,6 +7,7 @@ phase), :class:`~toolctl.runtime.recording.Recorder` (history rows),
 and :class:`~toolctl.runtime.execution.Executor`. The steps, in order, are the methods below:
 
 1. parse the arguments (strict JSON)                          :meth:`Call.run` / ``_parse``
+   then fill in the schema's defaults                         ``schemadefaults.fill_defaults``
 2. ``onInputAvailable`` (``onInputStart``/``onInputDelta``: :mod:`~toolctl.runtime.streaming`)
 3. validate the input                                         ``_validate_input``
 4. validate the request context                               ``_check_context``
@@ -25,19 +26,20 @@ continues through :meth:`Call.continue_pending`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import history, hooks, jsondata, output
+from toolctl.runtime import history, hooks, jsondata, output, validation
 from toolctl.runtime.approval import ApprovalGate
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
 from toolctl.runtime.plan import plan_for
 from toolctl.runtime.recording import Recorder
-from toolctl.runtime.redact import redactor_for
+from toolctl.runtime.redact import hold_secrets, redactor_for, release_secrets
 from toolctl.runtime.result import ApprovalInfo, ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.state import (
     CallSite,
@@ -46,11 +48,13 @@ from toolctl.runtime.state import (
     StepFailed,
     log,
     new_run_id,
-    schema_problems,
 )
 from toolctl.runtime.suspension import Suspension
 from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
+from toolctl.schemadefaults import fill_defaults
+from toolctl.schemamessages import json_type
+from toolctl.sensitive import sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -104,6 +108,7 @@ class Call:
         status: str = RunStatus.RUNNING.value,
     ) -> None:
         self.state = RunState(plan_for(spec), options)
+        self.state.budget.limit = site.limits.validation_budget_ms / 1000
         self.site = site
         self.views = Views(self.state, site.python_path)
         self.recorder = Recorder(
@@ -138,11 +143,14 @@ class Call:
             context=rec.raw_context,
             background=rec.background,
             timeout=rec.timeout,
+            origin=rec.origin,
         )
         site = dataclasses.replace(site, locator=rec.registry or site.locator)
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)
         state = call.state
         state.input, state.context = rec.raw_input, rec.raw_context
+        state.register(rec.raw_input, spec.input_schema)
+        state.register(rec.raw_context, spec.request_context_schema)
         state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
         if rec.approval:
             state.approval = ApprovalInfo.from_dict(rec.approval)
@@ -172,22 +180,33 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # what hooks and handlers log or warn is scrubbed of them
+        try:
+            return await self._run(raw_input)
+        finally:
+            release_secrets(source)
+
+    async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
         try:
             state.input = self._parse(raw_input)  # 1
-            self.views.phase("input", state.input, state.spec.input_schema)
-            self._validate_input()  # 3
+            state.register(state.input, state.spec.input_schema)
+            if "inputDelta" in state.display or "inputDelta" in state.transcript:
+                self.views.rescrub_deltas()  # streamed before its secrets were known
+            await self.views.aphase("input", state.input, state.spec.input_schema)
+            await self._validate_input()  # 3
             await self.fire("onInputAvailable", input=state.input)  # 2
-            state.context = self._check_context()  # 4
+            state.context = await self._check_context()  # 4
         except StepFailed as exc:
-            return self.recorder.error_result(exc.info, exc.status)
+            return await self.recorder.error_result_async(exc.info, exc.status)
         if state.spec.require_approval:  # 5
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
-        return await self.execute()
+        return await self._execute()  # already holding the run's secrets
 
     def _parse(self, raw_input: Any) -> dict[str, Any]:
         spec = self.state.spec
@@ -202,17 +221,28 @@ class Call:
         if not isinstance(value, dict):
             raise StepFailed(
                 ErrorCode.INVALID_ARGUMENTS.value,
-                f"arguments must be a JSON object, not {type(value).__name__}",
+                f"arguments must be a JSON object, not {json_type(value)}",
             )
         if spec.strict and isinstance(spec.input_schema, dict):
-            strict: dict[str, Any] = _from_strict(spec.input_schema, value)
-            return strict
-        return value
+            value = _from_strict(spec.input_schema, value)
+        if self.state.plan.fills_defaults:
+            # the handler finds every argument the schema gives a default (a new object:
+            # the caller's stays as passed)
+            value = fill_defaults(spec.input_schema, value)
+        filled: dict[str, Any] = value
+        return filled
 
-    def _validate_input(self) -> None:
+    async def _validate_input(self) -> None:
         state = self.state
         spec = state.spec
-        problems = schema_problems(spec.input_schema, state.input, state.plan.input_validator)
+        problems = await validation.problems(
+            state,
+            spec.input_schema,
+            state.input,
+            state.plan.input_validator,
+            code=ErrorCode.INVALID_INPUT.value,
+            what="input",
+        )
         if problems:
             shown = jsondata.shorten(state.plan.input_redactor.redact(state.input))
             raise StepFailed(
@@ -222,7 +252,7 @@ class Call:
                 problems,
             )
 
-    def _check_context(self) -> Any:
+    async def _check_context(self) -> Any:
         spec = self.state.spec
         schema = spec.request_context_schema
         context = self.state.options.context
@@ -233,8 +263,15 @@ class Call:
                 jsondata.check(context, what="request context")
         except InvalidJSONError as exc:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
+        self.state.register(context, schema)
         if schema is not None:
-            problems = schema_problems(schema, {} if context is None else context)
+            problems = await validation.problems(
+                self.state,
+                schema,
+                {} if context is None else context,
+                code=ErrorCode.INVALID_CONTEXT.value,
+                what="request context",
+            )
             if problems:
                 shown = jsondata.shorten(redactor_for(schema).redact(context))
                 raise StepFailed(
@@ -266,11 +303,19 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
+        source = functools.partial(RunState.secret_values, self.state)
+        hold_secrets(source)  # hooks, transforms and toModelOutput callables log too
+        try:
+            return await self._execute()
+        finally:
+            release_secrets(source)
+
+    async def _execute(self) -> RunResult:
         recorder = self.recorder
         try:
             handler = self.executor.load()
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         late = await self._start_running()
         try:
             if late:
@@ -279,11 +324,11 @@ class Call:
                 out = await self.executor.invoke(handler)
         except SuspendRequested as sus:  # 7
             result = await self.suspension.suspended(sus.payload)
-            return result if result is not None else await self.execute()
+            return result if result is not None else await self._execute()
         except HandlerTimeout as exc:
             return self._timed_out(exc)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
+            return await recorder.error_result_async(exc.info, exc.status)
         except (KeyboardInterrupt, cancelled_error()) as exc:
             result = self.interrupted = recorder.cancelled()
             if isinstance(exc, KeyboardInterrupt):
@@ -370,13 +415,16 @@ class Call:
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
+        state.register(out, state.plan.output_schema, marked_only=True)
         try:
-            output.check_output(state, out)  # 8
+            await output.check_output(state, out)  # 8
             await self.fire("onOutput", output=out)  # 9
-            model = output.model_output(state, out, self.site.python_path)
+            # The model sees the output without its sensitive fields (toModelOutput included).
+            shown = sensitive_map(state.plan.output_schema).prune(out)
+            model = await output.model_output(state, shown, self.site.python_path)
+            await self.views.aphase("output", out, state.plan.output_schema)
         except StepFailed as exc:
-            return recorder.error_result(exc.info, exc.status)
-        self.views.phase("output", out, state.plan.output_schema)
+            return await recorder.error_result_async(exc.info, exc.status)
         result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)
         await recorder.finish_async(result)  # 10
         return result

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import Redactor, redactor_for
 from toolctl.runtime.state import validator_for
+from toolctl.schemadefaults import has_defaults
 
 if TYPE_CHECKING:
     from toolctl.schema import Validator
@@ -26,6 +27,7 @@ class ToolPlan:
         "background",
         "background_timeout",
         "display",
+        "fills_defaults",
         "input_redactor",
         "input_validator",
         "output_redactor",
@@ -45,6 +47,8 @@ class ToolPlan:
         self.transforms = bool(self.display or self.transcript)
         self.input_redactor: Redactor = redactor_for(spec.input_schema)
         self.input_validator: Validator = validator_for(spec.input_schema)
+        # whether the input schema declares any `default` to fill in (most tools: no walk)
+        self.fills_defaults = spec.apply_defaults and has_defaults(spec.input_schema)
         self.output_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
         self.output_redactor: Redactor = redactor_for(self.output_schema)
         self.output_validator: Validator | None = (
@@ -65,6 +69,13 @@ class ToolPlan:
         if schema is self.output_schema:
             return self.output_redactor
         return redactor_for(schema)
+
+    def calls_code(self, phase: str) -> bool:
+        """True when a display or transcript transform of ``phase`` is a callable."""
+        return self.transforms and any(
+            isinstance(spec, dict) and "call" in spec
+            for spec in (self.display.get(phase), self.transcript.get(phase))
+        )
 
     def declares(self, target: str, phase: str) -> bool:
         declared = self.display if target == "display" else self.transcript

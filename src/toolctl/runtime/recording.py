@@ -12,12 +12,32 @@ from toolctl.runtime import binding, heartbeat, history, jsondata
 from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.redact import hide_values
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.state import RunState
     from toolctl.runtime.views import Views
+
+
+# The row fields that hold what the run showed: scrubbed of its secret values on the way in.
+# (The raw input and context of a pending run, needed to continue it, bound by MAC and removed
+# when it ends, are not views: kept as they are.)
+_VIEW_FIELDS = frozenset(
+    {
+        "input",
+        "output",
+        "error",
+        "suspend",
+        "resume",
+        "notes",
+        "model_output",
+        "display",
+        "traceback",
+    }
+)
 
 
 class Recorder:
@@ -60,9 +80,25 @@ class Recorder:
         self.expect_status = expect_status  # the state the stored row is in
         self.handler_started_at: float | None = None  # when no running row recorded it
 
+    async def error_result_async(
+        self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED
+    ) -> RunResult:
+        """:meth:`error_result`, with a callable error transform run off the event loop."""
+        if not self.views.plan.calls_code("error"):
+            return self.error_result(info, status)
+        try:
+            await self.views.aphase("error", info.to_dict())
+        except StepFailed:  # no worker free: the views are made in place, as before
+            self.views.phase("error", info.to_dict())
+        return self._ended(info, status)
+
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
         """End the run with ``info``: its views, its row, its result."""
+        info = self.state.scrub_error(info)  # what a failure says never quotes a secret
         self.views.phase("error", info.to_dict())
+        return self._ended(info, status)
+
+    def _ended(self, info: ToolErrorInfo, status: RunStatus) -> RunResult:
         result = self.state.result(
             status, error=info, model_output={"type": "text", "value": info.text()}
         )
@@ -103,6 +139,7 @@ class Recorder:
             timeout=state.timeout,
             registry=self.locator,
             approval=state.approval.to_dict() if state.approval else None,
+            origin=state.options.origin,
         )
 
     def _write(
@@ -112,6 +149,7 @@ class Recorder:
         ``expect_status`` and owned by this call. None on success, else the state found.
         ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
         store = self.store
+        fields = self._scrubbed(fields)
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
@@ -130,6 +168,16 @@ class Recorder:
         else:
             done = store.update(self.state.run_id, durable=durable, **fields)
         return None if done else str(store.get(self.state.run_id).status)
+
+    def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """``fields`` with the run's secret values scrubbed from every stored view: the one
+        way into the history."""
+        known = self.state.secrets
+        if not known:
+            return fields
+        views = {key: value for key, value in fields.items() if key in _VIEW_FIELDS}
+        hidden = hide_values(views, known)  # one search over them all; a copy only if quoted
+        return fields if hidden is views else {**fields, **hidden}
 
     @staticmethod
     def _kept(result: RunResult, found: str | None) -> None:
@@ -212,6 +260,7 @@ class Recorder:
             approval=approval,
             timeout=state.timeout,
             background=state.background,
+            **binding.origin_bound(state.options.origin),
         )
         return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
 

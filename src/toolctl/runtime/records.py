@@ -48,6 +48,9 @@ class RunRecord:
     display: dict[str, Any] | None = None
     binding: str | None = None  # MAC over the pending data (see toolctl.runtime.binding)
     traceback: str | None = None  # of a failed handler: user frames, redacted
+    # the front end that started the run (an Origin member's value); None on rows written
+    # before toolctl recorded it, which no front end may treat as its own
+    origin: str | None = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
@@ -55,6 +58,21 @@ class RunRecord:
         for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires", "binding"):
             data.pop(key)
         return data
+
+
+class Origin:
+    """Which front end started a run (``RunRecord.origin``, ``CallOptions.origin``).
+
+    The MCP server lists and acts on its own runs only (see
+    :func:`toolctl.server.visibility.visible_over_mcp`): a run started from the CLI, the
+    Python API or ``toolctl test`` is never listed, approved, resumed or cancelled by an MCP
+    client.
+    """
+
+    API = "api"
+    CLI = "cli"
+    TEST = "test"
+    MCP = "mcp"
 
 
 FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))  # the stores' column names

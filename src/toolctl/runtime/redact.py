@@ -12,11 +12,13 @@ import functools
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+import warnings
+import weakref
+from collections.abc import Callable, Collection
+from typing import Any, TextIO
 
 from toolctl.runtime.memo import PerObject
-from toolctl.schema import NOT_SCHEMAS
+from toolctl.sensitive import SensitiveMap, sensitive_map
 
 REDACTED = "[REDACTED]"
 
@@ -94,74 +96,6 @@ def redact_text(text: str) -> str:
     return text
 
 
-def _schema_flag(schema: Any) -> bool:
-    return isinstance(schema, dict) and (
-        schema.get("x-sensitive") is True or schema.get("writeOnly") is True
-    )
-
-
-def _resolve(schema: Any, root: Any, hops: int = 0) -> Any:
-    """Follow a local ``$ref`` (bundled schemas only have ``#/...`` refs)."""
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and hops < 16:
-        ref = schema["$ref"]
-        if not ref.startswith("#"):
-            return schema
-        node: Any = root
-        for part in [p for p in ref[1:].split("/") if p]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            else:
-                return schema
-        if _schema_flag(schema):
-            return schema
-        schema, hops = node, hops + 1
-    return schema
-
-
-def _subschemas(schema: Any, root: Any) -> Iterator[Any]:
-    """``schema`` and the schemas combined with it in place (allOf/anyOf/oneOf)."""
-    schema = _resolve(schema, root)
-    if not isinstance(schema, dict):
-        return
-    yield schema
-    for key in ("allOf", "anyOf", "oneOf"):
-        for sub in schema.get(key, ()) if isinstance(schema.get(key), list) else ():
-            yield from _subschemas(sub, root)
-
-
-def _child_schemas(schema: Any, root: Any, key: str | int) -> list[Any]:
-    out: list[Any] = []
-    for sub in _subschemas(schema, root):
-        if isinstance(key, str):
-            props = sub.get("properties")
-            if isinstance(props, dict) and key in props:
-                out.append(props[key])
-            elif isinstance(sub.get("additionalProperties"), dict):
-                out.append(sub["additionalProperties"])
-        else:
-            items = sub.get("items")
-            prefix = sub.get("prefixItems")
-            if isinstance(prefix, list) and key < len(prefix):
-                out.append(prefix[key])
-            elif isinstance(items, dict):
-                out.append(items)
-    return out
-
-
-def _has_flags(node: Any, depth: int = 0) -> bool:
-    """True when any subschema carries ``x-sensitive``/``writeOnly`` (most schemas: none)."""
-    if depth > 64:
-        return True
-    if isinstance(node, dict):
-        if _schema_flag(node):
-            return True
-        return any(_has_flags(v, depth + 1) for k, v in node.items() if k not in NOT_SCHEMAS)
-    if isinstance(node, list):
-        return any(_has_flags(v, depth + 1) for v in node)
-    return False
-
-
 def _plain(value: Any) -> Any:
     """Redact by key names and value patterns only (the fast path)."""
     if isinstance(value, str):
@@ -193,18 +127,65 @@ def _leaves(value: Any, out: set[str]) -> None:
             out.add(text)
 
 
-def scrub_text(text: str, secrets: set[str]) -> str:
+MAX_PATTERN_FORMS = 2000  # past this many quoted forms, search them one by one
+
+
+def _quoted_forms(secrets: Collection[str]) -> list[str]:
+    """The forms a message quotes a secret value in (as is, ``repr``-escaped, JSON-escaped),
+    longest first."""
+    forms = {
+        form
+        for value in secrets
+        for form in (value, repr(value)[1:-1], json.dumps(value)[1:-1])
+        if len(form) >= MIN_SECRET_CHARS
+    }
+    return sorted(forms, key=len, reverse=True)
+
+
+# One compiled search per set of secret values, for as long as that set lives (a run's
+# registry is a frozenset held by the run and its result): nothing outlives the run.
+_PATTERNS: weakref.WeakKeyDictionary[frozenset[str], re.Pattern[str] | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _secret_pattern(secrets: frozenset[str]) -> re.Pattern[str] | None:
+    try:
+        return _PATTERNS[secrets]
+    except KeyError:
+        pass
+    forms = _quoted_forms(secrets)
+    found = (
+        re.compile("|".join(map(re.escape, forms))) if 0 < len(forms) <= MAX_PATTERN_FORMS else None
+    )
+    _PATTERNS[secrets] = found
+    return found
+
+
+def scrub_values(text: str, secrets: Collection[str]) -> str:
+    """``text`` with the known secret values in ``secrets`` replaced by ``[REDACTED]``, in the
+    forms a message quotes them (as is, ``repr``-escaped, JSON-escaped)."""
+    if not secrets:
+        return text
+    frozen = secrets if isinstance(secrets, frozenset) else frozenset(secrets)
+    pattern = _secret_pattern(frozen)
+    if pattern is not None:
+        return pattern.sub(REDACTED, text)
+    for form in _quoted_forms(frozen):  # very many values: plain searches
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
+
+
+def scrub_text(text: str, secrets: Collection[str]) -> str:
     """``text`` with the known secret values in ``secrets`` (and every secret-shaped substring)
     replaced by ``[REDACTED]``: what a handler's error message or log line may quote."""
-    for value in sorted(secrets, key=len, reverse=True):
-        for form in {value, repr(value)[1:-1], json.dumps(value)[1:-1]}:
-            if len(form) >= MIN_SECRET_CHARS and form in text:
-                text = text.replace(form, REDACTED)
-    return redact_text(text)
+    return redact_text(scrub_values(text, secrets))
 
 
 class Redactor:
-    """Redacts values shaped by one schema (its ``x-sensitive``/``writeOnly`` fields).
+    """Redacts values shaped by one schema (its ``x-sensitive``/``writeOnly`` fields, found
+    under every applicator by :class:`toolctl.sensitive.SensitiveMap`).
 
     Use :func:`redactor_for` (cached per schema); :meth:`redact` returns a redacted copy and never
     modifies its argument.
@@ -212,52 +193,79 @@ class Redactor:
 
     def __init__(self, schema: Any = None) -> None:
         self.schema = schema
-        self._annotated = schema is not None and _has_flags(schema)
+        self.map: SensitiveMap | None = sensitive_map(schema) if schema is not None else None
+        self._annotated = self.map is not None and self.map.any
 
     def redact(self, value: Any) -> Any:
         """A copy of ``value`` with secrets replaced by ``[REDACTED]``."""
         if not self._annotated:
             return _plain(value)
-        return self._walk(value, [self.schema])
+        if self._secret(None, value, [self.schema]):
+            return REDACTED  # the whole value is marked secret
+        return self._walk(value, [self.schema], 0)
 
     def secret_values(self, value: Any) -> set[str]:
-        """The secret values inside ``value`` (the text of what :meth:`redact` hides by field)."""
+        """The secret values inside ``value`` (the text of what :meth:`redact` hides by field:
+        schema-marked fields and fields with secret-like names)."""
         out: set[str] = set()
-        self._collect(value, [self.schema] if self._annotated else [], out)
+        if self._annotated and self._secret(None, value, [self.schema]):
+            _leaves(value, out)
+        else:
+            self._collect(value, [self.schema] if self._annotated else [], out)
+        return out
+
+    def marked_values(self, value: Any) -> set[str]:
+        """The text of the values at schema-marked locations only (for output, whose key names
+        are not the caller's to choose)."""
+        out: set[str] = set()
+        if self.map is not None:
+            for found in self.map.values(value):
+                _leaves(found, out)
         return out
 
     def _collect(self, value: Any, schemas: list[Any], out: set[str]) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                subs = [c for s in schemas for c in _child_schemas(s, self.schema, key)]
-                if _secret(key, item, subs, self.schema):
-                    _leaves(item, out)
-                else:
-                    self._collect(item, subs, out)
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                subs = [c for s in schemas for c in _child_schemas(s, self.schema, i)]
-                self._collect(item, subs, out)
+        # (value, the schemas that apply to it, its key name: None for an array item)
+        stack: list[tuple[Any, list[Any], str | None]] = [(value, schemas, None)]
+        while stack:
+            node, subs, name = stack.pop()
+            if node is not value and self._secret(name, node, subs):
+                _leaves(node, out)
+            elif isinstance(node, dict):
+                stack.extend((v, self._children(subs, k), k) for k, v in node.items())
+            elif isinstance(node, list):
+                stack.extend((v, self._children(subs, i), None) for i, v in enumerate(node))
 
-    def _walk(self, value: Any, schemas: list[Any]) -> Any:
-        if not schemas:
+    def _children(self, schemas: list[Any], key: str | int) -> list[Any]:
+        return self.map.children(schemas, key) if schemas and self.map is not None else []
+
+    def _secret(self, key: str | None, item: Any, schemas: list[Any]) -> bool:
+        """Whether ``item`` (under ``key``; None for an array item) is a secret."""
+        if schemas and self.map is not None and self.map.flagged(schemas):
+            return item is not None
+        # A sensitive name holding a number or flag (max_tokens, use_auth) is not a secret.
+        return key is not None and is_sensitive_key(key) and isinstance(item, (str, dict, list))
+
+    def _walk(self, value: Any, schemas: list[Any], depth: int) -> Any:
+        if not schemas or depth > 512:  # deeper than any JSON the runtime accepts
             return _plain(value)
         if isinstance(value, str):
             return redact_text(value)
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             for key, item in value.items():
-                subs = [c for s in schemas for c in _child_schemas(s, self.schema, key)]
-                if _secret(key, item, subs, self.schema):
+                subs = self._children(schemas, key)
+                if self._secret(key, item, subs):
                     out[key] = REDACTED
                 else:
-                    out[key] = self._walk(item, subs)
+                    out[key] = self._walk(item, subs, depth + 1)
             return out
         if isinstance(value, list):
-            return [
-                self._walk(item, [c for s in schemas for c in _child_schemas(s, self.schema, i)])
-                for i, item in enumerate(value)
-            ]
+            out_list = []
+            for i, item in enumerate(value):
+                subs = self._children(schemas, i)
+                secret = self._secret(None, item, subs)
+                out_list.append(REDACTED if secret else self._walk(item, subs, depth + 1))
+            return out_list
         return value
 
 
@@ -269,70 +277,116 @@ def redactor_for(schema: Any) -> Redactor:
     return _REDACTORS(schema)
 
 
-def _secret(key: str, item: Any, schemas: list[Any], root: Any) -> bool:
-    if any(_schema_flag(_resolve(s, root)) or _schema_flag(s) for s in schemas):
-        return item is not None
-    # A sensitive name holding a number or flag (max_tokens, use_auth) is not a secret.
-    return is_sensitive_key(key) and isinstance(item, (str, dict, list))
-
-
 def redact(value: Any, schema: Any = None) -> Any:
     """A redacted copy of ``value``; ``schema`` adds its ``x-sensitive``/``writeOnly`` fields."""
     return _plain(value) if schema is None else redactor_for(schema).redact(value)
 
 
-# The secret values of the runs whose handlers are running now (each entry a run's
-# ``secret_values``, evaluated only when a line is logged), so that what a handler logs through
-# its own loggers is scrubbed of them too. set.add/discard and list(set) are atomic under the GIL.
-_in_flight: set[Callable[[], set[str]]] = set()
+def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
+    """A copy of the JSON ``value`` with ``scrub`` applied to every string in it (keys too)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub(str(k)): scrub_json(v, scrub) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_json(v, scrub) for v in value]
+    return value
 
 
-_guarded_last_resort: logging.Handler | None = None
+def hide_values(value: Any, secrets: frozenset[str]) -> Any:
+    """The JSON ``value`` with the known secret values in ``secrets`` replaced wherever a
+    string quotes them; ``value`` itself when none does (one search over its JSON text: the
+    common case, for views already redacted by field, costs no walk and no copy)."""
+    if value is None or not secrets:
+        return value
+    pattern = _secret_pattern(secrets)
+    if pattern is not None:
+        try:
+            if not pattern.search(json.dumps(value)):
+                return value
+        except (TypeError, ValueError, RecursionError):
+            pass  # not plain JSON: walk it
+    return scrub_json(value, lambda text: scrub_values(text, secrets))
 
 
-def hold_secrets(source: Callable[[], set[str]]) -> None:
-    """While a handler runs: log filters scrub the values ``source`` returns."""
-    global _guarded_last_resort
-    last = logging.lastResort
-    if last is not _guarded_last_resort and last is not None:
-        # A program that never set up logging prints a handler's warnings through
-        # ``logging.lastResort``: guarded here, so the Python API needs no set-up for it.
-        install_log_filter(last)
-        _guarded_last_resort = last
+def scrubber(secrets: Collection[str]) -> Callable[[str], str]:
+    """The text scrub for a set of known secret values (secret shapes only when empty)."""
+    known = frozenset(secrets)
+    return (lambda text: scrub_text(text, known)) if known else redact_text
+
+
+# The secret values of the runs in flight now (each entry a run's ``secret_values``, evaluated
+# only when a line is logged or a warning shown), so that what a handler, hook or transform logs
+# through its own loggers, or warns, is scrubbed of them too. set.add/discard and list(set) are
+# atomic under the GIL.
+_in_flight: set[Callable[[], Collection[str]]] = set()
+
+
+def hold_secrets(source: Callable[[], Collection[str]]) -> None:
+    """While a run is in flight: every log record made (whatever its logger or handler) and
+    every warning shown is scrubbed of the values ``source`` returns."""
+    if (
+        getattr(logging.getLogRecordFactory(), _SCRUBS, False) is not True
+        or getattr(warnings.showwarning, _SCRUBS, False) is not True
+        or logging.lastResort is not _guarded[0]
+    ):
+        _guard_record_factory()
+        _guard_warnings()
+        last = logging.lastResort
+        if last is not None:
+            # A program that never set up logging prints a handler's warnings through
+            # ``logging.lastResort``: secret shapes are redacted there too.
+            install_log_filter(last)
+        _guarded[0] = last
     _in_flight.add(source)
 
 
-def release_secrets(source: Callable[[], set[str]]) -> None:
-    """The handler of ``source`` has returned."""
+_guarded: list[logging.Handler | None] = [None]  # the lastResort handler already guarded
+
+
+def release_secrets(source: Callable[[], Collection[str]]) -> None:
+    """The run of ``source`` (or its handler) has ended."""
     _in_flight.discard(source)
 
 
-def in_flight_secrets() -> set[str]:
-    """The secret values of every run whose handler is running now."""
+def in_flight_secrets() -> frozenset[str]:
+    """The secret values of every run in flight now."""
+    sources = list(_in_flight)
+    if len(sources) == 1:
+        return frozenset(sources[0]())
     found: set[str] = set()
-    for source in list(_in_flight):
-        found |= source()
-    return found
+    for source in sources:
+        found.update(source())
+    return frozenset(found)
 
 
 def _scrub_line(text: str) -> str:
     return scrub_text(text, in_flight_secrets()) if _in_flight else redact_text(text)
 
 
+def _scrub_record(record: logging.LogRecord) -> None:
+    """Replace a record's message, arguments, traceback and stack with scrubbed text."""
+    try:
+        message = record.getMessage()
+    except Exception:  # a broken format string: keep what it says, scrubbed
+        message = f"{record.msg} {record.args!r}"
+    record.msg = _scrub_line(message)
+    record.args = None
+    if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
+        record.exc_text = _scrub_line(logging.Formatter().formatException(record.exc_info))
+        record.exc_info = None
+    elif record.exc_text:
+        record.exc_text = _scrub_line(record.exc_text)
+    if record.stack_info:
+        record.stack_info = _scrub_line(record.stack_info)
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that redacts secrets from a record's message, arguments and traceback:
-    secret-shaped strings, and the secret values of the runs whose handlers are running."""
+    secret-shaped strings, and the secret values of the runs in flight."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken format string: leave the record alone
-            return True
-        record.msg = _scrub_line(message)
-        record.args = None
-        if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
-            record.exc_text = _scrub_line(logging.Formatter().formatException(record.exc_info))
-            record.exc_info = None
+        _scrub_record(record)
         return True
 
 
@@ -344,9 +398,66 @@ def install_log_filter(target: logging.Filterer) -> None:
 
 def guard_log_handlers() -> None:
     """Attach a :class:`RedactingFilter` to each handler of the root logger and to
-    ``logging.lastResort`` (what prints warnings when logging is not set up), so that a line a
-    handler logs through its own loggers is scrubbed like toolctl's own. The CLI calls it; an
-    application that sets up its own logging calls it after doing so."""
+    ``logging.lastResort`` (what prints warnings when logging is not set up), so that secret
+    shapes are redacted from every line (a running call's known secret values are scrubbed from
+    every record whatever its handlers, see :func:`hold_secrets`). The CLI calls it; an
+    application that sets up its own logging may call it after doing so."""
     for handler in [*logging.getLogger().handlers, logging.lastResort]:
         if handler is not None:
             install_log_filter(handler)
+
+
+# ---------------------------------------------------------------- the egress points of logging
+# and warnings: every record is made by the log record factory, every warning shown through
+# ``warnings.showwarning``; wrapping them once covers handlers added at any time (a handler's
+# own ``logging.basicConfig``, a ``logging.warning`` that sets up the root logger itself).
+
+_SCRUBS = "_toolctl_scrubs"
+
+
+def _guard_record_factory() -> None:
+    current = logging.getLogRecordFactory()
+    if getattr(current, _SCRUBS, False):
+        return
+
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = current(*args, **kwargs)
+        if _in_flight:
+            _scrub_record(record)
+        return record
+
+    setattr(make, _SCRUBS, True)
+    logging.setLogRecordFactory(make)
+
+
+def _guard_warnings() -> None:
+    current = warnings.showwarning
+    if getattr(current, _SCRUBS, False):
+        return
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if _in_flight:
+            text = _scrub_line(str(message))
+            if text != str(message):
+                message = _rebuilt(message, category, text)
+            line = _scrub_line(line) if line else line
+        current(message, category, filename, lineno, file, line)
+
+    setattr(show, _SCRUBS, True)
+    warnings.showwarning = show
+
+
+def _rebuilt(message: Warning | str, category: type[Warning], text: str) -> Warning | str:
+    """A warning like ``message`` saying ``text`` instead (the text alone if its class cannot
+    be built from one string)."""
+    try:
+        return category(text)
+    except Exception:  # a warning class with another constructor
+        return text

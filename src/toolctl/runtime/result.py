@@ -162,6 +162,17 @@ class RunResult:
     duration_ms: float | None = None
     notes: list[str] = field(default_factory=list)
     traceback: str | None = None
+    # The secret values the run saw (never serialised): what every front end scrubs from what
+    # it shows or sends (:meth:`scrub`).
+    secrets: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+
+    def scrub(self, value: Any) -> Any:
+        """A copy of the JSON ``value`` with the run's secret values (and secret-shaped strings)
+        replaced by ``[REDACTED]`` in every string: for anything a front end prints or sends
+        that is not already a redacted view (the raw output, a whole result as JSON)."""
+        from toolctl.runtime.redact import scrub_json, scrubber
+
+        return scrub_json(value, scrubber(self.secrets))
 
     @property
     def ok(self) -> bool:

@@ -49,6 +49,7 @@ COLUMNS: dict[str, str] = {
     "display": "json",
     "binding": "TEXT",
     "traceback": "TEXT",
+    "origin": "TEXT",
 }
 
 JSON_COLUMNS = frozenset(name for name, kind in COLUMNS.items() if kind == "json")
@@ -113,6 +114,15 @@ def like_prefix(run_id: str) -> str:
     (its ``%`` and ``_`` taken literally)."""
     escaped = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return escaped + "%"
+
+
+MAX_QUERY_LIMIT = 2**63 - 1  # SQL LIMIT is a signed 64-bit integer in SQLite and PostgreSQL
+
+
+def query_limit(limit: int) -> int:
+    """``limit`` as a SQL ``LIMIT`` can take it: more than :data:`MAX_QUERY_LIMIT` runs is all
+    of them (the driver would otherwise fail with an overflow, blamed on the database)."""
+    return max(0, min(int(limit), MAX_QUERY_LIMIT))
 
 
 def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, list[Any]]:

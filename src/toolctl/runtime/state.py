@@ -10,10 +10,18 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import ValidationBudget
 from toolctl.runtime.context import AbortSignal, ToolContext
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
-from toolctl.runtime.redact import redact_text, redactor_for, scrub_text
+from toolctl.runtime.redact import (
+    hide_values,
+    redact_text,
+    redactor_for,
+    scrub_json,
+    scrub_text,
+)
 from toolctl.runtime.result import (
     ApprovalInfo,
     ErrorCode,
@@ -107,6 +115,7 @@ class RunState:
         "abort",
         "approval",
         "background",
+        "budget",
         "context",
         "display",
         "input",
@@ -115,6 +124,7 @@ class RunState:
         "plan",
         "resume_data",
         "run_id",
+        "secrets",
         "spec",
         "started",
         "timeout",
@@ -144,6 +154,11 @@ class RunState:
         else:
             self.timeout = plan.background_timeout if self.background else plan.timeout
         self.traceback: str | None = None  # of a failed handler (user frames, redacted)
+        # The secret values seen so far (registered once, as each value arrives; replaced, never
+        # mutated, so a logging thread reading it never sees it change).
+        self.secrets: frozenset[str] = frozenset()
+        # input and output validation share it (the pipeline sets the project's)
+        self.budget = ValidationBudget()
 
     def result(
         self,
@@ -155,15 +170,24 @@ class RunState:
         suspend_payload: Any = None,
         ended: bool = True,
     ) -> RunResult:
-        """The run's result as it stands (``ended``: with its end time and duration)."""
+        """The run's result as it stands (``ended``: with its end time and duration). What a
+        model or a person sees (model output, views, error) is scrubbed of the run's secret
+        values here, once; ``output`` and ``suspend_payload`` stay raw, for the application."""
+        display, transcript = self.display, self.transcript
+        known = self.secrets
+        if known:
+            # One search over all three (the common case: none quotes a secret, no copy).
+            shown = hide_values([model_output, display, transcript], known)
+            model_output, display, transcript = shown
+            error = self.scrub_error(error) if error is not None else None
         return RunResult(
             run_id=self.run_id,
             tool=self.spec.name,
             status=status,
             output=output,
             model_output=model_output,
-            display=self.display,
-            transcript=self.transcript,
+            display=display,
+            transcript=transcript,
             error=error,
             suspend_payload=suspend_payload,
             started_at=self.started,
@@ -171,27 +195,37 @@ class RunState:
             duration_ms=(time.perf_counter() - self._t0) * 1000.0 if ended else None,
             notes=self.notes,
             traceback=self.traceback,
+            secrets=self.secrets,
         )
 
-    def secret_values(self) -> set[str]:
-        """The secret values this run holds (fields marked secret or with secret-like names in
-        its input, request context and resume data), for scrubbing free text."""
-        spec = self.spec
-        found: set[str] = set()
-        for value, schema in (
-            (self.input, spec.input_schema),
-            (self.context, spec.request_context_schema),
-            (self.resume_data, spec.resume_schema),
-        ):
-            if isinstance(value, (dict, list)):
-                found |= redactor_for(schema).secret_values(value)
-        return found
+    def register(self, value: Any, schema: Any, *, marked_only: bool = False) -> None:
+        """Register the secret values in ``value`` (shaped by ``schema``): the fields the schema
+        marks ``x-sensitive``/``writeOnly`` under any applicator, and (unless ``marked_only``:
+        output, whose key names are not the caller's) fields with secret-like names."""
+        if not isinstance(value, (dict, list, str, int, float)) or isinstance(value, bool):
+            return
+        redactor = redactor_for(schema)
+        found = redactor.marked_values(value) if marked_only else redactor.secret_values(value)
+        if found - self.secrets:
+            self.secrets = self.secrets | found
+
+    def secret_values(self) -> frozenset[str]:
+        """The secret values this run holds (see :meth:`register`), for scrubbing free text."""
+        return self.secrets
 
     def scrub(self, text: str) -> str:
         """``text`` with this run's secret values and secret-shaped substrings redacted: for
         any text that comes out of user code (error messages, notes, logs, tracebacks)."""
-        secrets_ = self.secret_values()
+        secrets_ = self.secrets
         return scrub_text(text, secrets_) if secrets_ else redact_text(text)
+
+    def scrub_json(self, value: Any) -> Any:
+        """A copy of the JSON ``value`` with :meth:`scrub` applied to every string."""
+        return scrub_json(value, self.scrub) if value is not None else None
+
+    def scrub_error(self, info: ToolErrorInfo) -> ToolErrorInfo:
+        """``info`` with its message and details scrubbed: the one way out of a run's error."""
+        return ToolErrorInfo(info.code, self.scrub(info.message), self.scrub_json(info.details))
 
     def note(self, text: str) -> str:
         """Add a note to the run, redacted (and return it): the same list is the result's, the
@@ -204,7 +238,7 @@ class RunState:
         """The error of a handler that raised ``exc`` (message scrubbed of secrets)."""
         name = type(exc).__name__
         return ToolErrorInfo(
-            ErrorCode.HANDLER_ERROR.value, self.scrub(f"{name}: {exc}"), [{"type": name}]
+            ErrorCode.HANDLER_ERROR.value, self.scrub(describe(exc)), [{"type": name}]
         )
 
     def context_for_handler(self) -> ToolContext:
@@ -233,11 +267,15 @@ def validator_for(schema: Any) -> Validator:
 
 
 def schema_problems(
-    schema: Any, value: Any, validator: Validator | None = None
+    schema: Any,
+    value: Any,
+    validator: Validator | None = None,
+    budget: ValidationBudget | None = None,
 ) -> list[dict[str, Any]]:
     """Validation problems of ``value`` against ``schema`` (whose ``validator`` the caller may
-    already have), redacted."""
-    problems = (validator or _VALIDATORS(schema)).errors(value)
+    already have), redacted. Charged to ``budget``: past it
+    :class:`~toolctl.budget.ValidationRefused` (without one, a refusal is one problem)."""
+    problems = (validator or _VALIDATORS(schema)).errors(value, budget=budget)
     if not problems:
         return []
     # jsonschema's messages quote the offending value; these details reach the model, the

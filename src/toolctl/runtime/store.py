@@ -41,7 +41,7 @@ from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
 from toolctl.yamlsrc import real_path
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_S = 5.0
 
 _DDL = f"""
@@ -57,6 +57,8 @@ _MIGRATIONS = (
     ("ALTER TABLE runs ADD COLUMN model_output TEXT", "ALTER TABLE runs ADD COLUMN display TEXT"),
     # 3: the MAC binding a pending run's data, and a failed handler's traceback
     ("ALTER TABLE runs ADD COLUMN binding TEXT", "ALTER TABLE runs ADD COLUMN traceback TEXT"),
+    # 4: the front end that started a run (older rows: NULL, never an MCP client's)
+    ("ALTER TABLE runs ADD COLUMN origin TEXT",),
 )
 
 
@@ -366,7 +368,7 @@ class SqliteStore:
         with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",
-                [*args, limit],
+                [*args, rowcodec.query_limit(limit)],
             ).fetchall()
         return [_decode(r) for r in rows]
 
@@ -469,9 +471,12 @@ def open_store(path: str | Path | None = None, registry: HasProject | None = Non
 
 
 def _postgres(url: str) -> RunStore:
-    from toolctl.runtime.pgstore import PostgresStore
+    import os
 
-    return PostgresStore(url)
+    from toolctl.runtime.pgstore import PostgresStore, pool_sizes
+
+    low, high = pool_sizes(os.environ)
+    return PostgresStore(url, min_size=low, max_size=high)
 
 
 def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:

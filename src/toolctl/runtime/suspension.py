@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
 from toolctl.runtime import jsondata
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
@@ -32,6 +33,7 @@ class Suspension:
         """The run's result when the handler suspends; None to run it again at once (with
         the ``resume_data`` that ``on_suspend`` gave)."""
         state = self.state
+        state.register(payload, state.spec.suspend_schema)
         problem = self._check_payload(payload)
         if problem is not None:
             return self.recorder.error_result(problem)
@@ -76,12 +78,15 @@ class Suspension:
         on_suspend = state.options.on_suspend
         if on_suspend is None:
             return False
+        # The question a user is asked quotes the payload: it gets it redacted (its secret fields)
+        # and scrubbed (the run's secret values), never raw.
+        shown = state.scrub_json(redactor_for(state.spec.suspend_schema).redact(payload))
         try:
-            data = on_suspend(payload, state.spec.resume_schema)
+            data = on_suspend(shown, state.spec.resume_schema)
             if inspect.isawaitable(data):
                 data = await in_task(data)
         except Exception as exc:  # no answer: the run stays suspended for toolctl resume
-            state.note(f"on_suspend failed ({type(exc).__name__}: {exc}); the run stays suspended")
+            state.note(f"on_suspend failed ({describe(exc)}); the run stays suspended")
             return False
         if data is None:
             return False
@@ -103,6 +108,7 @@ class Suspension:
         except InvalidJSONError as exc:
             return ToolErrorInfo(ErrorCode.INVALID_RESUME.value, exc.message)
         schema = spec.resume_schema
+        state.register(data, schema)
         if schema is not None:
             problems = schema_problems(schema, data)
             if problems:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolctl.runtime import jsondata
+from toolctl.runtime.exctext import describe
 from toolctl.runtime.loading import load_callable
 from toolctl.runtime.redact import REDACTED
 
@@ -185,7 +186,7 @@ def apply(
     try:
         out = fn(arg)
     except Exception as exc:
-        raise TransformError(f"transform {ref} raised {type(exc).__name__}: {exc}") from exc
+        raise TransformError(f"transform {ref} raised {describe(exc)}") from exc
     return SUPPRESSED if out is None else out
 
 
@@ -236,9 +237,7 @@ def to_model_output(
         try:
             value = fn(output)
         except Exception as exc:
-            raise TransformError(
-                f"toModelOutput {spec['call']} raised {type(exc).__name__}: {exc}"
-            ) from exc
+            raise TransformError(f"toModelOutput {spec['call']} raised {describe(exc)}") from exc
         return _coerce_model_output(value, spec["call"])
     kind = spec["type"]
     if kind == "text":

@@ -7,7 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import transforms
-from toolctl.runtime.result import RunResult, RunStatus
+from toolctl.runtime.invoke import Saturated, off_loop
+from toolctl.runtime.redact import scrub_values
+from toolctl.runtime.result import ErrorCode, RunResult, RunStatus
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.state import RunState
@@ -44,6 +47,32 @@ class Views:
                 out.pop(phase, None)
             else:
                 _put(out, phase, redactor.redact(value))
+
+    def rescrub_deltas(self) -> None:
+        """Streamed argument deltas were shown before the input was whole and its secrets
+        known: where their joined text quotes a secret value (a value split across deltas
+        included), they are kept as one scrubbed delta."""
+        known = self.state.secrets
+        if not known:
+            return
+        for views in (self.state.display, self.state.transcript):
+            deltas = views.get("inputDelta")
+            if isinstance(deltas, list) and all(isinstance(d, str) for d in deltas):
+                joined = "".join(deltas)
+                hidden = scrub_values(joined, known)
+                if hidden != joined:
+                    views["inputDelta"] = [hidden]
+
+    async def aphase(self, phase: str, payload: Any, schema: Any = None) -> None:
+        """:meth:`phase`, off the event loop when a transform of ``phase`` is a callable (user
+        code may block: on a shared loop it would stall every other request)."""
+        if not (self.plan.transforms and self.plan.calls_code(phase)):
+            self.phase(phase, payload, schema)
+            return
+        try:
+            await off_loop(self.phase, phase, payload, schema, name="toolctl-transform")
+        except Saturated as exc:
+            raise StepFailed(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}") from None
 
     def _transform(self, spec: Any, payload: Any, phase: str, target: str) -> Any:
         state = self.state

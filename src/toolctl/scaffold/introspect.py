@@ -26,7 +26,6 @@ from toolctl.scaffold.types import (
     Schema,
     SchemaBuilder,
     annotate,
-    json_value,
     optional_member,
     read_metadata,
     strip_annotated,
@@ -183,7 +182,5 @@ def _parameter(
     schema = builder.build(annotation, where)
     if default is param.empty:
         return schema, True
-    ok, value = json_value(default)
-    if ok:
-        schema["default"] = value
+    builder.set_default(schema, default, where)
     return schema, False

@@ -53,12 +53,19 @@ def plan_from_function(
     (MCP's ``readOnlyHint``, ``destructiveHint``, ...) are what the caller knows about the
     function's effects: a signature cannot tell.
     """
+    from toolctl.loader import skipped_file
     from toolctl.references import load_object, parse
 
     if name is not None and not valid_name(name):  # it names the files written, too
         raise UsageError(
             f"--name {name!r} is not a valid tool name",
             hint="use letters, digits, '_', '.' and '-' (at most 128)",
+        )
+    if name is not None and output is None and skipped_file(f"{name}.yaml") is not None:
+        raise UsageError(
+            f"--name {name!r} would write {name}.yaml, which toolctl does not load: "
+            f"{skipped_file(f'{name}.yaml')}",
+            hint=f"choose another name, e.g. --name {_loadable(name)}",
         )
     try:
         target = parse(ref)
@@ -76,6 +83,7 @@ def plan_from_function(
         )
     draft = describe_function(fn, name=name)
     tool_path = output or _tools_dir(project) / f"{draft.name}.yaml"
+    _check_loaded(tool_path, project)
     _check_name_free(draft.name, tool_path, project)
     module = module_name(draft.name)
     directory = handler_dir or (project.python_path[0] if project.python_path else project.root)
@@ -141,6 +149,34 @@ def _check_name_free(name: str, tool_path: Path, project: Project) -> None:
         )
 
 
+def _loadable(name: str) -> str:
+    """``name`` made into one whose tool file the loader reads (for a hint)."""
+    stem = name.lstrip(".")
+    for suffix in (".schema",):
+        stem = stem.removesuffix(suffix)
+    return stem or "my_tool"
+
+
+def _check_loaded(tool_path: Path, project: Project) -> None:
+    """Refuse to write a tool file that the project's loader would skip: a hidden file, a
+    schema-named file, another suffix, or a file under a ``_``/``.`` directory of the tools
+    path."""
+    from toolctl.loader import skipped_directory, skipped_file
+
+    problem = skipped_file(tool_path.name)
+    target = real_path(tool_path.parent) / tool_path.name
+    for root in project.tool_paths:
+        root = real_path(root)
+        if problem is None and root in target.parents:
+            skipped = [skipped_directory(p) for p in target.relative_to(root).parts[:-1]]
+            problem = next((p for p in skipped if p is not None), None)
+    if problem is not None:
+        raise UsageError(
+            f"{tool_path} would not be loaded: {problem}",
+            hint="write it where toolctl loads tools: another --output or --name",
+        )
+
+
 def _tools_dir(project: Project) -> Path:
     for path in project.tool_paths:
         if path.is_dir() or (not path.exists() and path.suffix not in _FILE_SUFFIXES):
@@ -158,12 +194,50 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def dangling_link(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that is a symbolic link to nothing, or None.
+
+    Writing there would create the link's target, wherever it points (outside the project,
+    into another user's directory): the scaffolding commands refuse instead."""
+    for candidate in (path, *path.parents):
+        if candidate.is_symlink() and _missing_target(candidate):
+            return candidate
+    return None
+
+
+def _missing_target(link: Path) -> bool:
+    """Whether following ``link`` ends at nothing (a loop is not that: no write gets through
+    one, and writing reports it)."""
+    try:
+        os.stat(link)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def refuse_dangling(paths: list[Path]) -> None:
+    """A :class:`UsageError` naming the first dangling symbolic link among ``paths`` (or
+    their directories), before anything is written."""
+    for path in paths:
+        link = dangling_link(path)
+        if link is not None:
+            raise UsageError(
+                f"{link} is a symbolic link to {os.readlink(link)}, which does not exist; "
+                "not writing through it",
+                hint=f"remove the link (rm {link}) and run again",
+            )
+
+
 def write_files(files: dict[Path, str], *, force: bool = False) -> list[Path]:
     """Write every file (creating directories), or none when any exists and not ``force``.
 
     A file that cannot be written (a read-only directory, a file where a directory must be) is
     a :class:`UsageError`; without ``force`` the files written before it are removed again.
+    A dangling symbolic link among the paths or their directories is refused up front.
     """
+    refuse_dangling(list(files))
     existing = [p for p in files if p.exists()]
     if existing and not force:
         names = ", ".join(str(p) for p in existing)

@@ -65,7 +65,8 @@ tests:
 """
 
 EXAMPLE_HANDLER = '''\
-"""The handler of tools.d/greet.yaml: it receives the validated input as a dict."""
+"""The handler of tools.d/greet.yaml: it receives the validated input as a dict, with the
+inputSchema's defaults filled in (so input["language"] is always there)."""
 
 from __future__ import annotations
 
@@ -75,8 +76,8 @@ GREETINGS = {"en": "Hello, {name}!", "es": "¡Hola, {name}!"}
 
 
 def greet(input: dict[str, Any]) -> dict[str, Any]:
-    """Greet input["name"] in input["language"] (English unless said otherwise)."""
-    template = GREETINGS[input.get("language", "en")]
+    """Greet input["name"] in input["language"]."""
+    template = GREETINGS[input["language"]]
     return {"greeting": template.format(name=input["name"])}
 '''
 
@@ -93,30 +94,33 @@ def init_files(root: Path) -> dict[Path, str]:
     }
 
 
-def init_project(root: Path) -> list[Path]:
+def init_project(root: Path, *, force: bool = False) -> list[Path]:
     """Create a project in ``root``; the paths written (.gitignore when it was changed).
 
-    Raises :class:`UsageError` and writes nothing when a file to create exists, or when a
-    ``toolctl.yaml`` or ``[tool.toolctl]`` already configures ``root``.
+    Raises :class:`UsageError` and writes nothing when a file to create exists (unless
+    ``force``: then they are overwritten), or when ``[tool.toolctl]`` in pyproject.toml
+    already configures ``root``.
     """
-    from toolctl.scaffold.newtool import write_files
+    from toolctl.scaffold.newtool import refuse_dangling, write_files
 
     if (root.exists() or root.is_symlink()) and not root.is_dir():  # a symlink loop too
         raise UsageError(f"{root}: not a directory", hint="give a directory: toolctl init DIR")
     files = init_files(root)
+    refuse_dangling([*files, root / ".gitignore"])
     existing = [p for p in files if _blocked(p, root)]
-    if existing:
+    if existing and not (force and all(p.is_file() for p in existing)):
         names = ", ".join(p.relative_to(root).as_posix() for p in existing)
         raise UsageError(
             f"{root}: not initialising over existing files: {names}",
-            hint="run toolctl init in an empty directory, or give a new one: toolctl init DIR",
+            hint="run toolctl init in an empty directory, give a new one (toolctl init DIR), or "
+            "overwrite them with toolctl init --force",
         )
     if _configured_by_pyproject(root):
         raise UsageError(
             f"{root / 'pyproject.toml'} already configures toolctl ([tool.toolctl])",
             hint="this is a toolctl project already: add tools with toolctl new",
         )
-    written = write_files(files)
+    written = write_files(files, force=force)
     try:
         if _add_gitignore(root / ".gitignore"):
             written.append(root / ".gitignore")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import enum
+import math
 import pathlib
 import re
 import types
@@ -85,10 +86,21 @@ class Extras:
     examples: list[Any] | None = None
 
 
+def _shown_default(value: Any) -> str:
+    """A short ``repr`` of a default for a gap message (never long, never raising)."""
+    try:
+        text = repr(value)
+    except Exception:  # a default's own __repr__ is user code
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def json_value(value: Any) -> tuple[bool, Any]:
     """(True, the JSON form) for a default that JSON can carry; (False, None) otherwise."""
     if isinstance(value, enum.Enum):
         return json_value(value.value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return False, None  # NaN and infinities are not JSON (YAML's .nan fails validate)
     if value is None or isinstance(value, (str, bool, int, float)):
         return True, value
     if isinstance(value, (list, tuple)):
@@ -198,6 +210,17 @@ class SchemaBuilder:
         self._stack: list[type] = []
         self._recursive: set[type] = set()
         self._describe_fields = describe_fields or (lambda cls: {})
+
+    def set_default(self, schema: Schema, default: Any, where: str) -> None:
+        """Put ``default`` in ``schema`` when JSON can carry it; else leave it out and record
+        the gap (NaN, infinities, objects: the declaration would not validate or load)."""
+        ok, value = json_value(default)
+        if ok:
+            schema["default"] = value
+        else:
+            self.gaps.append(
+                Gap(where, f"the default {_shown_default(default)} is not JSON; left out")
+            )
 
     def gap(self, where: str, message: str) -> Schema:
         """Record a gap and return the schema that promises nothing (``{}``)."""
@@ -313,9 +336,7 @@ class SchemaBuilder:
         for name, (tp, info, needed) in class_fields(cls, where, self).items():
             schema = self.build(tp, f"{where}.{name}")
             if info.default is not NO_DEFAULT:
-                ok, value = json_value(info.default)
-                if ok:
-                    schema["default"] = value
+                self.set_default(schema, info.default, f"{where}.{name}")
             description = info.description or docs.get(name)
             if description:  # the field's own words win over its type's class docstring
                 schema = documented(

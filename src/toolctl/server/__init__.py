@@ -9,8 +9,9 @@ from __future__ import annotations
 import importlib.util
 
 from toolctl.errors import ToolctlError
+from toolctl.install import install_hint
 
-INSTALL_HINT = "pip install 'toolctl-registry[mcp]' (from a checkout: pip install '.[mcp]')"
+INSTALL_HINT = install_hint("mcp")
 
 
 class SdkMissingError(ToolctlError):

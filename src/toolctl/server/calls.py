@@ -13,10 +13,12 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.pipeline import new_run_id
+from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
-from toolctl.server.results import call_result, error_result
+from toolctl.server.results import call_result, error_result, unavailable_message
 from toolctl.server.roundtrip import follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 from toolctl.server.tasks import created, wants_task
@@ -99,6 +101,9 @@ class CallHandler:
             if isinstance(outcome, dict):  # a follow-up that could not continue
                 return outcome
             result, stored = outcome
+        except DatabaseUnavailableError as exc:  # a restart or outage: retrying later works
+            log.error("cannot run %s: %s", params.name, exc)
+            return error_result(unavailable_message(params.name))
         except ToolctlError as exc:  # the server's setup (e.g. its run history), not the call
             log.error("cannot run %s: %s", params.name, exc)
             return error_result(
@@ -165,6 +170,7 @@ class CallHandler:
                 "approver": make_approver(ctx, spec),
                 "on_suspend": make_on_suspend(ctx, spec),
                 "run_id": run_id,
+                "origin": Origin.MCP,  # only such runs are this server's to list and act on
             }
             if relay is not None and Relay.wanted(ctx):
                 options["on_progress"] = relay.report

@@ -46,11 +46,30 @@ def stamp(project: Project) -> Stamp:
         if root.is_file():
             _stamp_file(root, out)
             continue
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in files:
-                _stamp_file(Path(folder, name), out)
+        _stamp_tree(root, out)
     return out
+
+
+def _stamp_tree(root: Path, out: Stamp) -> None:
+    """Stamp every file below ``root`` (hidden directories skipped; unlistable ones too).
+
+    An explicit stack, not ``os.walk`` (recursive before Python 3.12): a tools tree nested
+    thousands of levels deep must not end the server with a RecursionError.
+    """
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue  # what cannot be listed cannot be loaded either: the load says why
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if not entry.name.startswith("."):
+                    pending.append(Path(entry.path))
+            else:
+                _stamp_file(Path(entry.path), out)
 
 
 class RegistryWatcher:

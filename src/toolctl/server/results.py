@@ -19,6 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
+from toolctl.sensitive import sensitive_map, shown_schema
 from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | 
     """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol``: 2026-07-28 lists
     any; 2025-11-25 and the older handshake revisions (which get the same listing) only
     object-rooted schemas."""
-    schema = spec.output_schema
+    schema = shown_schema(spec.output_schema)  # without its sensitive fields
     if protocol == MODERN:
         return dict(schema) if isinstance(schema, dict) else schema
     if isinstance(schema, dict) and schema.get("type") == "object":
@@ -158,16 +159,22 @@ def call_result(
     """
     status = result.status.value
     if status == "succeeded":
-        return _success(result, spec, protocol, stored)
-    if status == "suspended":
-        return error_result(suspended_text(result), _meta(result))
-    if status == "awaiting_approval":
-        return error_result(approval_text(result), _meta(result))
-    return error_result(error_text(result), _meta(result))
+        out = _success(result, spec, protocol, stored)
+    elif status == "suspended":
+        out = error_result(suspended_text(result), _meta(result))
+    elif status == "awaiting_approval":
+        out = error_result(approval_text(result), _meta(result))
+    else:
+        out = error_result(error_text(result), _meta(result))
+    # The one way out to a client: no secret value the run saw, in any block or field.
+    scrubbed: dict[str, Any] = result.scrub(out) if result.secrets else out
+    return scrubbed
 
 
 def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> dict[str, Any]:
-    value = _structured_value(result, stored)
+    value = _structured_value(result, spec, stored)
+    if value is not _NONE and result.secrets:
+        value = result.scrub(value)  # an echoed secret value: checked against the schema below
     schema = advertised_output_schema(spec, protocol)
     if schema is not None:
         if value is _NONE:
@@ -178,8 +185,9 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
                 f"toolctl runs show {result.run_id}",
                 _meta(result),
             )
-        # The runtime already refused live output that breaks a strict schema.
-        checked = not stored and spec.output_validation == "strict"
+        # The runtime already refused live output that breaks a strict schema (unless pruning
+        # or scrubbing changed it).
+        checked = not stored and spec.output_validation == "strict" and value is result.output
         problems = [] if checked else cached_validator(schema).errors(value, limit=5)
         if problems:
             found = "; ".join(f"{p.pointer or '/'}: {p.message}" for p in problems)
@@ -190,7 +198,7 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
             )
     # What the text block shows: the output, or (read back) its model view; failing that (no
     # outputSchema, transcript hides the output) the transcript form, which is safe to show.
-    shown = result.output if not stored or value is _NONE else value
+    shown = value if value is not _NONE else result.output
     out: dict[str, Any] = {
         "content": model_content(result.model_output, shown, result.run_id),
         "isError": False,
@@ -204,12 +212,22 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
 _NONE: Any = object()
 
 
-def _structured_value(result: RunResult, stored: bool) -> Any:
+def _structured_value(result: RunResult, spec: ToolSpec, stored: bool) -> Any:
     """The raw output, or (read from the history) the model's JSON view of it; ``_NONE`` when
     neither is available."""
     if not stored:
-        return result.output
+        # A client never gets the output's sensitive fields (the advertised schema has none).
+        return sensitive_map(spec.output_schema).prune(result.output)
     model = result.model_output
     if isinstance(model, dict) and model.get("type") == "json":
         return model.get("value")
     return _NONE
+
+
+def unavailable_message(tool: str) -> str:
+    """What a client is told when the run history's database does not answer: not the
+    server's setup, so it names the outage and says to retry."""
+    return (
+        f"toolctl could not run {tool}: the run-history database is unavailable "
+        "(restarting or unreachable). Retry the call in a moment."
+    )

@@ -23,7 +23,6 @@ import base64
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +30,12 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.runtime.errors import StateError
+from toolctl.runtime.keyfile import ensure_key_file
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import error_result, shown_payload
 from toolctl.server.security import ServeUsageError
+from toolctl.server.visibility import visible_over_mcp
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -85,14 +87,18 @@ async def follow_up(
     result, or an ``isError`` result when it cannot continue."""
     from toolctl.errors import ToolctlError
     from toolctl.runtime.api import resolve_store
+    from toolctl.runtime.errors import DatabaseUnavailableError
 
     run_id, ask = _state(params.request_state)
     store = resolve_store(registry)
     try:
         record = await anyio.to_thread.run_sync(store.get, run_id)
+    except DatabaseUnavailableError as exc:
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
-    if record.tool != spec.name:
+    if record.tool != spec.name or not visible_over_mcp(record):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     if record.tool_digest != spec.digest:
         return error_result(
@@ -101,7 +107,21 @@ async def follow_up(
             {"toolctl/run": {"id": run_id, "status": record.status}},
         )
     answer = (params.input_responses or {}).get(ask)
-    return await continue_run(registry, spec, run_id, ask, answer)
+    try:
+        return await continue_run(registry, spec, run_id, ask, answer)
+    except DatabaseUnavailableError as exc:
+        # Every claim is a compare-and-set: one that failed left the run pending as it was.
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
+
+
+def _unavailable(run_id: str) -> dict[str, Any]:
+    return error_result(
+        f"Run {run_id} could not be continued: the run-history database is unavailable "
+        "(restarting or unreachable). The run is still waiting; send the same answer again "
+        "in a moment.",
+        {"toolctl/run": {"id": run_id}},
+    )
 
 
 async def continue_run(
@@ -181,25 +201,13 @@ def state_keys(registry: Registry) -> list[bytes]:
         return [os.urandom(32)]
     folder = Path(path).parent
     folder.mkdir(parents=True, exist_ok=True)
-    key_file = folder / KEY_FILE
-    try:
-        fd = os.open(key_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return [_read_key(key_file)]
-
-    with os.fdopen(fd, "wb") as out:
-        key = os.urandom(32)
-        out.write(key)
+    key = ensure_key_file(folder / KEY_FILE, os.urandom(32), "the requestState key")
+    if len(key) != 32:
+        raise StateError(
+            f"the requestState key {folder / KEY_FILE} does not hold a 32-byte key",
+            hint=f"delete {folder / KEY_FILE} to make a new one",
+        )
     return [key]
-
-
-def _read_key(key_file: Path) -> bytes:
-    for _ in range(50):  # another replica may be writing it right now
-        key = key_file.read_bytes()
-        if len(key) == 32:
-            return key
-        time.sleep(0.01)
-    raise OSError(f"{key_file} does not hold a 32-byte key: remove it to make a new one")
 
 
 def _history(registry: Registry) -> Any:

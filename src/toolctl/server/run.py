@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
-from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
+from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
@@ -38,6 +39,7 @@ class ServeOptions:
     allowed_origins: tuple[str, ...] = ()
     auth_token_env: str | None = None
     max_request_bytes: int = DEFAULT_MAX_BODY
+    sessions: SessionLimits = field(default_factory=SessionLimits)
     shutdown_timeout: float = 30.0
     name: str = "toolctl"
     forward_logging: bool = False
@@ -167,8 +169,11 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         transport_security=settings,
         host=options.host,
         max_request_body_size=options.max_request_bytes,
+        max_sessions=options.sessions.max_sessions,
+        session_idle_timeout=options.sessions.idle_timeout,
     )
-    app = StrictBodies(app, options.max_request_bytes)
+    bound_sessions(server.lowlevel._session_manager)
+    app = ExactOrigins(StrictBodies(RetryAfter(app), options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
@@ -198,12 +203,24 @@ async def serve_http(
 
     web = DrainingServer(config, app, options.shutdown_timeout)
     freeze_startup_heap()
-    async with anyio.create_task_group() as tg:
-        if watcher is not None:
-            tg.start_soon(watcher.run)
-        tg.start_soon(_announce, web, options)
-        await web.serve()
-        tg.cancel_scope.cancel()
+    with lost_run_sweeper(server.toolset.registry):
+        async with anyio.create_task_group() as tg:
+            if watcher is not None:
+                tg.start_soon(watcher.run)
+            tg.start_soon(_announce, web, options)
+            await web.serve()
+            tg.cancel_scope.cancel()
+
+
+def lost_run_sweeper(registry: Registry) -> contextlib.AbstractContextManager[None]:
+    """While serving a shared (PostgreSQL) history, sweep it for expired leases every half
+    lease, taking turns with the other replicas and workers, so a killed replica's runs end
+    even when no worker runs (:func:`toolctl.runtime.queue.sweeping`)."""
+    from toolctl.runtime.heartbeat import foreground_lease
+    from toolctl.runtime.queue import sweeping
+    from toolctl.runtime.store import state_location
+
+    return sweeping(state_location(registry), foreground_lease() / 2)
 
 
 async def _announce(web: Any, options: ServeOptions) -> None:

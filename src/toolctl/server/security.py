@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -100,6 +101,95 @@ def http_security(
             "(--auth-token-env TOOLCTL_TOKEN); or bind 127.0.0.1",
         )
     return HttpSecurity(tuple(_host_patterns(allowed_hosts)), tuple(allowed_origins), token)
+
+
+# scheme://host[:port] of an Origin header, or of an allowed-origin pattern (port ``*``)
+_ORIGIN = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*)://(?P<host>\[[0-9a-f:.]+\]|[a-z0-9._-]+)"
+    r"(?::(?P<port>[0-9]{1,5}|\*))?",
+    re.IGNORECASE,
+)
+_HOST = re.compile(
+    r"(?P<host>\[[0-9a-f:.]+\]|[a-z0-9._-]+)(?::(?P<port>[0-9]{1,5}|\*))?", re.IGNORECASE
+)
+
+
+def _parts(pattern: re.Pattern[str], text: str) -> tuple[str, str, str | None] | None:
+    """(scheme, host, port) of ``text`` (lower case; scheme "" for a Host header), or None
+    when it is not exactly that shape (a path, user info or trailing junk: never a match)."""
+    found = pattern.fullmatch(text)
+    if found is None:
+        return None
+    parts = found.groupdict()
+    port = parts["port"]
+    if port is not None and port != "*" and not 0 < int(port) < 65536:
+        return None
+    return (parts.get("scheme") or "").lower(), parts["host"].lower(), port
+
+
+def _matches(pattern: re.Pattern[str], value: str, allowed: Sequence[str]) -> bool:
+    """Whether ``value`` is one of ``allowed`` exactly: same scheme, host and port, where an
+    allowed port ``*`` is any port (or none). Never a prefix match: with the SDK's,
+    ``http://127.0.0.1:8000.evil.com`` passed as an origin of ``http://127.0.0.1:*``."""
+    got = _parts(pattern, value)
+    if got is None:
+        return False
+    for entry in allowed:
+        want = _parts(pattern, entry)
+        if want is None or want[:2] != got[:2]:
+            continue
+        if want[2] == "*" or want[2] == got[2]:
+            return True
+    return False
+
+
+def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
+    """Whether the ``Origin`` header ``origin`` is allowed by the patterns ``allowed``."""
+    return origin in allowed or _matches(_ORIGIN, origin, allowed)
+
+
+def host_allowed(host: str, allowed: Sequence[str]) -> bool:
+    """Whether the ``Host`` header ``host`` is allowed by the patterns ``allowed``."""
+    return host in allowed or _matches(_HOST, host, allowed)
+
+
+class ExactOrigins:
+    """ASGI middleware: the Host and Origin checks of DNS-rebinding protection, matched exactly
+    (scheme, host and port), in front of the SDK's own prefix-matching checks. A request
+    without ``Origin`` is not from a browser page, so it passes (as in the SDK)."""
+
+    def __init__(self, app: Any, security: HttpSecurity) -> None:
+        self.app = app
+        self.security = security
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or ())
+            host = headers.get(b"host", b"").decode("latin-1")
+            origin = headers.get(b"origin")
+            if not host_allowed(host, self.security.allowed_hosts):
+                await _refuse(send, 421, b"Invalid Host header")
+                return
+            if origin is not None and not origin_allowed(
+                origin.decode("latin-1"), self.security.allowed_origins
+            ):
+                await _refuse(send, 403, b"Invalid Origin header")
+                return
+        await self.app(scope, receive, send)
+
+
+async def _refuse(send: Any, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"text/plain; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 class BearerAuth:

@@ -14,7 +14,10 @@ A client cannot choose the text: a key of that name the client sent is removed.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
+
+log = logging.getLogger("toolctl.server")
 
 RAW_ARGUMENTS_KEY = "toolctl/rawArguments"
 _RAW_BYTES = RAW_ARGUMENTS_KEY.encode()
@@ -166,6 +169,11 @@ class StrictBodies:
             if not message.get("more_body", False):
                 done = True
                 break
+        if not done and trailing is not None and trailing["type"] == "http.disconnect":
+            # The client went away mid-body: nothing to answer, nobody to answer. Passed on,
+            # the SDK would log a ClientDisconnect traceback as an error for each such client.
+            log.info("a client disconnected before sending its whole request; ignored")
+            return
         body = b"".join(chunks)
         if done:
             guarded = guard(body)

@@ -29,6 +29,7 @@ from toolctl.runtime.result import RunStatus
 from toolctl.server.results import call_result
 from toolctl.server.roundtrip import continue_run, input_required
 from toolctl.server.toolset import MODERN
+from toolctl.server.visibility import visible_over_mcp
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -125,7 +126,7 @@ class Tasks:
             record: RunRecord = await anyio.to_thread.run_sync(store.get, task_id)
         except ToolctlError:
             record = None  # type: ignore[assignment]
-        if record is None or not record.background:
+        if record is None or not record.background or not visible_over_mcp(record):
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Failed to retrieve task: {task_id} not found"
             )
@@ -184,7 +185,11 @@ class Tasks:
         """``tasks/list`` (2025-11-25): the latest background runs."""
         store = _store(self._current())
         records = await anyio.to_thread.run_sync(lambda: store.query(limit=200))
-        tasks = [_task(r, _status(r), ctx.protocol_version) for r in records if r.background]
+        tasks = [
+            _task(r, _status(r), ctx.protocol_version)
+            for r in records
+            if r.background and visible_over_mcp(r)
+        ]
         return {"tasks": tasks}
 
     def _call_result(self, record: RunRecord, protocol: str) -> dict[str, Any]:

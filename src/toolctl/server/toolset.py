@@ -82,7 +82,7 @@ def mcp_listing(
     specs: Sequence[ToolSpec], protocol: str = "2025-11-25", **options: Any
 ) -> tuple[dict[str, Any], list[Diagnostic]]:
     """The ``tools/list`` result for ``specs``: the ``mcp`` export of ``protocol``, so the
-    server lists exactly what ``toolctl export --format mcp`` writes. Raises when it refuses."""
+    server lists exactly what ``toolctl export mcp`` writes. Raises when it refuses."""
     from toolctl.errors import ExportError
     from toolctl.export import export_result
 
@@ -93,7 +93,7 @@ def mcp_listing(
         problems = [d for d in result.diagnostics if d.severity.value == "error"]
         raise ExportError(
             f"cannot serve these tools over MCP: {problems[0].message}",
-            hint="toolctl export --format mcp shows every problem",
+            hint="toolctl export mcp shows every problem",
             diagnostics=result.diagnostics,
         )
     listing: dict[str, Any] = result.data

@@ -65,6 +65,7 @@ class ToolSpec:
     input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_INPUT_SCHEMA))
     output_schema: dict[str, Any] | bool | None = None
     output_validation: str = "strict"
+    apply_defaults: bool = True
     strict: bool = False
     require_approval: bool = False
     suspend_schema: dict[str, Any] | bool | None = None
@@ -121,6 +122,7 @@ class ToolSpec:
             input_schema=get("inputSchema", raw.get("inputSchema", dict(EMPTY_INPUT_SCHEMA))),
             output_schema=get("outputSchema", raw.get("outputSchema")),
             output_validation=raw.get("outputValidation", "strict"),
+            apply_defaults=raw.get("applyDefaults", True),
             strict=raw.get("strict", False),
             require_approval=raw.get("requireApproval", False),
             suspend_schema=get("suspendSchema", raw.get("suspendSchema")),

@@ -188,13 +188,31 @@ def check(case: TestCase, result: Any, output_validator: Any = None) -> list[Mis
     :class:`toolctl.schema.Validator` of the tool's outputSchema) is used by example checks.
     """
     if case.kind == EXAMPLE:
-        return list(_check_example(result, output_validator))
+        return _scrubbed(list(_check_example(result, output_validator)), result)
     found = list(_check_status(case, result))
     keys = ("error",) if found else tuple(_CHECKS)
     for key in keys:
         if key in case.expect:
             found.extend(_CHECKS[key](case, result))
-    return found
+    return _scrubbed(found, result)
+
+
+def _scrubbed(found: list[Mismatch], result: Any) -> list[Mismatch]:
+    """The mismatches as reported (terminal, JSON, JUnit): quoting no secret value the run saw
+    (a mismatch shows the actual output, whose marked fields are secrets)."""
+    if not found or not getattr(result, "secrets", None):
+        return found
+    scrub = result.scrub
+    return [
+        dataclasses.replace(
+            m,
+            message=scrub(m.message),
+            actual=m.actual if m.actual is MISSING else scrub(m.actual),
+            details=tuple(scrub(list(m.details))),
+            diff=tuple(scrub(list(m.diff))),
+        )
+        for m in found
+    ]
 
 
 def _check_example(result: Any, output_validator: Any) -> Iterator[Mismatch]:

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.plan import plan_for
 from toolctl.schema import cached_validator
 from toolctl.testing.cases import cannot_run
 from toolctl.testing.expect import STATUSES_THAT_RAN_FINE, error_of, status_of
@@ -197,7 +198,7 @@ async def fuzz_tool(
     if outcome.skipped:
         return outcome
     rng = random.Random(f"{seed}:{spec.name}:{kind}")
-    gen = ValueGenerator(spec.input_schema, rng)
+    gen = ValueGenerator(spec.input_schema, rng, defaults=plan_for(spec).fills_defaults)
     out_validator = None  # background results hold the transcript form: see runner.run_case
     if spec.output_schema is not None and not spec.background:
         out_validator = cached_validator(spec.output_schema)
@@ -232,7 +233,7 @@ async def fuzz_tool(
             return again is not None and again[0] == signature
 
         def admissible(candidate: Any) -> bool:
-            return gen.validator.is_valid(candidate) == (kind == VALID)
+            return gen.accepts(candidate) == (kind == VALID)
 
         # every attempt to shrink a timeout costs a whole timeout: try only a few
         budget = TIMEOUT_SHRINK_BUDGET if "timed_out" in signature else DEFAULT_BUDGET

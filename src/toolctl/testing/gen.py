@@ -88,10 +88,21 @@ def merge(base: dict[str, Any], extra: Any) -> dict[str, Any]:
 class ValueGenerator:
     """Draws values for (sub)schemas of one root schema from a seeded ``random.Random``."""
 
-    def __init__(self, root: Any, rng: random.Random) -> None:
+    def __init__(self, root: Any, rng: random.Random, *, defaults: bool = False) -> None:
         self.root = root
         self.rng = rng
         self.validator: Validator = cached_validator(root)
+        # whether the pipeline fills the schema's defaults in before validating (then leaving
+        # out a required argument that has a default is no invalid input)
+        self.defaults = defaults
+
+    def accepts(self, value: Any) -> bool:
+        """Whether a call with ``value`` passes input validation, as the pipeline runs it."""
+        if self.defaults:
+            from toolctl.schemadefaults import fill_defaults
+
+            value = fill_defaults(self.root, value)
+        return self.validator.is_valid(value)
 
     def valid(self, tries: int = TRIES) -> Any:
         """A value the root schema accepts; :class:`Unsatisfiable` when none turns up."""

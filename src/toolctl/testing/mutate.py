@@ -157,7 +157,7 @@ def invalid(gen: ValueGenerator, base: Any, tries: int = 5) -> tuple[Any, Mutati
         gen.rng.shuffle(found)
         for mutation in found:
             value = mutation.apply(base)
-            if not gen.validator.is_valid(value):
+            if not gen.accepts(value):
                 return value, mutation
         base = gen.valid()
     raise Unsatisfiable("no mutation of a valid input made it invalid")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.records import Origin
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
 from toolctl.testing.cases import EXAMPLE, TestCase, cannot_run, collect, fuzz_case, matches
@@ -123,6 +124,7 @@ class Runner:
             "context": case.context,
             "store": self.store,
             "timeout": self.timeout_for(spec, case),
+            "origin": Origin.TEST,
         }
         if case.approve:
             options["approve"] = True
@@ -243,8 +245,12 @@ def _ms(started: float) -> float:
 
 
 def _run_dict(result: Any) -> dict[str, Any] | None:
+    """The run as a report shows it: no secret value it saw (its raw output included)."""
     to_dict = getattr(result, "to_dict", None)
-    return to_dict() if callable(to_dict) else None
+    if not callable(to_dict):
+        return None
+    data: dict[str, Any] = to_dict()
+    return result.scrub(data) if getattr(result, "secrets", None) else data
 
 
 def plan(registry: Registry, options: TestOptions) -> list[tuple[ToolSpec, TestCase | str]]:

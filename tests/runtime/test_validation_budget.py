@@ -1,0 +1,189 @@
+"""One call's validation has a total budget and never runs on a shared event loop (issue 20, 2).
+
+A call whose validation runs out of ``run.validationBudgetMs`` is refused (never accepted, also
+through ``not``); validation, synchronous hooks, callable transforms and ``toModelOutput`` run
+on worker threads when the pipeline runs on someone else's loop (the server's), so the loop
+keeps serving while they work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+
+import toolctl
+from toolctl.cli.app import run as cli
+from toolctl.errors import ToolctlError
+from toolctl.registry import Registry
+from toolctl.runtime import RunStatus
+
+HOSTILE = "^(?!x)(a|a)+$"  # lookahead: the backtracking fallback, exponential on "aaa...!"
+
+TOOLS = f"""\
+toolctl: 1
+tools:
+  - name: guarded
+    description: A pattern that backtracks on hostile input.
+    handler: budget_handlers:echo
+    inputSchema:
+      type: object
+      properties: {{s: {{type: string, pattern: "{HOSTILE}"}}}}
+  - name: forbidding
+    description: Forbids values matching a backtracking pattern.
+    handler: budget_handlers:echo
+    inputSchema:
+      type: object
+      properties: {{s: {{type: string, not: {{pattern: "{HOSTILE}"}}}}}}
+  - name: blocking
+    description: Hooks, transforms and toModelOutput that block until released.
+    handler: budget_handlers:echo
+    hooks:
+      onInputAvailable: budget_handlers:blocking_hook
+    transform:
+      display:
+        output: {{call: budget_handlers:blocking_transform}}
+    toModelOutput: {{call: budget_handlers:blocking_model_output}}
+    inputSchema:
+      type: object
+      properties: {{s: {{type: string, format: email}}}}
+  - name: blocking_error
+    description: An error transform that blocks until released.
+    handler: budget_handlers:echo
+    transform:
+      display:
+        error: {{call: budget_handlers:blocking_error}}
+    inputSchema:
+      type: object
+      properties: {{n: {{type: integer}}}}
+"""
+
+HANDLERS = """\
+import threading
+
+THREADS = {}
+RELEASE = {name: threading.Event() for name in ("hook", "transform", "toModelOutput", "error")}
+
+def echo(args):
+    return args
+
+def _block(name):
+    THREADS[name] = threading.current_thread().name
+    THREADS[name + ":released"] = RELEASE[name].wait(30)
+
+def blocking_hook(payload):
+    _block("hook")
+
+def blocking_transform(payload):
+    _block("transform")
+    return payload["output"]
+
+def blocking_error(payload):
+    _block("error")
+    return payload["error"]
+
+def blocking_model_output(output):
+    _block("toModelOutput")
+    return {"type": "text", "value": "ok"}
+"""
+
+
+def _project(root: Path, config: str = "") -> Registry:
+    (root / "tools.d").mkdir(parents=True)
+    (root / "tools.d" / "budget.yaml").write_text(TOOLS, encoding="utf-8")
+    (root / "budget_handlers.py").write_text(HANDLERS, encoding="utf-8")
+    (root / "toolctl.yaml").write_text(f"tools: tools.d\npythonPath: ['.']\n{config}")
+    return toolctl.load(project=root)
+
+
+@pytest.fixture
+def reg(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Registry:
+    monkeypatch.syspath_prepend(str(tmp_path / "proj"))
+    registry = _project(tmp_path / "proj", "run: {validationBudgetMs: 100}\n")
+    monkeypatch.chdir(tmp_path / "proj")
+    return registry
+
+
+def test_a_call_over_its_validation_budget_is_refused(reg: Registry) -> None:
+    result = reg.call("guarded", {"s": "a" * 60 + "!"}, store=False)
+    assert result.status is RunStatus.FAILED and result.error is not None
+    assert result.error.code == "invalid_input"
+    assert "budget of 100 ms" in result.error.message
+    assert "run.validationBudgetMs" in result.error.message
+    assert reg.call("guarded", {"s": "aaa"}, store=False).ok
+
+
+def test_a_forbidden_value_cannot_pass_not_by_timing_out(reg: Registry) -> None:
+    result = reg.call("forbidding", {"s": "a" * 60 + "!"}, store=False)
+    assert result.status is RunStatus.FAILED  # before: the timeout was "no match", so accepted
+    assert result.error is not None and result.error.code == "invalid_input"
+    assert reg.call("forbidding", {"s": "b"}, store=False).ok
+
+
+def test_the_budget_setting_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(tmp_path / "proj"))
+    reg = _project(tmp_path / "proj", "run: {validationBudgetMs: 0}\n")
+    with pytest.raises(ToolctlError, match=r"run.validationBudgetMs must be a positive"):
+        reg.call("guarded", {"s": "a"}, store=False)
+
+
+def test_4_kib_of_hostile_input_through_run_is_refused(
+    reg: Registry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    value = '{"s": "' + "a" * 4096 + '!"}'
+    code = cli(["run", "guarded", "--input", value])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "validation exceeded its budget" in err and "run.validationBudgetMs" in err
+
+
+def test_user_code_and_validation_run_off_a_shared_loop(reg: Registry) -> None:
+    import budget_handlers
+
+    budget_handlers.THREADS.clear()
+
+    async def main() -> object:
+        # While a hook/transform/toModelOutput blocks its thread, this loop must keep running:
+        # the task below releases it. On the loop itself they would wait for themselves.
+        async def release_when_blocked() -> None:
+            waiting = set(budget_handlers.RELEASE)
+            while waiting:
+                for name in waiting & set(budget_handlers.THREADS):
+                    budget_handlers.RELEASE[name].set()
+                    waiting.discard(name)
+                await asyncio.sleep(0.01)
+
+        releaser = asyncio.ensure_future(release_when_blocked())
+        result = await reg.acall("blocking", {"s": "ada@example.com"}, store=False)
+        refused = await reg.acall("blocking_error", {"n": "not a number"}, store=False)
+        await releaser
+        return result, refused
+
+    result, refused = asyncio.run(main())
+    assert getattr(result, "ok", False), result
+    assert getattr(refused, "status", None) is RunStatus.FAILED
+    for name in ("hook", "transform", "toModelOutput", "error"):
+        assert budget_handlers.THREADS[name + ":released"] is True, name
+        assert budget_handlers.THREADS[name] != threading.main_thread().name
+
+
+def test_validation_runs_on_a_worker_thread_on_a_shared_loop(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import validation
+
+    seen: list[str] = []
+    original = validation.schema_problems
+
+    def spy(*args: object) -> object:
+        seen.append(threading.current_thread().name)
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validation, "schema_problems", spy)
+    result = asyncio.run(reg.acall("guarded", {"s": "aaa"}, store=False))
+    assert result.ok and seen and threading.main_thread().name not in seen
+    seen.clear()
+    assert reg.call("guarded", {"s": "aaa"}, store=False).ok  # the sync API: in place
+    assert seen == [threading.current_thread().name]
