@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .nodetools import NodeTools, node_tools
+from .nodetools import NodeTools
 from .serve_helpers import http_server
 
 pytestmark = pytest.mark.timeout(600)
@@ -23,8 +23,8 @@ CONFORMANCE = Path(__file__).parent / "conformance"
 
 
 @pytest.fixture(scope="module")
-def tools() -> NodeTools:
-    return node_tools()
+def tools(mcp_node_tools: NodeTools) -> NodeTools:
+    return mcp_node_tools
 
 
 @pytest.mark.parametrize(

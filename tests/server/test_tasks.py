@@ -15,7 +15,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from .nodetools import node_tools
+from .nodetools import NodeTools
 from .test_node_clients import _call
 
 pytestmark = pytest.mark.timeout(120)
@@ -143,9 +143,10 @@ def test_a_client_without_the_extension_gets_the_result_directly(registry_dir: P
     assert reply["result"]["structuredContent"] == {"label": "items", "count": 5}
 
 
-def test_the_inspector_runs_a_task_to_completion(registry_dir: Path) -> None:
-    tools = node_tools()
-    result = _call(tools, registry_dir, "modern", "tally", {"label": "figs"})
+def test_the_inspector_runs_a_task_to_completion(
+    registry_dir: Path, mcp_node_tools: NodeTools
+) -> None:
+    result = _call(mcp_node_tools, registry_dir, "modern", "tally", {"label": "figs"})
     assert result["structuredContent"] == {"label": "figs", "count": 4}
     # the result came from tasks/get, inlined: it names its run, not its task (SEP-2663)
     assert "io.modelcontextprotocol/related-task" not in result["_meta"]
