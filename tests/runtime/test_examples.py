@@ -179,3 +179,15 @@ def test_every_enabled_example_is_covered(examples: Path) -> None:
     # recorded as they run: the tests may run on several xdist workers, in any order.
     ran = set(re.findall(r'"run",\s*"(\w+)"', Path(__file__).read_text("utf-8")))
     assert enabled <= ran, f"examples without a toolctl run test: {enabled - ran}"
+
+
+def test_suggest_slug_takes_the_clients_answer(
+    examples: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    reply = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "Q3 Plans"}}
+    answer = "title=" + json.dumps(reply)
+    code, out, err = run(
+        capsys, "run", "suggest_slug", "-i", '{"text": "Plans for Q3."}', "--answer", answer
+    )
+    assert code == 0, err
+    assert json.loads(out) == {"title": "Q3 Plans", "slug": "q3-plans"}

@@ -58,13 +58,26 @@ tools:
     inputSchema:
       type: object
       properties: {{n: {{type: integer}}}}
+  - name: blocking_phases
+    description: Approval, suspend and failure transforms that block until released.
+    handler: budget_handlers:suspend_or_fail
+    requireApproval: true
+    transform:
+      display:
+        approval: {{call: budget_handlers:blocking_approval}}
+        suspend: {{call: budget_handlers:blocking_suspend}}
+        error: {{call: budget_handlers:blocking_failure}}
+    inputSchema:
+      type: object
+      properties: {{fail: {{type: boolean}}}}
 """
 
 HANDLERS = """\
 import threading
 
 THREADS = {}
-RELEASE = {name: threading.Event() for name in ("hook", "transform", "toModelOutput", "error")}
+PHASES = ("hook", "transform", "toModelOutput", "error", "approval", "suspend", "failure")
+RELEASE = {name: threading.Event() for name in PHASES}
 
 def echo(args):
     return args
@@ -83,6 +96,23 @@ def blocking_transform(payload):
 def blocking_error(payload):
     _block("error")
     return payload["error"]
+
+def blocking_approval(payload):
+    _block("approval")
+    return payload
+
+def blocking_suspend(payload):
+    _block("suspend")
+    return payload
+
+def blocking_failure(payload):
+    _block("failure")
+    return payload
+
+def suspend_or_fail(args, ctx):
+    if args.get("fail"):
+        raise RuntimeError("the handler failed")
+    ctx.suspend({"question": "go on?"})
 
 def blocking_model_output(output):
     _block("toModelOutput")
@@ -148,7 +178,7 @@ def test_user_code_and_validation_run_off_a_shared_loop(reg: Registry) -> None:
         # While a hook/transform/toModelOutput blocks its thread, this loop must keep running:
         # the task below releases it. On the loop itself they would wait for themselves.
         async def release_when_blocked() -> None:
-            waiting = set(budget_handlers.RELEASE)
+            waiting = {"hook", "transform", "toModelOutput", "error"}
             while waiting:
                 for name in waiting & set(budget_handlers.THREADS):
                     budget_handlers.RELEASE[name].set()
@@ -165,6 +195,37 @@ def test_user_code_and_validation_run_off_a_shared_loop(reg: Registry) -> None:
     assert getattr(result, "ok", False), result
     assert getattr(refused, "status", None) is RunStatus.FAILED
     for name in ("hook", "transform", "toModelOutput", "error"):
+        assert budget_handlers.THREADS[name + ":released"] is True, name
+        assert budget_handlers.THREADS[name] != threading.main_thread().name
+
+
+def test_approval_suspend_and_failure_transforms_run_off_a_shared_loop(reg: Registry) -> None:
+    import budget_handlers
+
+    budget_handlers.THREADS.clear()
+    names = ("approval", "suspend", "failure")
+
+    async def main() -> tuple[object, object]:
+        async def release_when_blocked() -> None:
+            waiting = set(names)
+            while waiting:
+                for name in waiting & set(budget_handlers.THREADS):
+                    budget_handlers.RELEASE[name].set()
+                    waiting.discard(name)
+                await asyncio.sleep(0.01)
+
+        releaser = asyncio.ensure_future(release_when_blocked())
+        suspended = await reg.acall(
+            "blocking_phases", {}, approver=lambda request: True, store=False
+        )
+        failed = await reg.acall("blocking_phases", {"fail": True}, approve=True, store=False)
+        await releaser
+        return suspended, failed
+
+    suspended, failed = asyncio.run(main())
+    assert getattr(suspended, "status", None) is RunStatus.SUSPENDED, suspended
+    assert getattr(failed, "status", None) is RunStatus.FAILED, failed
+    for name in names:
         assert budget_handlers.THREADS[name + ":released"] is True, name
         assert budget_handlers.THREADS[name] != threading.main_thread().name
 

@@ -38,6 +38,16 @@ class ApprovalGate:
         """What an approver sees: the ``approval`` phase, by default the input's display form."""
         state, spec = self.state, self.state.spec
         self.views.phase("approval", state.input, spec.input_schema)
+        return self._request()
+
+    async def arequest(self) -> ApprovalRequest:
+        """:meth:`request`, with a callable approval transform run off the event loop."""
+        state, spec = self.state, self.state.spec
+        await self.views.aphase("approval", state.input, spec.input_schema)
+        return self._request()
+
+    def _request(self) -> ApprovalRequest:
+        state, spec = self.state, self.state.spec
         for target, out in (("display", state.display), ("transcript", state.transcript)):
             if "approval" not in (spec.transform.get(target) or {}):
                 if "input" in out:
@@ -59,13 +69,16 @@ class ApprovalGate:
         state = self.state
         opts = state.options
         if opts.decline:
-            return self.declined(opts.decline if isinstance(opts.decline, str) else None)
+            reason = opts.decline if isinstance(opts.decline, str) else None
+            return await self.recorder.error_result_async(
+                self._declined(reason), RunStatus.DECLINED
+            )
         if opts.approve:
             self.approve("caller")
             return None
         if opts.approver is not None:
             try:
-                answer = opts.approver(self.request())
+                answer = opts.approver(await self.arequest())
                 if inspect.isawaitable(answer):
                     answer = await in_task(answer)
             except Exception as exc:  # no answer: the run waits for toolctl approve/decline
@@ -75,7 +88,11 @@ class ApprovalGate:
                 self.approve("approver")
                 return None
             if answer is False:
-                return self.declined(None)
+                return await self.recorder.error_result_async(
+                    self._declined(None), RunStatus.DECLINED
+                )
+        if "approval" not in state.display:
+            await self.arequest()  # what wait() stores: made off the event loop
         return self.wait()
 
     def approve(self, by: str) -> None:
@@ -87,9 +104,11 @@ class ApprovalGate:
 
     def declined(self, reason: str | None) -> RunResult:
         """End the run as ``declined``."""
+        return self.recorder.error_result(self._declined(reason), RunStatus.DECLINED)
+
+    def _declined(self, reason: str | None) -> ToolErrorInfo:
         text = f"The user declined this call of {self.state.spec.name}"
-        info = ToolErrorInfo(ErrorCode.DECLINED.value, f"{text}: {reason}" if reason else text)
-        return self.recorder.error_result(info, RunStatus.DECLINED)
+        return ToolErrorInfo(ErrorCode.DECLINED.value, f"{text}: {reason}" if reason else text)
 
     def wait(self) -> RunResult:
         """Leave the run awaiting approval (stored durably, its data bound by MAC)."""

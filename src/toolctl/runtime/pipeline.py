@@ -326,7 +326,7 @@ class Call:
             result = await self.suspension.suspended(sus.payload)
             return result if result is not None else await self._execute()
         except HandlerTimeout as exc:
-            return self._timed_out(exc)
+            return await self._timed_out(exc)
         except StepFailed as exc:
             return await recorder.error_result_async(exc.info, exc.status)
         except (KeyboardInterrupt, cancelled_error()) as exc:
@@ -335,11 +335,11 @@ class Call:
                 raise RunCancelled(result) from None
             raise
         except Saturated as exc:
-            return recorder.error_result(
+            return recorder.error_result(  # no worker free: the error views made in place
                 ToolErrorInfo(ErrorCode.HANDLER_ERROR.value, f"executor saturated: {exc}")
             )
         except Exception as exc:
-            return self._handler_failed(exc)
+            return await self._handler_failed(exc)
         return await self._succeeded(out)
 
     async def _invoke_late(self, handler: Callable[..., Any]) -> Any:
@@ -392,11 +392,11 @@ class Call:
         except Exception:  # the final write will report a broken history; keep the call going
             log.exception("could not record run %s as running", self.state.run_id)
 
-    def _timed_out(self, exc: HandlerTimeout) -> RunResult:
+    async def _timed_out(self, exc: HandlerTimeout) -> RunResult:
         state = self.state
         if exc.note:
             state.note(exc.note)
-        return self.recorder.error_result(
+        return await self.recorder.error_result_async(
             ToolErrorInfo(
                 ErrorCode.TIMEOUT.value,
                 f"{state.spec.name} did not finish within {exc.timeout:g} s",
@@ -404,14 +404,14 @@ class Call:
             RunStatus.TIMED_OUT,
         )
 
-    def _handler_failed(self, exc: Exception) -> RunResult:
+    async def _handler_failed(self, exc: Exception) -> RunResult:
         """The handler raised: a failed run, with the handler's traceback kept for the
         developer (history, ``--traceback``, the server log) and never shown to the model."""
         state = self.state
         original = exc.original if isinstance(exc, HandlerExit) else exc
         found = user_traceback(exc)
         state.traceback = state.scrub(found) if found else None
-        return self.recorder.error_result(state.handler_error(original))
+        return await self.recorder.error_result_async(state.handler_error(original))
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder

@@ -61,7 +61,7 @@ class InputStream:
             raise ToolctlError(f"streamed arguments too large (> {jsondata.MAX_BYTES} bytes)")
         await self._start()
         self._chunks.append(delta)
-        self._call.views.phase("inputDelta", delta)
+        await self._call.views.aphase("inputDelta", delta)
         await self._call.fire("onInputDelta", inputTextDelta=delta)
 
     async def afinish(self) -> RunResult:

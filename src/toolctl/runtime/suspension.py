@@ -36,8 +36,8 @@ class Suspension:
         state.register(payload, state.spec.suspend_schema)
         problem = self._check_payload(payload)
         if problem is not None:
-            return self.recorder.error_result(problem)
-        self.views.phase("suspend", payload, state.spec.suspend_schema)
+            return await self.recorder.error_result_async(problem)
+        await self.views.aphase("suspend", payload, state.spec.suspend_schema)
         if await self._resumed_at_once(payload):
             return None
         result = state.result(
