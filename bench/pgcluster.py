@@ -56,6 +56,18 @@ def binaries() -> Path | None:
     return None
 
 
+def runuser() -> str | None:
+    """``runuser`` (to run the server binaries as ``postgres`` when root): on PATH, or where
+    util-linux puts it, which is not on every PATH (``/usr/sbin`` is missing from some)."""
+    found = shutil.which("runuser")
+    if found:
+        return found
+    for candidate in ("/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser", "/bin/runuser"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -64,7 +76,7 @@ def _free_port() -> int:
 
 def _as_owner(argv: list[str]) -> list[str]:
     if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *argv]
+        return [runuser() or "runuser", "-u", "postgres", "--", *argv]
     return argv
 
 

@@ -34,3 +34,16 @@ def test_the_first_tool_shown_is_the_one_init_writes(tmp_path: Path) -> None:
 
     tool = _blocks("yaml")[0]
     assert tool == init_files(tmp_path)[tmp_path / "tools.d" / "greet.yaml"]
+
+
+def test_the_readme_names_what_the_full_suite_needs_and_how_long_both_commands_take() -> None:
+    section = README.split("## Running the tests\n", 1)[1].split("\n## ", 1)[0]
+    for prerequisite in ("Python 3.10", "PostgreSQL", "runuser", "Node.js", "npm"):
+        assert prerequisite in section
+    assert "skipped with one summary line per missing" in section
+    rows = [line for line in section.splitlines() if line.startswith("| `python -m pytest")]
+    assert [row.split("`")[1] for row in rows] == [
+        "python -m pytest",
+        'python -m pytest -m "not slow"',
+    ]
+    assert all(re.search(r"\d+(\.\d+)? ?(s|min)\b", row) for row in rows)  # a measured time

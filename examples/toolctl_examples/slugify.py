@@ -14,3 +14,15 @@ def slugify(data: dict[str, Any]) -> dict[str, str]:
         unicodedata.normalize("NFKD", data["text"]).encode("ascii", "ignore").decode("ascii")
     )
     return {"slug": re.sub(r"[^a-z0-9]+", separator, ascii_text.lower()).strip(separator)}
+
+
+def suggest_slug(data: dict[str, Any], ctx: Any) -> dict[str, str]:
+    """Ask the client's model for a short title for ``data["text"]`` (``ctx.sample``) and
+    return it with its slug. The run waits until the client answers."""
+    prompt = f"Suggest a short title (at most six words) for this text:\n{data['text']}"
+    reply = ctx.sample(
+        [{"role": "user", "content": {"type": "text", "text": prompt}}], max_tokens=30, key="title"
+    )
+    content = reply.get("content") if isinstance(reply, dict) else None
+    title = str(content.get("text", "")).strip() if isinstance(content, dict) else ""
+    return {"title": title, "slug": slugify({"text": title or data["text"]})["slug"]}

@@ -509,3 +509,32 @@ def test_an_interrupted_lock_write_leaves_the_old_lock_whole(project: Path) -> N
     assert "cannot write" in done.stderr and "Traceback" not in done.stderr
     assert (project / "toolctl.lock").read_bytes() == before
     assert not [p.name for p in project.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_read_only_claim_is_a_safety_change(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit(project, "readOnlyHint: true", "readOnlyHint: false")
+    run(["lock"])
+    edit(project, "readOnlyHint: false", "readOnlyHint: true")  # hosts may now auto-approve it
+    capsys.readouterr()
+    assert run(["diff", "--fail-on", "safety"]) == 1
+    out = capsys.readouterr().out
+    assert "safety" in out and "TD210 readOnlyHint false → true" in out
+
+
+def test_diff_sarif_of_a_registry_with_errors_reports_them(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(["lock"])
+    edit(project, "name: greet", "name: Greet Someone")
+    capsys.readouterr()
+    assert run(["diff", "--format", "sarif"]) == 1
+    captured = capsys.readouterr()
+    log = json.loads(captured.out)
+    assert schema_problems(log) == []
+    results = log["runs"][0]["results"]
+    assert results and {r["ruleId"] for r in results} == {"TC201"}
+    where = results[0]["locations"][0]["physicalLocation"]
+    assert where["artifactLocation"]["uri"].endswith("greet.yaml")
+    assert "its contracts are not complete" in captured.err

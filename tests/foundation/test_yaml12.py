@@ -15,16 +15,13 @@ import io
 import itertools
 import json
 import math
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.server.nodetools import REQUIRED_ENV
 from toolctl.errors import YamlError
 from toolctl.yamlsrc import loads
 
@@ -95,11 +92,7 @@ def test_corpus_matches_ruamel_yaml() -> None:
     assert _mismatches({t: v for t, v in answers.items() if not _ruamel_is_not_core(t, v)}) == []
 
 
-@pytest.mark.skipif(  # CI (.ci/run) installs it: there a missing parser fails, not skips
-    (shutil.which("node") is None or not (NODE_DIR / "node_modules" / "yaml").exists())
-    and not os.environ.get(REQUIRED_ENV),
-    reason="npm ci --prefix tests/node not run",
-)
+@pytest.mark.requires("tests-node")  # CI (.ci/run) installs it: there a missing parser fails
 def test_corpus_matches_the_language_servers_yaml_parser() -> None:
     result = subprocess.run(
         ["node", str(NODE_DIR / "yaml12.mjs")],

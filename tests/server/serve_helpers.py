@@ -63,7 +63,7 @@ def run_serve(
         env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
-        timeout=30,
+        timeout=120,  # a hang guard; a loaded machine takes more than 30 s to start a server
         stdin=subprocess.DEVNULL,
     )
 

@@ -54,7 +54,7 @@ def test_structured_output_is_structured_content_and_json_text(registry_dir: Pat
     assert result["isError"] is False
     assert result["structuredContent"] == {"sum": 5}
     assert json.loads(result["content"][0]["text"]) == {"sum": 5}
-    assert result["_meta"]["toolctl/run"]["status"] == "succeeded"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "succeeded"
 
 
 def test_invalid_arguments_are_an_error_result_the_model_can_act_on(registry_dir: Path) -> None:
@@ -86,13 +86,13 @@ def test_unknown_tool_is_a_protocol_error(registry_dir: Path) -> None:
 
 def test_to_model_output_becomes_content_blocks(registry_dir: Path) -> None:
     result = call(registry_dir, "picture", {})
-    assert [b["type"] for b in result["content"]] == ["text", "image", "resource_link"]
+    assert [b["type"] for b in result["content"]] == ["text", "image", "text"]
     assert result["content"][1] == {
         "type": "image",
         "data": "iVBORw0KGgo=",
         "mimeType": "image/png",
     }
-    assert result["content"][2]["uri"] == "https://example.com/cat.png"
+    assert result["content"][2]["text"] == "cat.png (image/png): https://example.com/cat.png"
     assert result["structuredContent"]["caption"] == "a cat"
 
 
@@ -136,7 +136,7 @@ def test_approval_declined_through_elicitation_does_not_run(registry_dir: Path) 
         registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=_elicit("decline")
     )
     assert result["isError"] is True
-    assert result["_meta"]["toolctl/run"]["status"] == "declined"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "declined"
     assert "declined" in result["content"][0]["text"]
 
 
@@ -146,7 +146,7 @@ def test_approval_without_elicitation_is_an_error_saying_approval_is_required(
     result = call(registry_dir, "delete_file", {"path": "/tmp/x"})
     assert result["isError"] is True
     assert result["content"][0]["text"].startswith("Approval required")
-    assert result["_meta"]["toolctl/run"]["status"] == "awaiting_approval"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
     assert "structuredContent" not in result
 
 
@@ -162,7 +162,7 @@ def test_suspend_resumes_in_the_same_call_through_elicitation(registry_dir: Path
 
 def test_suspend_without_an_answer_returns_the_payload_and_run_id(registry_dir: Path) -> None:
     result = call(registry_dir, "greet", {}, elicitation_callback=_elicit("decline"))
-    run = result["_meta"]["toolctl/run"]
+    run = result["_meta"]["dev.toolctl/run"]
     assert run["status"] == "suspended"
     assert result["isError"] is True  # not a success: no structuredContent to honour a schema
     text = result["content"][0]["text"]
@@ -282,12 +282,12 @@ def test_a_failing_elicitation_leaves_the_run_awaiting_approval(registry_dir: Pa
 
     result = call(registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=broken)
     assert result["isError"] is True
-    assert result["_meta"]["toolctl/run"]["status"] == "awaiting_approval"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
 def test_the_request_context_comes_from_the_call_meta(registry_dir: Path) -> None:
     async def body(c: Any) -> list[dict[str, Any]]:
-        meta: Any = {"toolctl/requestContext": {"userId": "ada"}}
+        meta: Any = {"dev.toolctl/requestContext": {"userId": "ada"}}
         return [
             dump(await c.call_tool("whoami", {}, meta=meta)),
             dump(await c.call_tool("whoami", {})),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .nodetools import NodeTools, node_tools
+from .nodetools import NodeTools
 from .serve_helpers import http_server
 
 pytestmark = pytest.mark.timeout(600)
@@ -23,12 +23,17 @@ CONFORMANCE = Path(__file__).parent / "conformance"
 
 
 @pytest.fixture(scope="module")
-def tools() -> NodeTools:
-    return node_tools()
+def tools(mcp_node_tools: NodeTools) -> NodeTools:
+    return mcp_node_tools
 
 
+@pytest.mark.parametrize(
+    "selection",
+    [["--requirements", "2026-07-28"], ["--suite", "all"]],
+    ids=["requirements-2026-07-28", "suite-all"],
+)
 def test_the_conformance_suite_passes_every_applicable_scenario(
-    tools: NodeTools, tmp_path: Path
+    tools: NodeTools, tmp_path: Path, selection: list[str]
 ) -> None:
     registry = tmp_path / "conformance"
     shutil.copytree(CONFORMANCE, registry, ignore=shutil.ignore_patterns(".toolctl", "__pycache__"))
@@ -40,6 +45,7 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
                 "server",
                 "--url",
                 server.url,
+                *selection,
                 "--expected-failures",
                 str(CONFORMANCE / "expected-failures.yml"),
             ],
@@ -52,9 +58,17 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
     summary = done.stdout[done.stdout.rfind("=== SUMMARY ===") :]
     assert done.returncode == 0, summary + done.stderr[-2000:]
     for scenario in (
-        "tools-call-with-logging",
-        "tools-call-elicitation",
+        "tasks-capability-negotiation",
+        "tasks-wire-fields",
+        "tasks-request-headers",
+        "tasks-dispatch-and-envelope",
+        "tasks-required-task-error",
+        "json-schema-2020-12",
+        "http-custom-header-server-validation",
         "dns-rebinding-protection",
+        "input-required-result-multiple-input-requests",
+        "input-required-result-multi-round",
+        "input-required-result-tampered-state",
     ):
         assert f"✓ {scenario}" in summary
 
@@ -145,14 +159,14 @@ def test_approval_and_resume_with_a_client_that_cannot_answer(
     # The Inspector CLI declares no elicitation: the call ends as an error naming the run,
     # which the user continues with toolctl.
     pending = _call(tools, registry_dir, era, "delete_file", {"path": "/tmp/x"})
-    run = pending["_meta"]["toolctl/run"]
+    run = pending["_meta"]["dev.toolctl/run"]
     assert pending["isError"] is True and run["status"] == "awaiting_approval"
     approved = _toolctl(registry_dir, "approve", run["id"])
     assert approved.returncode == 0, approved.stderr
     assert json.loads(approved.stdout)["output"] == {"deleted": "/tmp/x"}
 
     suspended = _call(tools, registry_dir, era, "greet", {})
-    run = suspended["_meta"]["toolctl/run"]
+    run = suspended["_meta"]["dev.toolctl/run"]
     assert suspended["isError"] is True and run["status"] == "suspended"
     resumed = _toolctl(registry_dir, "resume", run["id"], "--data", '{"name": "Ada"}')
     assert json.loads(resumed.stdout)["output"] == {"greeting": "Hello, Ada!"}

@@ -106,7 +106,7 @@ def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir:
 
     result = over_stdio(registry_dir, body)
     assert result.is_error is True
-    assert result.meta["toolctl/run"]["status"] == "awaiting_approval"
+    assert result.meta["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
 def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
 
     result = over_stdio(registry_dir, body, elicitation_callback=_elicit("decline"))
     assert result.is_error is True
-    assert result.meta["toolctl/run"]["status"] == "declined"
+    assert result.meta["dev.toolctl/run"]["status"] == "declined"
 
 
 def test_suspend_resumes_through_an_input_required_round_trip(registry_dir: Path) -> None:
@@ -304,6 +304,17 @@ def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
     assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
 
 
+def test_routing_header_values_are_compared_without_surrounding_whitespace(
+    registry_dir: Path,
+) -> None:
+    call = _modern_call("add", {"a": 1, "b": 2})
+    with http_server(registry_dir) as server:
+        _, padded = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
+        _, other = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
+    assert padded["result"]["structuredContent"] == {"sum": 3}
+    assert other["error"]["code"] == -32020
+
+
 def test_a_bad_request_state_key_is_a_usage_error(registry_dir: Path) -> None:
     done = run_serve(registry_dir, env={"TOOLCTL_REQUEST_STATE_KEY": "not-base64!"})
     assert done.returncode == 2
@@ -367,3 +378,53 @@ def test_a_non_object_output_reaches_sdk_clients_as_each_revision_lists_it(
 
 
 MODES = ("auto", "legacy")
+
+
+def _answers(*answers: tuple[str, dict[str, Any] | None], seen: list[Any]):  # type: ignore[no-untyped-def]
+    """An elicitation callback giving ``answers`` in turn (the last one repeated)."""
+    from mcp_types import ElicitResult
+
+    async def answer(context: Any, params: Any) -> Any:
+        seen.append(params)
+        action, content = answers[min(len(seen), len(answers)) - 1]
+        return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    return answer
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+@pytest.mark.parametrize("tool", ["delete_file", "greet"])
+def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
+    registry_dir: Path, tool: str, action: str, mode: str
+) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool(tool, {"path": "/tmp/x"} if tool == "delete_file" else {})
+
+    callback = _answers((action, None), seen=seen)
+    result = over_stdio(registry_dir, body, mode=mode, elicitation_callback=callback)
+    assert len(seen) == 1  # asked once, never again
+    assert result.is_error is True
+    run = result.meta["dev.toolctl/run"]
+    expected = {"delete_file": "declined" if action == "decline" else "awaiting_approval"}
+    assert run["status"] == expected.get(tool, "suspended")
+    if run["status"] != "declined":  # still pending: the text says how to continue it
+        assert run["id"] in result.content[0].text
+
+
+def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
+    registry_dir: Path,
+) -> None:
+    seen: list[Any] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool("greet", {})
+
+    callback = _answers(("accept", {}), ("accept", {"name": "Ada"}), seen=seen)
+    result = over_stdio(registry_dir, body, elicitation_callback=callback)
+    assert result.structured_content == {"greeting": "Hello, Ada!"}
+    again = seen[1].message
+    assert "What is your name?" in again and "null" not in again
+    assert "does not match its resumeSchema" in again

@@ -20,6 +20,8 @@ class _Spec:
 
     output_schema: Any = None
     output_validation = "strict"
+    background = False
+    transform: dict[str, Any] = {}  # noqa: RUF012 (never mutated)
 
 
 def _checked(result: RunResult) -> dict[str, Any]:
@@ -57,7 +59,8 @@ def test_content_parts_become_mcp_content_blocks() -> None:
                 "blob": "JVBERi0=",
             },
         },
-        {"type": "resource_link", "uri": "https://example.com/a/report.pdf", "name": "report.pdf"},
+        # plain link text: a server without resources must not send a resource_link
+        {"type": "text", "text": "report.pdf: https://example.com/a/report.pdf"},
         {"type": "text", "text": "[file-id: file-123]"},
         {"type": "text", "text": "as is"},
         {"type": "text", "text": '{"k": 1}'},
@@ -69,7 +72,7 @@ def test_text_model_output_and_object_output() -> None:
     out = _checked(_result(output={"n": 1}, model_output={"type": "text", "value": "one"}))
     assert out["content"] == [{"type": "text", "text": "one"}]
     assert out["structuredContent"] == {"n": 1}
-    assert out["_meta"] == {"toolctl/run": {"id": "r1", "status": "succeeded"}}
+    assert out["_meta"] == {"dev.toolctl/run": {"id": "r1", "status": "succeeded"}}
 
 
 def test_errors_carry_their_details_for_the_model() -> None:

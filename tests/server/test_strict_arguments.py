@@ -79,7 +79,7 @@ def test_duplicate_keys_are_refused_over_stdio(registry_dir: Path, line: bytes) 
     result = reply["result"]
     assert result["isError"] is True
     assert "duplicate key 'text'" in result["content"][0]["text"]
-    assert result["_meta"]["toolctl/run"]["status"] == "failed"
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "failed"
 
 
 def _post(
@@ -162,7 +162,7 @@ def test_a_client_cannot_pass_its_own_raw_arguments() -> None:
 def test_a_client_cannot_pass_its_own_raw_arguments_under_an_escaped_key() -> None:
     sent = (
         b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shout",'
-        b'"arguments":{"text":"ok"},"_meta":{"toolctl\\u002frawArguments":"{}"}}}'
+        b'"arguments":{"text":"ok"},"_meta":{"dev.toolctl\\u002frawArguments":"{}"}}}'
     )
     assert RAW_ARGUMENTS_KEY in json.loads(sent)["params"]["_meta"]  # what the SDK would read
     rewritten = guard(sent)

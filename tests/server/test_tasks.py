@@ -15,7 +15,7 @@ from unittest.mock import ANY
 
 import pytest
 
-from .nodetools import node_tools
+from .nodetools import NodeTools
 from .test_node_clients import _call
 
 pytestmark = pytest.mark.timeout(120)
@@ -95,7 +95,10 @@ def test_a_background_tool_runs_as_a_task_to_completion(registry_dir: Path, mode
         wire.close()
     # the model view, valid against the outputSchema (never the transcript form)
     assert result["structuredContent"] == {"label": "plums", "count": 5}
-    assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
+    assert result["isError"] is False
+    # tasks/result names its task; the result inlined in tasks/get must not (SEP-2663)
+    related = result["_meta"].get("io.modelcontextprotocol/related-task")
+    assert related == (None if modern else {"taskId": task_id})
 
 
 @pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
@@ -140,13 +143,14 @@ def test_a_client_without_the_extension_gets_the_result_directly(registry_dir: P
     assert reply["result"]["structuredContent"] == {"label": "items", "count": 5}
 
 
-def test_the_inspector_runs_a_task_to_completion(registry_dir: Path) -> None:
-    tools = node_tools()
-    result = _call(tools, registry_dir, "modern", "tally", {"label": "figs"})
+def test_the_inspector_runs_a_task_to_completion(
+    registry_dir: Path, mcp_node_tools: NodeTools
+) -> None:
+    result = _call(mcp_node_tools, registry_dir, "modern", "tally", {"label": "figs"})
     assert result["structuredContent"] == {"label": "figs", "count": 4}
-    # the result came from tasks/get: it names its task (the run)
-    task = result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"]
-    assert task == result["_meta"]["toolctl/run"]["id"]
+    # the result came from tasks/get, inlined: it names its run, not its task (SEP-2663)
+    assert "io.modelcontextprotocol/related-task" not in result["_meta"]
+    assert result["_meta"]["dev.toolctl/run"]["status"] == "succeeded"
 
 
 def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Path) -> None:
@@ -190,3 +194,90 @@ def test_every_run_status_is_a_task_status() -> None:
         "cancelled": {"cancelled"},
         "failed": {"interrupted"},
     }
+
+
+def test_the_tasks_extension_is_held_to_its_contract(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, True)
+    bare = dict(ENVELOPE, **{"io.modelcontextprotocol/clientCapabilities": {}})
+    try:
+        task_id = _start(wire, "tally", {"label": "kiwis"})["taskId"]
+        removed = [wire.rpc(m, taskId=task_id)["error"]["code"] for m in ("tasks/result",)]
+        removed.append(wire.rpc("tasks/list")["error"]["code"])
+        undeclared = {}
+        for method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            wire.next_id += 1
+            params = {"taskId": task_id, "_meta": bare}
+            wire._send({"jsonrpc": "2.0", "id": wire.next_id, "method": method, "params": params})
+            assert wire.proc.stdout is not None
+            undeclared[method] = json.loads(wire.proc.stdout.readline())["error"]
+        sync = wire.rpc("tools/call", name="add", arguments={"a": 1, "b": 1})["result"]
+    finally:
+        wire.close()
+    assert removed == [-32601, -32601]
+    assert {e["code"] for e in undeclared.values()} == {-32021}
+    assert undeclared["tasks/get"]["data"]["requiredCapabilities"] == {"extensions": {TASKS: {}}}
+    # a tool that is not background answers at once, and names no task
+    assert sync["resultType"] == "complete" and sync["structuredContent"] == {"sum": 2}
+    assert "io.modelcontextprotocol/related-task" not in sync.get("_meta", {})
+
+
+def test_a_legacy_task_request_for_a_sync_tool_creates_no_task(registry_dir: Path) -> None:
+    wire = Wire(registry_dir, False)
+    try:
+        reply = wire.rpc("tools/call", name="add", arguments={"a": 2, "b": 2}, task={"ttl": 1000})
+        listed = wire.rpc("tasks/list")["result"]["tasks"]
+    finally:
+        wire.close()
+    assert reply["result"]["structuredContent"] == {"sum": 4} and "task" not in reply["result"]
+    assert listed == []
+
+
+def test_tasks_get_over_http_checks_its_mcp_name_header(registry_dir: Path) -> None:
+    from .serve_helpers import http_server
+    from .test_protocols import _modern_post
+
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "tally", "arguments": {}, "_meta": ENVELOPE}}  # fmt: skip
+    with http_server(registry_dir) as server:
+        _, created = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="tally")
+        task_id = created["result"]["taskId"]
+        get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+               "params": {"taskId": task_id, "_meta": ENVELOPE}}  # fmt: skip
+        _, wrong = _modern_post(server.port, get, Mcp_Method="tasks/get", Mcp_Name="other")
+        _, right = _modern_post(server.port, get, Mcp_Method="tasks/get", Mcp_Name=task_id)
+    assert wrong["error"]["code"] == -32020
+    assert right["result"]["taskId"] == task_id
+
+
+def test_a_background_handler_that_asks_the_client_waits_for_tasks_update(
+    registry_dir: Path,
+) -> None:
+    wire = Wire(registry_dir, True)
+
+    def settled() -> dict[str, Any]:
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        return got  # type: ignore[no-any-return]
+
+    try:
+        task_id = _start(wire, "survey_later", {})["taskId"]
+        asked = settled()
+        assert asked["status"] == "input_required"
+        assert sorted(asked["inputRequests"]) == ["where", "who"]
+        # a partial answer: the run asks again for what is missing, nothing else
+        who = {"who": {"action": "accept", "content": {"name": "Lin"}}}
+        wire.rpc("tasks/update", taskId=task_id, inputResponses=who)
+        again = settled()
+        assert again["status"] == "input_required" and list(again["inputRequests"]) == ["where"]
+        where = {"where": {"roots": [{"uri": "file:///lin"}]}}
+        wire.rpc("tasks/update", taskId=task_id, inputResponses=where)
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] != "completed":
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    assert got["result"]["content"][0]["text"] == "Lin at file:///lin"
+    assert got["result"]["isError"] is False

@@ -1,14 +1,15 @@
 """Stores under test: every ``RunStore`` implementation runs the same contract suite.
 
-PostgreSQL runs in a throwaway cluster (``bench/pgcluster.py``), one per test session, with a
-fresh database per test. Without the server binaries the PostgreSQL cases skip, except in CI
-(``CI`` set), where ``.ci/run`` installs them and a missing server is a failure.
+PostgreSQL runs in a throwaway cluster (``bench/pgcluster.py``), one per test session (one per
+pytest-xdist worker: each on its own free port and temporary directory), with a fresh database
+per test. The ``pg`` fixture and the ``postgres`` store need the server binaries
+(``@pytest.mark.requires("postgres")``, see ``tests/prereqs.py``): without them those tests skip
+with one line, except in CI, where ``.ci/run`` installs them and a missing server is a failure.
 """
 
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,10 +25,7 @@ _DB_NUMBERS = itertools.count()
 
 @pytest.fixture(scope="session")
 def pg() -> Iterator[pgcluster.Cluster]:
-    if pgcluster.binaries() is None:
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL server binaries are missing: .ci/run should install them")
-        pytest.skip("PostgreSQL server binaries (initdb, pg_ctl) are not installed")
+    # tests/conftest.py marks its users `requires("postgres")`: they skip before reaching here
     with pgcluster.running_cluster() as cluster:
         yield cluster
 
@@ -38,7 +36,9 @@ def pg_url(pg: pgcluster.Cluster) -> str:
     return pg.create_database(f"t{next(_DB_NUMBERS)}")
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+@pytest.fixture(
+    params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.requires("postgres"))]
+)
 def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 

@@ -109,5 +109,5 @@ async def call_tool(url: str, tool: str, args: dict[str, Any]) -> dict[str, Any]
 
     async with Client(url, mode="legacy", elicitation_callback=accept) as client:
         result = await client.call_tool(tool, args)
-    meta = (result.meta or {}).get("toolctl/run", {})
+    meta = (result.meta or {}).get("dev.toolctl/run", {})
     return {"is_error": result.is_error, "run": meta.get("id"), "status": meta.get("status")}

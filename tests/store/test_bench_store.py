@@ -11,12 +11,11 @@ import pytest
 from bench import pgcluster
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.requires("postgres")
 
 
 def _bench(script: str, *args: str) -> str:
     """The output of ``bench/<script> ARGS`` (it starts its own PostgreSQL cluster)."""
-    if pgcluster.binaries() is None:
-        pytest.skip("PostgreSQL server binaries are not installed")
     out = subprocess.run(
         [sys.executable, str(REPO / "bench" / script), *args],
         capture_output=True,

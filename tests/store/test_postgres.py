@@ -28,10 +28,10 @@ def test_display_url_masks_the_password() -> None:
     )
 
 
+@pytest.mark.requires("postgres")
 def test_a_failing_cluster_command_says_why(tmp_path: Path) -> None:
     bindir = pgcluster.binaries()
-    if bindir is None:
-        pytest.skip("PostgreSQL server binaries are not installed")
+    assert bindir is not None
     (tmp_path / "data").write_text("a file where initdb wants a directory")
     with pytest.raises(RuntimeError, match=r"initdb failed \(exit 1\): initdb: error: .*data"):
         pgcluster._run([str(bindir / "initdb"), "-D", str(tmp_path / "data")])

@@ -32,6 +32,8 @@ def test_every_fixture_case_passes(project: Path) -> None:
     assert got["add::skipped case"] == "skipped"
     assert got["add::inputExamples[0] small numbers"] == "passed"
     assert got["ask::resumed with yes"] == "passed"
+    assert got["survey::answered in two rounds"] == "passed"  # answers: ctx.elicit, ctx.sample
+    assert got["survey::an unanswered request leaves the run suspended"] == "passed"
     assert got["nap::times out"] == "passed"
     assert got["login::missing password is rejected"] == "passed"
     assert report.counts()["passed"] == len(got) - 1

@@ -67,15 +67,26 @@ def diff_command(
         to_json,
     )
     from toolctl.contract.sides import lock_side
+    from toolctl.errors import DeclarationError
     from toolctl.lint.report import github, sarif
 
     project = project_of(registry)
-    old = resolve(base, project, packs=packs) if base else lock_side(lock_path(project))
-    new = (
-        resolve(head, project, packs=packs)
-        if head
-        else registry_side(load(registry, packs=packs), "working tree")
-    )
+    try:
+        old = resolve(base, project, packs=packs) if base else lock_side(lock_path(project))
+        new = (
+            resolve(head, project, packs=packs)
+            if head
+            else registry_side(load(registry, packs=packs), "working tree")
+        )
+    except DeclarationError as exc:
+        # A code-scanning upload or a workflow reads the report, not stderr: a side that does
+        # not load is reported there too (its errors), then the error boundary says the rest.
+        if fmt is ReportFormat.sarif:
+            print_json(sarif(exc.diagnostics, rules(), __version__))
+        elif fmt is ReportFormat.github:
+            for line in github(exc.diagnostics):
+                typer.echo(line)
+        raise
     result = diff(old, new)
     policy = fail_on.value
     if fmt is ReportFormat.json:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -86,6 +86,48 @@ def _progress(value: float, total: float | None, message: str | None) -> None:
     )
 
 
+def _answering(pairs: list[str], reads_stdin: bool) -> Any:
+    """``on_suspend`` answering the handler's requests from ``--answer KEY=JSON`` (prompting on
+    a terminal for the rest)."""
+    import json
+
+    from toolctl.errors import UsageError
+    from toolctl.runtime import clientask
+
+    answers: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError("expected KEY=JSON")
+            answers[key] = json.loads(text)
+        except ValueError as exc:
+            raise UsageError(
+                f"--answer {pair!r}: {exc}",
+                hint='write it as KEY=JSON, e.g. --answer \'elicitation={"action": "accept", '
+                '"content": {"name": "Ada"}}\'',
+            ) from None
+    interactive = not reads_stdin and sys.stdin.isatty()
+    return clientask.answering(answers, _prompt_answer if interactive else None)
+
+
+def _prompt_answer(key: str, request: dict[str, Any]) -> Any:
+    """Ask on the terminal for the JSON answer to one request of the handler."""
+    import json
+
+    from toolctl.cli.runview import err, escape_controls
+
+    params = request.get("params") or {}
+    shown = params.get("message") or json.dumps(params, ensure_ascii=True)[:500]
+    err(f"the tool asks ({request.get('method')}, {key}): {escape_controls(str(shown))}")
+    while True:
+        text = typer.prompt(f"{key} (JSON answer)", err=True)
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            err(f"not JSON ({exc}); try again")
+
+
 def _finish(result: RunResult, show: Show, traceback: bool = False) -> None:
     from toolctl.cli.runview import render, show_traceback
 
@@ -128,6 +170,15 @@ def run(
     background: Annotated[
         bool, typer.Option("--background", "-b", help="Run in a detached worker; print the id.")
     ] = False,
+    answer: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--answer",
+            metavar="KEY=JSON",
+            help="Answer what the handler asks the client (ctx.ask/elicit/sample/list_roots), "
+            "by request key; repeatable. On a terminal, missing answers are prompted for.",
+        ),
+    ] = None,
     raw: RawOpt = False,
     display: DisplayOpt = False,
     fmt: FormatOpt = OutputFormat.text,
@@ -152,6 +203,7 @@ def run(
         from toolctl.runtime.options import CallOptions
         from toolctl.runtime.records import Origin
         from toolctl.runtime.redact import guard_log_handlers
+        from toolctl.runtime.tracing import describe_run, run_span
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
@@ -177,8 +229,13 @@ def run(
         approver=approver,
         on_progress=_progress,
         origin=Origin.CLI,
+        on_suspend=_answering(answer or [], reads_stdin),
     )
-    result = _cancellable(lambda: api.call(registry, name, "{}" if text is None else text, options))
+    with run_span(name) as span:
+        result = _cancellable(
+            lambda: api.call(registry, name, "{}" if text is None else text, options)
+        )
+        describe_run(span, result)
     _finish(result, show, traceback)
 
 

@@ -59,6 +59,10 @@ _TABLE = [
     Code("TD207", "timeout-loosened", Kind.SAFETY, "The timeout was raised or removed."),
     Code("TD208", "handler-changed", Kind.SAFETY, "Another handler runs the tool."),
     Code("TD209", "poisoned-text", Kind.SAFETY, "New model-visible text has poisoning signs."),
+    Code("TD210", "read-only-claimed", Kind.SAFETY, "readOnlyHint false → true."),
+    Code("TD211", "destructive-dropped", Kind.SAFETY, "destructiveHint true → false."),
+    Code("TD212", "open-world-dropped", Kind.SAFETY, "openWorldHint true → false."),
+    Code("TD213", "idempotent-claimed", Kind.SAFETY, "idempotentHint false → true."),
     Code("TD301", "description-changed", Kind.TEXT, "The description changed."),
     Code("TD302", "title-changed", Kind.TEXT, "The title changed."),
     Code("TD303", "examples-changed", Kind.TEXT, "inputExamples changed."),
@@ -70,7 +74,7 @@ _TABLE = [
     Code(
         "TD502", "declaration-changed", Kind.OTHER, "The declaration changed outside the contract."
     ),
-    Code("TD503", "hint-tightened", Kind.COMPATIBLE, "A safety hint or policy was tightened."),
+    Code("TD503", "hint-tightened", Kind.COMPATIBLE, "A safety policy was tightened."),
     Code("TD504", "version-changed", Kind.OTHER, "The declared version changed."),
 ]
 CODES: dict[str, Code] = {c.code: c for c in _TABLE}

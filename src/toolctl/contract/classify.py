@@ -31,12 +31,14 @@ _OUTPUT = {
     Effect.UNKNOWN: ("TD115", Kind.UNDECIDED),
     Effect.TEXT: ("TD119", Kind.TEXT),
 }
-# (hint, MCP default, the risky value, code when it turns risky)
+# (hint, MCP default, the risky value, code when it turns risky, code when it loosens). Both
+# directions are safety changes: hosts act on the hints (a read-only tool is often run without
+# asking), so a tool that starts claiming less risk must be reviewed before that is trusted.
 _HINTS = (
-    ("readOnlyHint", False, False, "TD201"),
-    ("destructiveHint", True, True, "TD202"),
-    ("openWorldHint", True, True, "TD203"),
-    ("idempotentHint", False, False, "TD204"),
+    ("readOnlyHint", False, False, "TD201", "TD210"),
+    ("destructiveHint", True, True, "TD202", "TD211"),
+    ("openWorldHint", True, True, "TD203", "TD212"),
+    ("idempotentHint", False, False, "TD204", "TD213"),
 )
 _VALIDATION_RANK = {"off": 0, "warn": 1, "strict": 2}
 _HANDLED_CONTRACT = frozenset(
@@ -112,7 +114,7 @@ def _text(tool: str, code: str, label: str, old: Any, new: Any, path: JsonPath) 
 
 def _hints(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
     a_o, a_n = old.get("annotations") or {}, new.get("annotations") or {}
-    for hint, default, risky, code in _HINTS:
+    for hint, default, risky, code, loosened in _HINTS:
         v_o, v_n = a_o.get(hint, default), a_n.get(hint, default)
         if v_o == v_n:
             continue
@@ -121,7 +123,7 @@ def _hints(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Chan
         if v_n == risky:
             yield change(tool, code, f"{text}: the tool needs re-approval", path)
         else:
-            yield change(tool, "TD503", text, path)
+            yield change(tool, loosened, f"{text}: hosts may now run it without asking", path)
     if a_o.get("title") != a_n.get("title") and old.get("title") == new.get("title"):
         yield _text(
             tool,

@@ -16,6 +16,7 @@ from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
 from toolctl.export.names import MCP_NAME, check_mcp_name_edges
+from toolctl.export.viewschema import view_schema
 from toolctl.sensitive import shown_schema
 from toolctl.spec import ToolSpec
 
@@ -26,9 +27,17 @@ _FIELDS = frozenset(
 
 
 def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
-    # What a client is sent as structuredContent never has the sensitive fields: nor does this.
-    schema = shown_schema(spec.output_schema)
+    schema = delivered_output_schema(spec)
     if schema is None:
+        if spec.output_schema is not None:
+            out.warning(
+                "TX224",
+                "outputSchema left out: a background tool's MCP result is read from the run "
+                "history, which keeps the transcript form of its output, and "
+                "transform.transcript.output is not a pick/omit/redact a schema can follow",
+                ("transform", "transcript", "output"),
+                hint="use pick/omit for the transcript output, or drop background",
+            )
         return None
     if protocol == "2025-11-25" and not (
         isinstance(schema, dict) and schema.get("type") == "object"
@@ -41,6 +50,30 @@ def _output_schema(spec: ToolSpec, protocol: str, out: Findings) -> Any:
         )
         return None
     return schema
+
+
+_EDITS = frozenset({"pick", "omit"})
+
+
+def delivered_output_schema(spec: ToolSpec) -> Any:
+    """The schema of the output an MCP client receives from ``spec``, never with its sensitive
+    fields (the client's ``structuredContent`` has none): its ``outputSchema``, or for a
+    background tool (whose result comes from the run history) the schema of what the history
+    keeps: its json model view when ``toModelOutput`` picks or omits fields, else the transcript
+    form (None when no schema describes it)."""
+    return shown_schema(_kept_output_schema(spec))
+
+
+def _kept_output_schema(spec: ToolSpec) -> Any:
+    if not spec.background or spec.output_schema is None:
+        return spec.output_schema
+    shaped = spec.to_model_output
+    if isinstance(shaped, dict) and shaped.get("type") == "json" and shaped.keys() & _EDITS:
+        # The history keeps a json model view that picks or omits fields: clients get it.
+        edits = {k: v for k, v in shaped.items() if k in _EDITS}
+        return view_schema(edits, spec.output_schema)
+    transcript = spec.transform.get("transcript") or {}
+    return view_schema(transcript.get("output"), spec.output_schema)
 
 
 class McpExporter(ToolListExporter):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
+from toolctl.runtime import clientask
 from toolctl.runtime.redact import install_log_filter, redact, redact_text, scrub_json
 from toolctl.runtime.result import ApprovalInfo
+from toolctl.runtime.tracing import tracer
 
 log = logging.getLogger("toolctl.runtime")
 install_log_filter(log)
@@ -94,15 +95,15 @@ class Observe:
     def span(self, name: str, **attributes: Any) -> Iterator[Any]:
         """An OpenTelemetry span (None without a configured tracer provider). Its attributes,
         events, status and recorded exceptions are scrubbed of the run's secrets."""
-        tracer = _tracer()
-        if tracer is None:
+        found = tracer()
+        if found is None:
             yield None
             return
         attrs: dict[str, Any] = {"toolctl.tool": self.tool_name, "toolctl.run_id": self.run_id}
         attrs.update(
             {k: v for k, v in attributes.items() if isinstance(v, (str, bool, int, float))}
         )
-        with tracer.start_as_current_span(
+        with found.start_as_current_span(
             self._text(name),
             attributes=_scrubbed_attributes(attrs, self._text),
             record_exception=False,  # recorded below, scrubbed
@@ -202,18 +203,6 @@ class ScrubbedSpan:
         self.add_event("exception", event, timestamp)
 
 
-def _tracer() -> Any:
-    # Only when the application already imported and configured OpenTelemetry: never pay for
-    # the import, never create a provider.
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
-        return None
-    provider = trace.get_tracer_provider()
-    if type(provider).__name__ in ("ProxyTracerProvider", "NoOpTracerProvider"):
-        return None
-    return trace.get_tracer("toolctl")
-
-
 ProgressFn = Callable[[float, "float | None", "str | None"], None]
 
 
@@ -267,6 +256,54 @@ class ToolContext:
         ``ctx.resume_data`` set.
         """
         raise SuspendRequested(payload)
+
+    def ask(self, requests: dict[str, dict[str, Any]]) -> dict[str, Any]:
+        """Ask the client (the user, its model, its roots): ``{key: request}`` in MCP's shape
+        (see :mod:`toolctl.runtime.clientask`). Returns ``{key: answer}`` once every request
+        is answered; until then the run suspends (never returns) and runs again from the start
+        when answered. Several keys are asked in one round; ``ask`` after ``ask`` is rounds."""
+        wanted = clientask.check_requests(requests)
+        answers = clientask.answers_in(self.resume_data)
+        missing = {k: r for k, r in wanted.items() if k not in answers}
+        if missing:
+            answered = {k: v for k, v in answers.items() if k not in missing}
+            self.suspend({clientask.REQUESTS_KEY: missing, clientask.ANSWERED_KEY: answered})
+        return {k: answers[k] for k in wanted}
+
+    def elicit(
+        self, message: str, schema: dict[str, Any], *, key: str = "elicitation"
+    ) -> dict[str, Any]:
+        """Ask the user to fill a form: the client's answer (``{"action": "accept" | "decline" |
+        "cancel", "content": {...}}``)."""
+        answer: dict[str, Any] = self.ask({key: clientask.elicitation(message, schema)})[key]
+        return answer
+
+    def elicit_url(
+        self, message: str, url: str, elicitation_id: str, *, key: str = "elicitation"
+    ) -> dict[str, Any]:
+        """Send the user to ``url`` (URL-mode elicitation): the client's answer."""
+        request = clientask.url_elicitation(message, url, elicitation_id)
+        answer: dict[str, Any] = self.ask({key: request})[key]
+        return answer
+
+    def sample(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        key: str = "sampling",
+        **params: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model (sampling): its ``CreateMessageResult``."""
+        request = clientask.sampling(messages, max_tokens, **params)
+        answer: dict[str, Any] = self.ask({key: request})[key]
+        return answer
+
+    def list_roots(self, *, key: str = "roots") -> list[dict[str, Any]]:
+        """The client's roots (``[{"uri": ..., "name": ...}]``)."""
+        answer = self.ask({key: clientask.roots()})[key]
+        found = answer.get("roots") if isinstance(answer, dict) else None
+        return list(found) if isinstance(found, list) else []
 
     def progress(
         self, value: float, total: float | None = None, message: str | None = None

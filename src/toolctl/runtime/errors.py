@@ -13,6 +13,11 @@ class StateError(ToolctlError):
     """The run history cannot be opened or written (path, permissions, newer schema)."""
 
 
+class DatabaseUnavailableError(StateError):
+    """The run history's database server does not answer (stopped, restarting, unreachable,
+    out of connections): nothing is wrong with the setup or the run, so retrying later works."""
+
+
 class RunNotFoundError(UsageError):
     """No run has this id (or an id prefix matches several runs): like an unknown tool name, a
     usage error (the CLI exits 2, not 1, which means the tool failed)."""

@@ -27,19 +27,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.install import install_hint
 from toolctl.runtime import rowcodec
-from toolctl.runtime.errors import RunNotFoundError, StateError
+from toolctl.runtime.errors import DatabaseUnavailableError, RunNotFoundError, StateError
 from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from procrastinate import App
     from psycopg_pool import ConnectionPool
 
 SCHEMA_VERSION = 3
+PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
+_SWEEP_KEY = 7_415_321_908  # pg_try_advisory_lock key: one periodic sweep at a time
 
 _KEYS_TABLE = (
     "CREATE TABLE IF NOT EXISTS toolctl_keys (name TEXT PRIMARY KEY, secret BYTEA NOT NULL)"
@@ -69,6 +71,39 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
 
 
 INSTALL_HINT = f"install the postgres extra: {install_hint('postgres')}"
+
+# The run history's connection pool in each process (replica, worker, CLI command):
+# TOOLCTL_STATE_POOL_MIN connections kept open, at most TOOLCTL_STATE_POOL_MAX. Every other
+# connection a process may open is sized from these (docs/deployment.md counts them).
+POOL_MIN_ENV, POOL_MAX_ENV = "TOOLCTL_STATE_POOL_MIN", "TOOLCTL_STATE_POOL_MAX"
+POOL_MIN, POOL_MAX = 1, 8
+QUEUE_POOL_MAX = 4  # the enqueuing side's task-queue pool: at most this many (or the max above)
+
+
+def pool_sizes(environ: Mapping[str, str]) -> tuple[int, int]:
+    """``(min, max)`` of the run history's pool from ``environ``; a :class:`StateError` naming
+    the variable when a value is not a whole number or min > max."""
+    sizes = []
+    for name, default, least in ((POOL_MIN_ENV, POOL_MIN, 0), (POOL_MAX_ENV, POOL_MAX, 1)):
+        raw = environ.get(name, "").strip()
+        try:
+            value = int(raw) if raw else default
+        except ValueError:
+            value = -1
+        if value < least:
+            raise StateError(
+                f"{name}={raw!r} is not a number of connections",
+                hint=f"set {name} to a whole number of at least {least}, or unset it "
+                f"(default {default})",
+            )
+        sizes.append(value)
+    low, high = sizes
+    if low > high:
+        raise StateError(
+            f"{POOL_MIN_ENV}={low} is more than {POOL_MAX_ENV}={high}",
+            hint=f"set {POOL_MIN_ENV} at most {POOL_MAX_ENV}",
+        )
+    return low, high
 
 
 def display_url(url: str) -> str:
@@ -111,8 +146,8 @@ class PostgresStore:
         url: str,
         *,
         sweep: bool = True,
-        min_size: int = 1,
-        max_size: int = 8,
+        min_size: int = POOL_MIN,
+        max_size: int = POOL_MAX,
         connect_timeout: float = 10.0,
     ) -> None:
         self.url = url
@@ -124,6 +159,7 @@ class PostgresStore:
         self._queue_lock = threading.Lock()
         self._queue_pool: ConnectionPool | None = None  # the task queue's, made on first use
         self._queue_app: App | None = None
+        self.max_size = max_size
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
             self._setup()
@@ -179,30 +215,70 @@ class PostgresStore:
             "(the password comes from the URL or TOOLCTL_STATE)",
         )
 
-    def _run(self, sql: str, args: Any = None, *, durable: bool = True, fetch: bool = False) -> Any:
+    def _unavailable(self, exc: BaseException) -> DatabaseUnavailableError:
+        detail = self._clean(str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc))
+        return DatabaseUnavailableError(
+            f"database unavailable: cannot use run history {self.where}: {detail}",
+            hint="the PostgreSQL server is stopped, restarting or out of connections; "
+            "retry in a moment",
+        )
+
+    def _run(
+        self,
+        sql: str,
+        args: Any = None,
+        *,
+        durable: bool = True,
+        fetch: bool = False,
+        wait: float | None = None,
+    ) -> Any:
         """One statement, its own transaction; its rows (``fetch``) or its row count.
 
         Connections default to ``synchronous_commit = off`` (see :meth:`_configure`), so an
         ordinary write is one round trip; a ``durable`` one commits synchronously.
+
+        A statement that fails because its pooled connection was broken (the server restarted
+        since the connection was opened) is sent once more on a checked connection: it never
+        reached the server, and every write is a compare-and-set, so sending it again cannot
+        apply it twice. Any other error (a constraint, a bad statement) is not retried.
+        ``wait``: how long to wait for a connection (default: the pool's timeout).
         """
         import psycopg
+
+        for attempt in (1, 2):
+            broken = False
+            try:
+                with self._pool.connection(timeout=wait) as conn:
+                    try:
+                        return self._execute(conn, sql, args, durable=durable, fetch=fetch)
+                    except psycopg.OperationalError:
+                        broken = conn.broken or conn.closed
+                        raise
+            except psycopg.OperationalError as exc:
+                if broken and attempt == 1:
+                    self._pool.check()  # drop every other stale connection before the retry
+                    continue
+                raise self._unavailable(exc) from None
+            except psycopg.Error as exc:
+                raise self._error(exc, "cannot use") from None
+            except Exception as exc:  # the pool's PoolTimeout and friends: no connection to be had
+                if type(exc).__module__.startswith("psycopg"):
+                    raise self._unavailable(exc) from None
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _execute(conn: Any, sql: str, args: Any, *, durable: bool, fetch: bool) -> Any:
         from psycopg.rows import dict_row
 
-        try:
-            with self._pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                if durable and not fetch:
-                    with conn.transaction():
-                        cur.execute("SET LOCAL synchronous_commit = on")
-                        cur.execute(sql, args)
-                else:
+        with conn.cursor(row_factory=dict_row) as cur:
+            if durable and not fetch:
+                with conn.transaction():
+                    cur.execute("SET LOCAL synchronous_commit = on")
                     cur.execute(sql, args)
-                return cur.fetchall() if fetch else cur.rowcount
-        except psycopg.Error as exc:
-            raise self._error(exc, "cannot use") from None
-        except Exception as exc:  # the pool's PoolTimeout and friends
-            if type(exc).__module__.startswith("psycopg"):
-                raise self._error(exc, "cannot use") from None
-            raise
+            else:
+                cur.execute(sql, args)
+            return cur.fetchall() if fetch else cur.rowcount
 
     @staticmethod
     def _configure(conn: Any) -> None:
@@ -325,12 +401,20 @@ class PostgresStore:
         (:func:`toolctl.runtime.queue.requeue`, with a note).
 
         An owner on this machine is checked by pid; one elsewhere only by its lease, so a
-        replica on another host never takes a live run away.
+        replica on another host never takes a live run away. A run waiting in the task queue
+        whose grace lease is over is checked against its job (:func:`queue.reconcile`).
         """
+        from toolctl.runtime.queue import QUEUED_HOST, reconcile
+
         now = time.time()
         rows = self._run("SELECT * FROM toolctl_runs WHERE status = 'running'", fetch=True)
         done = []
         for rec in map(rowcodec.decode, rows):
+            if rec.owner_host == QUEUED_HOST and (rec.lease_expires or 0) <= now:
+                # waiting in the task queue: its job tells whether it still waits
+                if reconcile(self, rec, now):
+                    done.append(rec.run_id)
+                continue
             if owner_alive(rec, now):
                 continue
             if rec.background and (rec.registry or {}).get("idempotent"):
@@ -348,6 +432,24 @@ class PostgresStore:
             ):
                 done.append(rec.run_id)
         return done
+
+    def sweep_exclusive(self) -> list[str] | None:
+        """:meth:`sweep`, unless another process on this database is sweeping right now (then
+        None): the periodic sweeps of every replica and worker take turns instead of all
+        reading every running run. The turn is a session advisory lock on a connection of its
+        own, so it ends with the sweep, or with the process if it dies mid-sweep."""
+        import psycopg
+
+        try:
+            with psycopg.connect(self.url, autocommit=True, connect_timeout=5) as conn:
+                row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_SWEEP_KEY,)).fetchone()
+                if not row or not row[0]:
+                    return None
+                return self.sweep()
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from None
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot sweep") from None
 
     def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
         """Extend the lease of each ``(run_id, owner, lease_s)`` still ``running`` under that
@@ -379,10 +481,10 @@ class PostgresStore:
                 from toolctl.runtime.queue import make_app
 
                 app = make_app(self.url)
-                pool = ConnectionPool(
+                pool = ConnectionPool(  # opened when a run is enqueued, closed when idle
                     self.url,
-                    min_size=1,
-                    max_size=4,
+                    min_size=0,
+                    max_size=min(QUEUE_POOL_MAX, self.max_size),
                     open=False,
                     name="toolctl-queue",
                     check=ConnectionPool.check_connection,
@@ -395,6 +497,20 @@ class PostgresStore:
                 app.open(pool)
                 self._queue_pool, self._queue_app = pool, app
             return self._queue_app
+
+    def queue_job_status(self, run_id: str, token: str) -> str | None:
+        """The Procrastinate status of the newest job that would claim run ``run_id`` from
+        ``token`` (``todo``, ``doing``, ``failed`` ...); None when there is none (finished jobs
+        are deleted, so a job that vanished)."""
+        from toolctl.runtime.queue import TASK
+
+        rows = self._run(
+            "SELECT status::text AS status FROM procrastinate_jobs WHERE task_name = %s"
+            " AND args->>'run_id' = %s AND args->>'token' = %s ORDER BY id DESC LIMIT 1",
+            (TASK, run_id, token),
+            fetch=True,
+        )
+        return str(rows[0]["status"]) if rows else None
 
     def ensure_queue_schema(self) -> None:
         """Create the task queue's tables (Procrastinate's schema) once per database."""
@@ -443,5 +559,6 @@ class PostgresStore:
         return bytes(rows[0]["secret"])
 
     def ping(self) -> None:
-        """Raise :class:`StateError` unless the database answers (readiness checks)."""
-        self._run("SELECT 1", fetch=True)
+        """Raise :class:`DatabaseUnavailableError` unless the database answers within a few
+        seconds (readiness checks: a balancer's probe must not hang while the server is down)."""
+        self._run("SELECT 1", fetch=True, wait=PING_WAIT_S)

@@ -4,13 +4,20 @@ as the run history, executed by ``toolctl worker`` processes on any machine.
 With a PostgreSQL state URL, :func:`toolctl.runtime.background.spawn` enqueues instead of starting
 a local worker process. The run row is the source of truth; the job only says "run this id":
 
-1. enqueue: the row is ``running``, owned by the enqueuing call's token, host ``queue`` and no
-   lease (waiting in the queue is not a sign of death); its locator records whether the tool is
-   idempotent (``mcp.annotations.idempotentHint``) and the attempt number.
+1. enqueue: the row is ``running``, owned by the enqueuing call's token, host ``queue`` and a
+   grace lease (:data:`QUEUE_GRACE_S`); its locator records whether the tool is idempotent
+   (``mcp.annotations.idempotentHint``) and the attempt number. A sweep that finds the grace
+   over asks the queue (:func:`reconcile`): a job still waiting or being taken extends it
+   (waiting for a worker is not a sign of death); a job that failed or vanished before any
+   worker claimed the run — the run never started — re-queues an idempotent tool's run and ends
+   any other ``failed``, saying it never ran. A queued row without a lease (written by an older
+   toolctl) is checked the same way.
 2. a worker claims the run with a compare-and-set from that token to its own identity and a short
    lease (:data:`LEASE_S`), renewed by the process's lease heartbeat
    (:mod:`toolctl.runtime.heartbeat`, shared with foreground calls) while the handler runs. A job
-   whose claim fails (cancelled meanwhile, or a duplicate job) does nothing.
+   whose claim fails (cancelled meanwhile, or a duplicate job) does nothing; one whose claim hits
+   a database error is retried by Procrastinate (:data:`CLAIM_RETRY`): the claim is a
+   compare-and-set on the queue token, so a retried job never runs a run twice.
 3. cancellation (``toolctl runs cancel`` on any machine) ends the row; the heartbeat sees the row
    is no longer its own and aborts the handler; the worker's final write is a compare-and-set and
    loses, so the cancellation stands.
@@ -22,16 +29,21 @@ a local worker process. The run row is the source of truth; the job only says "r
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime import heartbeat
-from toolctl.runtime.ownership import HOST, owner_fields
+from toolctl.runtime.ownership import HOST, end_changes, owner_fields
+from toolctl.runtime.result import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
     from procrastinate import App
 
     from toolctl.runtime.pgstore import PostgresStore
@@ -44,18 +56,28 @@ QUEUE = "toolctl"
 LEASE_S = 30.0  # a worker renews its lease every LEASE_S / 3; a dead one is seen after LEASE_S
 MAX_ATTEMPTS = 3
 QUEUED_HOST = "queue"  # owner_host of a run waiting in the queue (no process owns it yet)
-# The owner fields of a run waiting in the queue: no pid, no lease, so no sweep takes it.
-_QUEUED: dict[str, Any] = {
-    "owner_host": QUEUED_HOST,
-    "owner_pid": None,
-    "owner_start": None,
-    "lease_expires": None,
-}
+QUEUE_GRACE_S = LEASE_S  # how often a sweep checks that a queued run's job still waits
+# A claim that hits a database error (the server restarting under an idle worker) is retried:
+# (attempts, seconds between them); about a minute in all.
+CLAIM_RETRY = (8, 8)
+WAITING_JOB = ("todo", "doing")  # Procrastinate job states that will still claim the run
 
 
-def make_app(url: str) -> App:
+def _queued() -> dict[str, Any]:
+    """The owner fields of a run waiting in the queue: no process, a grace lease."""
+    return {
+        "owner_host": QUEUED_HOST,
+        "owner_pid": None,
+        "owner_start": None,
+        "lease_expires": time.time() + QUEUE_GRACE_S,
+    }
+
+
+def make_app(url: str, pool_max: int | None = None) -> App:
     """A new Procrastinate app on ``url`` with the run task registered (not opened): the
-    enqueuing side's is :meth:`PostgresStore.queue_app`, a worker makes its own."""
+    enqueuing side's is :meth:`PostgresStore.queue_app` (opened on a pool of the store's), a
+    worker makes its own, whose pool keeps one connection open and opens at most
+    ``pool_max``."""
     try:
         from procrastinate import App, PsycopgConnector
     except ImportError:
@@ -66,8 +88,18 @@ def make_app(url: str) -> App:
             "background runs with a PostgreSQL state need the procrastinate package",
             hint=INSTALL_HINT,
         ) from None
-    app = App(connector=PsycopgConnector(conninfo=url))
-    app.task(name=TASK, queue=QUEUE, pass_context=True)(_job)
+    from procrastinate import RetryStrategy
+
+    from toolctl.runtime.errors import StateError
+
+    if pool_max is None:
+        connector = PsycopgConnector(conninfo=url)
+    else:  # (Procrastinate checks each pooled connection before use itself)
+        connector = PsycopgConnector(conninfo=url, min_size=1, max_size=pool_max)
+    app = App(connector=connector)
+    attempts, wait = CLAIM_RETRY
+    retry = RetryStrategy(max_attempts=attempts, wait=wait, retry_exceptions={StateError})
+    app.task(name=TASK, queue=QUEUE, pass_context=True, retry=retry)(_job)
     return app
 
 
@@ -79,7 +111,7 @@ def ensure_schema(store: PostgresStore) -> None:
 def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
     """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
     ensure_schema(store)
-    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_QUEUED)
+    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_queued())
     job_id = store.queue_app().tasks[TASK].defer(run_id=run_id, token=token)
     return int(job_id)
 
@@ -104,11 +136,42 @@ def requeue(store: PostgresStore, rec: RunRecord) -> bool:
         owner=token,
         notes=[*rec.notes, note],
         registry=locator,
-        **_QUEUED,  # in the same compare-and-set: a sweep in between would re-queue it again
+        **_queued(),  # in the same compare-and-set: a sweep in between would re-queue it again
     ):
         return False
     enqueue(store, rec.run_id, token, locator)
     return True
+
+
+def reconcile(store: PostgresStore, rec: RunRecord, now: float) -> bool:
+    """A queued run (host ``queue``) whose grace lease is over or missing: extend it while its
+    job still waits (False); else the job failed or vanished before any worker claimed the
+    run, so nothing ran: re-queue it per :func:`requeue`, or end it ``failed`` (True)."""
+    job = store.queue_job_status(rec.run_id, rec.owner or "")
+    if job in WAITING_JOB:
+        store.update(
+            rec.run_id,
+            expect_status="running",
+            expect_owner=rec.owner,
+            lease_expires=now + QUEUE_GRACE_S,
+        )
+        return False
+    if requeue(store, rec):
+        return True
+    lost = "vanished from" if job is None else f"ended {job} in"
+    error = {
+        "code": ErrorCode.INTERRUPTED.value,
+        "message": f"the run's job {lost} the task queue before a worker took it; the tool "
+        "never ran (call it again)",
+        "details": [],
+    }
+    return store.update(
+        rec.run_id,
+        expect_status="running",
+        expect_owner=rec.owner,
+        durable=True,
+        **end_changes(RunStatus.FAILED, error, now),
+    )
 
 
 # ---------------------------------------------------------------- the worker side
@@ -178,9 +241,15 @@ def run_worker(
     store: PostgresStore = open_store(url)  # type: ignore[assignment]
     ensure_schema(store)
     override = None if registry is None else registry_override(registry)
-    app = make_app(url)
+    # Fetching, finishing and retrying jobs: one connection per job at once, one to spare.
+    app = make_app(url, pool_max=concurrency + 1)
     stop = threading.Event()
-    sweeper = threading.Thread(target=_sweeper, args=(store, lease / 2, stop), daemon=True)
+    sweeper = threading.Thread(
+        target=_sweeper,
+        args=(lambda: store, lease / 2, stop),
+        name="toolctl-sweeper",
+        daemon=True,
+    )
     sweeper.start()
 
     async def main() -> None:
@@ -215,12 +284,39 @@ def registry_override(registry: Path) -> dict[str, Any]:
     return project_locator(find_project(registry))
 
 
-def _sweeper(store: PostgresStore, every: float, stop: threading.Event) -> None:
+def _sweeper(store: Callable[[], PostgresStore], every: float, stop: threading.Event) -> None:
     while not stop.wait(every):
-        try:
-            swept = store.sweep()
+        try:  # opened here, not before: a process may start while the database is away
+            swept = store().sweep_exclusive()
         except Exception as exc:  # the database is away: try again next time
             log.warning("could not sweep for lost runs: %s", exc)
             continue
         if swept:
             log.info("swept lost runs: %s", ", ".join(swept))
+
+
+@contextlib.contextmanager
+def sweeping(state: object, every: float) -> Iterator[None]:
+    """Inside the block, sweep a PostgreSQL history ``state`` (a URL) for lost runs every
+    ``every`` seconds, taking turns with the other processes on it
+    (:meth:`PostgresStore.sweep_exclusive`), so expired leases end even with no worker
+    running. Any other ``state`` (an SQLite file: one machine, swept when opened): nothing."""
+    from toolctl.runtime.store import is_url, open_store
+
+    if not is_url(state):
+        yield
+        return
+
+    def store() -> PostgresStore:
+        return open_store(str(state))  # type: ignore[return-value]
+
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=_sweeper, args=(store, every, stop), name="toolctl-sweeper", daemon=True
+    )
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -471,9 +471,12 @@ def open_store(path: str | Path | None = None, registry: HasProject | None = Non
 
 
 def _postgres(url: str) -> RunStore:
-    from toolctl.runtime.pgstore import PostgresStore
+    import os
 
-    return PostgresStore(url)
+    from toolctl.runtime.pgstore import PostgresStore, pool_sizes
+
+    low, high = pool_sizes(os.environ)
+    return PostgresStore(url, min_size=low, max_size=high)
 
 
 def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:

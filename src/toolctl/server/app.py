@@ -28,6 +28,7 @@ from toolctl.server.calls import CallHandler
 from toolctl.server.clientlog import ClientLog
 from toolctl.server.roundtrip import STATE_TTL, state_keys
 from toolctl.server.tasks import Tasks
+from toolctl.server.telemetry import ConnectionAttributes
 from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
@@ -75,7 +76,11 @@ class ToolServer:
             "logging/setLevel", types.SetLevelRequestParams, self.client_log.set_level
         )
         self._stamp = {types.SERVER_INFO_META_KEY: low.server_info_stamp}
-        low.middleware.insert(0, self._prebuilt_list)
+        # After the SDK's OpenTelemetry middleware (first in the list), so that every request,
+        # tools/list included, is a span; the connection's attributes go on it first.
+        self.connection_attributes = ConnectionAttributes()
+        low.middleware.insert(1, self.connection_attributes)
+        low.middleware.insert(2, self._prebuilt_list)
         low.middleware.append(self._task_calls)  # inside the SDK's OpenTelemetry span
         # Seals and verifies the requestState of input-required round trips (2026-07-28).
         security = RequestStateSecurity(keys=state_keys(toolset.registry), ttl=STATE_TTL)

@@ -10,17 +10,32 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime.clientask import pending_requests
+from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.pipeline import new_run_id
 from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
-from toolctl.server.interaction import Relay, client_elicits, make_approver, make_on_suspend
-from toolctl.server.results import call_result, error_result
-from toolctl.server.roundtrip import follow_up, input_required, state_run_id
+from toolctl.server.interaction import (
+    Relay,
+    client_elicits,
+    make_approver,
+    make_on_suspend,
+    missing_capability,
+)
+from toolctl.server.results import call_result, error_result, unavailable_message
+from toolctl.server.roundtrip import answer_at_once, follow_up, input_required, state_run_id
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
-from toolctl.server.tasks import created, wants_task
+from toolctl.server.tasks import (
+    created,
+    declares_extension,
+    missing_extension,
+    requires_task,
+    wants_task,
+)
 from toolctl.server.telemetry import record_call
 
 if TYPE_CHECKING:
@@ -35,7 +50,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolctl.server")
 DISCONNECT_POLL = 0.5
-CONTEXT_META_KEY = "toolctl/requestContext"  # the request context a caller may send in _meta
+# The request context a caller may send in _meta (every toolctl key is under dev.toolctl/).
+CONTEXT_META_KEY = "dev.toolctl/requestContext"
 
 
 class CallHandler:
@@ -69,6 +85,12 @@ class CallHandler:
         spec = toolset.specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        if (
+            ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            and requires_task(spec)
+            and not declares_extension(ctx)
+        ):
+            raise missing_extension(f"the tool {params.name}")
         probe = getattr(ctx.request, "is_disconnected", None)
         if probe is None:  # stdio: a closed stdin ends the session and cancels its calls
             return await self._run(ctx, toolset, spec, params)
@@ -100,6 +122,9 @@ class CallHandler:
             if isinstance(outcome, dict):  # a follow-up that could not continue
                 return outcome
             result, stored = outcome
+        except DatabaseUnavailableError as exc:  # a restart or outage: retrying later works
+            log.error("cannot run %s: %s", params.name, exc)
+            return error_result(unavailable_message(params.name))
         except ToolctlError as exc:  # the server's setup (e.g. its run history), not the call
             log.error("cannot run %s: %s", params.name, exc)
             return error_result(
@@ -117,11 +142,31 @@ class CallHandler:
             )
         _log_result(result)
         record_call(result, arguments=self._trace_arguments)
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS and client_elicits(ctx):
-            asked = input_required(result, spec)
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            asked = self._input_required(ctx, result, spec)
             if asked is not None:
                 return asked
         return call_result(result, spec, ctx.protocol_version, stored=stored)
+
+    @staticmethod
+    def _input_required(
+        ctx: ServerRequestContext[Any, Any], result: RunResult, spec: ToolSpec
+    ) -> dict[str, Any] | None:
+        # The handler's own requests (ctx.ask) go to any client that declared what they need
+        # (-32021 otherwise); approval and resume forms to a client that elicits.
+        pending = pending_requests(result.suspend_payload) if result.suspend_payload else None
+        if pending is not None and result.status.value == "suspended":
+            needed = missing_capability(ctx, pending[0])
+            if needed is not None:
+                raise MCPError(
+                    code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    message=f"the tool {spec.name} asks the client for "
+                    f"{', '.join(sorted(needed))}, which this client did not declare "
+                    f"(run {result.run_id} stays suspended)",
+                    data={"requiredCapabilities": needed},
+                )
+            return input_required(result, spec)
+        return input_required(result, spec) if client_elicits(ctx) else None
 
     async def _relayed(
         self,
@@ -177,10 +222,14 @@ class CallHandler:
             # the runtime refuses it as it refuses `toolctl run --input` (see strictwire).
             raw = meta.get(RAW_ARGUMENTS_KEY)
             arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
-            as_task = wants_task(ctx, params) and (spec.background or params.task is not None)
+            as_task = spec.background and wants_task(ctx, params)
             if as_task:
                 options["background"] = True
             result = await registry.acall(params.name, arguments, **options)
+            if params.input_responses and result.status.value == "suspended":
+                # Answers sent with a first call (no requestState): the ephemeral form of
+                # SEP-2322. They answer the handler's own requests; unknown keys are ignored.
+                result = await answer_at_once(registry, result, params.input_responses)
             if as_task and result.status.value == "running":  # the client polls the task
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from toolctl.runtime import clientask
+
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
@@ -145,18 +147,72 @@ def _is_primitive(prop: dict[str, Any]) -> bool:
 def make_on_suspend(
     ctx: ServerRequestContext[Any, Any], spec: ToolSpec
 ) -> Callable[[Any, Any], Awaitable[dict[str, Any] | None]] | None:
-    """Ask the user for the resume data when the form can express ``resumeSchema``."""
-    form = elicitation_schema(spec.resume_schema)
-    if form is None or not can_elicit(ctx):
+    """Ask the client at once when the handler suspends (2025-11-25 server-to-client requests):
+    the requests of ``ctx.ask`` (elicitation, sampling, roots), or the resume data when a form
+    can express ``resumeSchema``."""
+    if not ctx.session.can_send_request:
         return None
+    form = elicitation_schema(spec.resume_schema)
 
     async def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
+        asked = clientask.pending_requests(payload)
+        if asked is not None:
+            return await ask_client(ctx, *asked)
+        if form is None or not client_elicits(ctx):
+            return None
         answer = await _ask(ctx, resume_question(spec.title or spec.name, payload), form)
         if answer is not None and answer.action == "accept" and answer.content is not None:
             return dict(answer.content)
         return None  # declined or dismissed: the run stays suspended
 
     return on_suspend
+
+
+_REQUESTS: dict[str, tuple[Any, Any]] = {
+    "elicitation/create": (types.ElicitRequest, types.ElicitResult),
+    "sampling/createMessage": (types.CreateMessageRequest, types.CreateMessageResult),
+    "roots/list": (types.ListRootsRequest, types.ListRootsResult),
+}
+
+
+async def ask_client(
+    ctx: ServerRequestContext[Any, Any], requests: dict[str, Any], answered: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Send each of a handler's requests to the client (server-to-client requests, related to
+    the call): the resume data with every answer, or None when one could not be asked (logged;
+    the run stays suspended)."""
+    from mcp.shared.message import ServerMessageMetadata
+
+    answers = dict(answered)
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+    for key, request in requests.items():
+        kinds = _REQUESTS.get(request.get("method"))
+        if kinds is None:
+            return None
+        try:
+            typed = kinds[0].model_validate(request)
+            result = await ctx.session.send_request(typed, kinds[1], metadata=related)
+        except Exception as exc:  # the client failed, refused or went away
+            log.warning("could not ask the client %s (%s: %s)", key, type(exc).__name__, exc)
+            return None
+        answers[key] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {clientask.ANSWERS_KEY: answers}
+
+
+def missing_capability(
+    ctx: ServerRequestContext[Any, Any], requests: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The client capabilities a handler's requests need that the client did not declare."""
+    needed: dict[str, Any] = {}
+    for request in requests.values():
+        method = request.get("method") if isinstance(request, dict) else None
+        name = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}.get(
+            str(method), "roots"
+        )
+        caps = types.ClientCapabilities.model_validate({name: {}})
+        if not ctx.session.check_client_capability(caps):
+            needed[name] = {}
+    return needed or None
 
 
 class Relay:

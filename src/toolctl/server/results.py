@@ -1,8 +1,9 @@
 """A :class:`~toolctl.runtime.RunResult` as an MCP ``tools/call`` result (plain dicts).
 
-* success: ``toModelOutput`` becomes the content blocks (text, image, audio, resource link,
-  embedded resource); an object output is also ``structuredContent``. Without ``toModelOutput``
-  the content is the output's JSON, so the text block mirrors ``structuredContent``.
+* success: ``toModelOutput`` becomes the content blocks (text, image, audio, embedded
+  resource; a URL part becomes a text link, as the server serves no resources); an object
+  output is also ``structuredContent``. Without ``toModelOutput`` the content is the output's
+  JSON, so the text block mirrors ``structuredContent``.
 * failure: ``isError: true`` and the runtime's model-actionable message (already redacted).
 * suspended or awaiting approval: ``isError: true``, a text block that says so, with the run
   id to continue it (a client that can take part answers through elicitation or, in 2026-07-28,
@@ -10,7 +11,8 @@
 * output that breaks the advertised ``outputSchema`` (``outputValidation: warn`` or ``off``):
   ``isError: true``; a success result always carries ``structuredContent`` the schema accepts.
 
-Every result carries ``_meta["toolctl/run"]`` (run id and status) so a client can find the run.
+Every result carries ``_meta["dev.toolctl/run"]`` (run id and status) so a client can find the
+run. Every ``_meta`` key toolctl defines is in the ``dev.toolctl/`` namespace.
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from toolctl.schema import cached_validator
-from toolctl.sensitive import sensitive_map, shown_schema
+from toolctl.sensitive import sensitive_map
 from toolctl.server.toolset import MODERN
 
 if TYPE_CHECKING:
     from toolctl.runtime import RunResult
     from toolctl.spec import ToolSpec
 
-RUN_META_KEY = "toolctl/run"
+RUN_META_KEY = "dev.toolctl/run"
 LEGACY_PROTOCOL = "2025-11-25"
 
 
@@ -40,6 +42,13 @@ def _text(text: str) -> dict[str, Any]:
 
 def _uri_name(part: dict[str, Any], uri: str) -> str:
     return str(part.get("filename") or uri.rstrip("/").rsplit("/", 1)[-1] or uri)
+
+
+def _link_text(uri: str, media: Any, part: dict[str, Any]) -> dict[str, Any]:
+    # A link as text, not a resource_link: the server offers no resources capability, so a
+    # client could not resources/read it, and a link to another site is not an MCP resource.
+    kind = f" ({media})" if media else ""
+    return _text(f"{_uri_name(part, uri)}{kind}: {uri}")
 
 
 def _data_block(part: dict[str, Any], run_id: str, index: int) -> dict[str, Any]:
@@ -58,25 +67,17 @@ def content_block(part: dict[str, Any], run_id: str, index: int) -> dict[str, An
     if kind == "text":
         return _text(str(part.get("text", "")))
     if kind in ("image-url", "file-url"):
-        uri = str(part["url"])
-        link: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": _uri_name(part, uri)}
-        if part.get("mediaType"):
-            link["mimeType"] = part["mediaType"]
-        return link
+        return _link_text(str(part["url"]), part.get("mediaType"), part)
     if kind in ("image-data", "file-data"):
         return _data_block(part, run_id, index)
     if kind in ("file-id", "image-file-id"):
         return _text(f"[{kind}: {part.get('fileId')}]")
     value = part.get("value")
     # A custom part that already is an MCP content block passes through unchanged.
-    if isinstance(value, dict) and value.get("type") in (
-        "text",
-        "image",
-        "audio",
-        "resource_link",
-        "resource",
-    ):
+    if isinstance(value, dict) and value.get("type") in ("text", "image", "audio", "resource"):
         return dict(value)
+    if isinstance(value, dict) and value.get("type") == "resource_link":
+        return _link_text(str(value.get("uri", "")), value.get("mimeType"), value)
     return _text(value if isinstance(value, str) else _json(value))
 
 
@@ -122,9 +123,22 @@ def suspended_text(result: RunResult) -> str:
 def approval_text(result: RunResult) -> str:
     """What a model reads when a tool needs approval the user has not given (the client cannot
     ask, or the question was dismissed)."""
+    if result.error is None:  # read back from the history: the row keeps no error
+        how = f"toolctl approve {result.run_id} or toolctl decline {result.run_id}"
+        reason = f"The run {result.run_id} is waiting for approval ({how})."
+    else:
+        reason = error_text(result)
     return (
-        "Approval required: the user has not approved this call, so the tool did not run. "
-        + error_text(result)
+        "Approval required: the user has not approved this call, so the tool did not run. " + reason
+    )
+
+
+def hidden_text(result: RunResult) -> str:
+    """What a model reads for a background run that succeeded but whose output the run history
+    does not keep (its transcript hides it, and there is no model view)."""
+    return (
+        f"The tool {result.tool} finished (run {result.run_id}). Its output is not kept in the "
+        "run history (the tool's transcript hides it), so it cannot be shown here."
     )
 
 
@@ -138,8 +152,11 @@ def error_text(result: RunResult) -> str:
 def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | bool | None:
     """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol``: 2026-07-28 lists
     any; 2025-11-25 and the older handshake revisions (which get the same listing) only
-    object-rooted schemas."""
-    schema = shown_schema(spec.output_schema)  # without its sensitive fields
+    object-rooted schemas. For a background tool it describes the transcript form the run
+    history keeps, and never the sensitive fields (``export.mcp.delivered_output_schema``)."""
+    from toolctl.export.mcp import delivered_output_schema
+
+    schema = delivered_output_schema(spec)
     if protocol == MODERN:
         return dict(schema) if isinstance(schema, dict) else schema
     if isinstance(schema, dict) and schema.get("type") == "object":
@@ -172,19 +189,18 @@ def call_result(
 
 
 def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> dict[str, Any]:
-    value = _structured_value(result, spec, stored)
-    if value is not _NONE and result.secrets:
+    # Live: the raw output. Read back from the history (a background run): its json model view
+    # if it has one, else the transcript form of the output; the listed outputSchema of a
+    # background tool describes that (export.mcp.delivered_output_schema). Either way a client
+    # never gets the output's sensitive fields (the advertised schema has none).
+    model = result.model_output
+    shaped = stored and isinstance(model, dict) and model.get("type") == "json"
+    value = model.get("value") if shaped and model is not None else result.output
+    value = sensitive_map(spec.output_schema).prune(value)
+    if result.secrets:
         value = result.scrub(value)  # an echoed secret value: checked against the schema below
     schema = advertised_output_schema(spec, protocol)
     if schema is not None:
-        if value is _NONE:
-            return error_result(
-                f"The tool {result.tool} finished (run {result.run_id}), but its output cannot "
-                "be returned as structured content: the run history keeps only the transcript "
-                "form of a background run's output. See it with: "
-                f"toolctl runs show {result.run_id}",
-                _meta(result),
-            )
         # The runtime already refused live output that breaks a strict schema (unless pruning
         # or scrubbing changed it).
         checked = not stored and spec.output_validation == "strict" and value is result.output
@@ -196,29 +212,24 @@ def _success(result: RunResult, spec: ToolSpec, protocol: str, stored: bool) -> 
                 f"(run {result.run_id}): {found}. The output was not sent.",
                 _meta(result),
             )
-    # What the text block shows: the output, or (read back) its model view; failing that (no
-    # outputSchema, transcript hides the output) the transcript form, which is safe to show.
-    shown = value if value is not _NONE else result.output
+    if stored and value is None and model is None:  # the transcript hides the whole output
+        content = [_text(hidden_text(result))]
+    else:
+        content = model_content(model, value, result.run_id)
     out: dict[str, Any] = {
-        "content": model_content(result.model_output, shown, result.run_id),
+        "content": content,
         "isError": False,
         "_meta": _meta(result),
     }
-    if value is not _NONE and (schema is not None or isinstance(value, dict)):
+    if schema is not None or isinstance(value, dict):
         out["structuredContent"] = value
     return out
 
 
-_NONE: Any = object()
-
-
-def _structured_value(result: RunResult, spec: ToolSpec, stored: bool) -> Any:
-    """The raw output, or (read from the history) the model's JSON view of it; ``_NONE`` when
-    neither is available."""
-    if not stored:
-        # A client never gets the output's sensitive fields (the advertised schema has none).
-        return sensitive_map(spec.output_schema).prune(result.output)
-    model = result.model_output
-    if isinstance(model, dict) and model.get("type") == "json":
-        return model.get("value")
-    return _NONE
+def unavailable_message(tool: str) -> str:
+    """What a client is told when the run history's database does not answer: not the
+    server's setup, so it names the outage and says to retry."""
+    return (
+        f"toolctl could not run {tool}: the run-history database is unavailable "
+        "(restarting or unreachable). Retry the call in a moment."
+    )

@@ -31,9 +31,10 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from toolctl.keyfile import ensure_key_file
+from toolctl.runtime import clientask
 from toolctl.runtime.errors import StateError, key_file_errors
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
-from toolctl.server.results import error_result, shown_payload
+from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 from toolctl.server.visibility import visible_over_mcp
 
@@ -50,11 +51,23 @@ KEY_FILE = "request-state.key"
 STATE_TTL = 24 * 3600.0  # a pending run may wait for its user this long per round
 
 
-def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
+def input_required(
+    result: RunResult, spec: ToolSpec, *, note: str | None = None
+) -> dict[str, Any] | None:
     """The ``InputRequiredResult`` that asks the user for what the paused run needs, or None
-    when a form cannot ask it (the result then says how to continue with ``toolctl``)."""
+    when a form cannot ask it (the result then says how to continue with ``toolctl``).
+    ``note``: why the question is asked again (the previous answer was refused)."""
     status = result.status.value
     name = spec.title or spec.name
+    asked = clientask.pending_requests(result.suspend_payload) if status == "suspended" else None
+    if asked is not None:  # the handler asks the client itself (ctx.ask / elicit / sample ...)
+        requests, answered = asked
+        state = {"run": result.run_id, "ask": "input", "answered": answered}
+        return {
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": json.dumps(state),
+        }
     if status == "awaiting_approval":
         ask = "approval"
         shown = result.transcript.get("approval", result.transcript.get("input"))
@@ -68,6 +81,8 @@ def input_required(result: RunResult, spec: ToolSpec) -> dict[str, Any] | None:
         return None
     if form is None:
         return None
+    if note:
+        message = f"{note}\n{message}"
     ask_params = {"mode": "form", "message": message, "requestedSchema": form}
     request = {"method": "elicitation/create", "params": ask_params}
     return {
@@ -87,11 +102,15 @@ async def follow_up(
     result, or an ``isError`` result when it cannot continue."""
     from toolctl.errors import ToolctlError
     from toolctl.runtime.api import resolve_store
+    from toolctl.runtime.errors import DatabaseUnavailableError
 
     run_id, ask = _state(params.request_state)
     store = resolve_store(registry)
     try:
         record = await anyio.to_thread.run_sync(store.get, run_id)
+    except DatabaseUnavailableError as exc:
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
     if record.tool != spec.name or not visible_over_mcp(record):
@@ -100,17 +119,44 @@ async def follow_up(
         return error_result(
             f"The tool {spec.name} changed since run {run_id} was requested, so the answer was "
             f"not applied. Call the tool again (toolctl decline {run_id} ends the old run).",
-            {"toolctl/run": {"id": run_id, "status": record.status}},
+            {RUN_META_KEY: {"id": run_id, "status": record.status}},
         )
+    if ask == "input":
+        state = json.loads(params.request_state or "{}")
+        answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
+        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
+        data = {clientask.ANSWERS_KEY: {**answered, **responses}}
+        return await resume_input(registry, run_id, data)
     answer = (params.input_responses or {}).get(ask)
-    return await continue_run(registry, spec, run_id, ask, answer)
+    try:
+        return await continue_run(registry, spec, run_id, ask, answer)
+    except DatabaseUnavailableError as exc:
+        # Every claim is a compare-and-set: one that failed left the run pending as it was.
+        log.error("cannot continue run %s: %s", run_id, exc)
+        return _unavailable(run_id)
+
+
+def _unavailable(run_id: str) -> dict[str, Any]:
+    return error_result(
+        f"Run {run_id} could not be continued: the run-history database is unavailable "
+        "(restarting or unreachable). The run is still waiting; send the same answer again "
+        "in a moment.",
+        {RUN_META_KEY: {"id": run_id}},
+    )
 
 
 async def continue_run(
     registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
 ) -> RunResult | dict[str, Any]:
     """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
-    decline or resume it through the runtime. Its result, or an ``isError`` result."""
+    decline or resume it through the runtime. Its result, or a final result (a dict).
+
+    Only an accepted answer continues the run. ``decline`` of an approval declines the run;
+    any other ``decline`` or ``cancel`` (or no answer) ends the round trip with an ``isError``
+    result naming the run, which stays pending, as a 2025-11-25 elicitation does: asking the
+    same question again would loop until the client gives up. Resume data the
+    ``resumeSchema`` refuses asks again, saying what was wrong.
+    """
     from toolctl.runtime.api import aapprove, aresume, decline, get_run
     from toolctl.runtime.errors import RunStateError
 
@@ -121,12 +167,54 @@ async def continue_run(
         if ask == "approval" and action == "decline":
             return await anyio.to_thread.run_sync(decline, registry, run_id, "declined by the user")
         content = getattr(answer, "content", None)
-        if ask == "resume" and action == "accept" and isinstance(content, dict):
-            return await aresume(registry, run_id, dict(content))
+        if ask == "resume" and action == "accept":
+            data = dict(content) if isinstance(content, dict) else {}
+            result = await aresume(registry, run_id, data)
+            if result.error is None or result.error.code != "invalid_resume":
+                return result
+            pending = await anyio.to_thread.run_sync(get_run, registry, run_id)
+            again = input_required(pending, spec, note=result.error.text())
+            return again if again is not None else call_result(result, spec)
     except RunStateError as exc:
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
     # Dismissed (or no answer): the run stays pending and the result says so.
-    return await anyio.to_thread.run_sync(get_run, registry, run_id)
+    return call_result(await anyio.to_thread.run_sync(get_run, registry, run_id), spec)
+
+
+async def resume_input(
+    registry: Registry, run_id: str, data: dict[str, Any]
+) -> RunResult | dict[str, Any]:
+    """Resume ``run_id`` with the answers to its handler's requests (``data``): its result, or
+    an ``isError`` result when it cannot continue."""
+    from toolctl.runtime.api import aresume
+    from toolctl.runtime.errors import RunStateError
+
+    try:
+        return await aresume(registry, run_id, data)
+    except RunStateError as exc:
+        return error_result(f"Run {run_id} cannot continue: {exc.message}")
+
+
+async def answer_at_once(
+    registry: Registry, result: RunResult, responses: dict[str, Any]
+) -> RunResult:
+    """A run that just suspended asking the client, resumed at once with the ``responses``
+    the call already carried (those its requests name); else ``result`` unchanged."""
+    from toolctl.runtime.api import aresume
+
+    asked = clientask.pending_requests(result.suspend_payload)
+    if asked is None:
+        return result
+    answers = {k: _plain(v) for k, v in responses.items() if k in asked[0]}
+    if not answers:
+        return result
+    return await aresume(registry, result.run_id, {clientask.ANSWERS_KEY: answers})
+
+
+def _plain(answer: Any) -> Any:
+    # The SDK parses known result shapes into models: the handler gets plain JSON.
+    dump = getattr(answer, "model_dump", None)
+    return dump(by_alias=True, exclude_none=True, mode="json") if callable(dump) else answer
 
 
 def state_run_id(text: str) -> str:
@@ -142,7 +230,7 @@ def _state(text: str | None) -> tuple[str, str]:
         raise MCPError(
             code=types.INVALID_PARAMS, message="Invalid or expired requestState"
         ) from None
-    if ask not in ("approval", "resume"):
+    if ask not in ("approval", "resume", "input"):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     return run_id, ask
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
+from toolctl.server.headers import TrimmedHeaders
 from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
 from toolctl.server.strictwire import StrictBodies
@@ -138,6 +139,7 @@ async def serve_stdio(
     from toolctl.server.stdio import stdio_streams
 
     low = server.lowlevel
+    server.connection_attributes.transport = "stdio"
     async with stdio_streams() as (read, write), low.lifespan(low) as state:
         with _stdout_to_stderr():
             freeze_startup_heap()  # as for HTTP: no collection walks start-up's objects again
@@ -173,7 +175,9 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager)
-    app = ExactOrigins(StrictBodies(RetryAfter(app), options.max_request_bytes), security)
+    app = ExactOrigins(
+        StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
+    )
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
@@ -188,6 +192,7 @@ async def serve_http(
     """Serve Streamable HTTP on ``options.host:options.port`` until stopped."""
     import uvicorn
 
+    server.connection_attributes.transport = "http"
     app = http_app(server, options, security)
     config = uvicorn.Config(
         app,
@@ -203,12 +208,24 @@ async def serve_http(
 
     web = DrainingServer(config, app, options.shutdown_timeout)
     freeze_startup_heap()
-    async with anyio.create_task_group() as tg:
-        if watcher is not None:
-            tg.start_soon(watcher.run)
-        tg.start_soon(_announce, web, options)
-        await web.serve()
-        tg.cancel_scope.cancel()
+    with lost_run_sweeper(server.toolset.registry):
+        async with anyio.create_task_group() as tg:
+            if watcher is not None:
+                tg.start_soon(watcher.run)
+            tg.start_soon(_announce, web, options)
+            await web.serve()
+            tg.cancel_scope.cancel()
+
+
+def lost_run_sweeper(registry: Registry) -> contextlib.AbstractContextManager[None]:
+    """While serving a shared (PostgreSQL) history, sweep it for expired leases every half
+    lease, taking turns with the other replicas and workers, so a killed replica's runs end
+    even when no worker runs (:func:`toolctl.runtime.queue.sweeping`)."""
+    from toolctl.runtime.heartbeat import foreground_lease
+    from toolctl.runtime.queue import sweeping
+    from toolctl.runtime.store import state_location
+
+    return sweeping(state_location(registry), foreground_lease() / 2)
 
 
 async def _announce(web: Any, options: ServeOptions) -> None:

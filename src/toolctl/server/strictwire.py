@@ -4,7 +4,7 @@ The SDK parses every message with a plain JSON parser, so ``{"a": 1, "a": 2}`` r
 handler as ``{"a": 2}``: the duplicate is gone before toolctl sees it. The transports (stdio
 lines, HTTP bodies) pass each ``tools/call`` message through :func:`guard` first. When the
 message holds a duplicate key, the arguments' JSON text (every pair kept, numbers as written) is
-put into ``params._meta["toolctl/rawArguments"]`` and the call handler hands that text to the
+put into ``params._meta["dev.toolctl/rawArguments"]`` and the call handler hands that text to the
 runtime, which refuses it exactly as ``toolctl run --input`` does. Size, depth, non-finite numbers
 and lone surrogates survive parsing, so the runtime re-checks those on the parsed arguments.
 
@@ -19,7 +19,7 @@ from typing import Any
 
 log = logging.getLogger("toolctl.server")
 
-RAW_ARGUMENTS_KEY = "toolctl/rawArguments"
+RAW_ARGUMENTS_KEY = "dev.toolctl/rawArguments"
 _RAW_BYTES = RAW_ARGUMENTS_KEY.encode()
 
 
@@ -81,7 +81,7 @@ def guard(text: bytes) -> bytes | None:
 
 
 def _sends_raw_key(message: Any) -> bool:
-    """Whether a parsed message (or batch) carries ``_meta["toolctl/rawArguments"]``."""
+    """Whether a parsed message (or batch) carries ``_meta["dev.toolctl/rawArguments"]``."""
     for one in message if isinstance(message, list) else (message,):
         params = one.get("params") if isinstance(one, dict) else None
         meta = params.get("_meta") if isinstance(params, dict) else None

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ConfigDict
 
+from toolctl.runtime import clientask
 from toolctl.runtime.result import RunStatus
 from toolctl.server.results import call_result
-from toolctl.server.roundtrip import continue_run, input_required
+from toolctl.server.roundtrip import continue_run, input_required, resume_input
 from toolctl.server.toolset import MODERN
 from toolctl.server.visibility import visible_over_mcp
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 
     from toolctl.runtime.records import RunRecord
     from toolctl.server.toolset import ToolSet
+    from toolctl.spec import ToolSpec
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
@@ -85,13 +88,60 @@ class ListParams(types.RequestParams):
     cursor: str | None = None
 
 
+def declares_extension(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """True when the (2026-07-28) request's client declared the tasks extension."""
+    caps = ctx.session.client_capabilities
+    extensions = getattr(caps, "extensions", None) or {}
+    return EXTENSION in extensions
+
+
 def wants_task(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> bool:
-    """True when this call should answer with a task handle instead of waiting."""
+    """True when this call should answer with a task handle instead of waiting (for a
+    background tool only: a task-augmented call of any other tool runs and answers at once)."""
     if ctx.protocol_version == MODERN:
-        caps = ctx.session.client_capabilities
-        extensions = getattr(caps, "extensions", None) or {}
-        return EXTENSION in extensions
+        return declares_extension(ctx)
     return params.task is not None
+
+
+def missing_extension(what: str) -> MCPError:
+    """The -32021 error for a request that needs the tasks extension the client did not
+    declare (its data names the capability, as the revision defines)."""
+    return MCPError(
+        code=MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message=f"{what} needs the {EXTENSION} extension: declare it in the request's "
+        "client capabilities",
+        data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
+def requires_task(spec: ToolSpec) -> bool:
+    """True when the tool declares ``providerOptions.mcp.execution.taskSupport: required``."""
+    mcp = spec.provider_options.get("mcp")
+    execution = mcp.get("execution") if isinstance(mcp, dict) else None
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+def _check_request(ctx: ServerRequestContext[Any, Any], task_id: str | None) -> None:
+    """Refuse a 2026-07-28 ``tasks/*`` request the extension does not allow: from a client that
+    did not declare it (-32021), or whose ``Mcp-Name`` header names another task (-32020)."""
+    if ctx.protocol_version != MODERN:
+        return
+    if not declares_extension(ctx):
+        raise missing_extension("tasks/*")
+    headers = getattr(ctx.request, "headers", None)
+    named = headers.get("mcp-name") if headers is not None else None
+    if named is not None and task_id is not None and named.strip() != task_id:
+        raise MCPError(
+            code=HEADER_MISMATCH,
+            message="Mcp-Name header does not match the request body's 'taskId' parameter",
+        )
+
+
+def _removed(ctx: ServerRequestContext[Any, Any], method: str) -> None:
+    # tasks/result and tasks/list exist in 2025-11-25 core tasks only: the 2026-07-28
+    # extension inlines the result in tasks/get and has no listing.
+    if ctx.protocol_version == MODERN:
+        raise MCPError(code=types.METHOD_NOT_FOUND, message=f"Method not found: {method}")
 
 
 def created(record: RunRecord, protocol: str) -> dict[str, Any]:
@@ -134,6 +184,7 @@ class Tasks:
 
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         """``tasks/get``: the task's state (with its result once it ended, in 2026-07-28)."""
+        _check_request(ctx, params.taskId)
         record = await self._record(params.taskId)
         return self._detailed(record, ctx.protocol_version)
 
@@ -141,9 +192,20 @@ class Tasks:
         self, ctx: ServerRequestContext[Any, Any], params: TaskParams
     ) -> dict[str, Any]:
         """``tasks/update`` (2026-07-28): answers to a paused run's input requests."""
+        _check_request(ctx, params.taskId)
         record = await self._record(params.taskId)
         toolset = self._current()
         spec = toolset.specs.get(record.tool)
+        asked = clientask.pending_requests(record.suspend)
+        if asked is not None and record.status == "suspended" and spec is not None:
+            # The handler's own requests (ctx.ask): the answers given so far go with them; a
+            # partial answer resumes the run, which asks again for what is still missing.
+            given = params.inputResponses or {}
+            responses = {k: v for k, v in given.items() if k in asked[0]}
+            if responses:
+                data = {clientask.ANSWERS_KEY: {**asked[1], **responses}}
+                await resume_input(toolset.registry, record.run_id, data)
+            return {}
         if _status(record) == "input_required" and spec is not None:
             for ask in ("approval", "resume"):
                 answer = _elicit_result((params.inputResponses or {}).get(ask))
@@ -158,6 +220,7 @@ class Tasks:
         from toolctl.runtime.errors import RunStateError
         from toolctl.runtime.runs import cancel
 
+        _check_request(ctx, params.taskId)
         record = await self._record(params.taskId)
         store = _store(self._current())
         try:
@@ -172,6 +235,7 @@ class Tasks:
         self, ctx: ServerRequestContext[Any, Any], params: TaskParams
     ) -> dict[str, Any]:
         """``tasks/result`` (2025-11-25): the call result, once the run ended."""
+        _removed(ctx, "tasks/result")
         record = await self._record(params.taskId)
         store = _store(self._current())
         while _status(record) == "working":
@@ -183,6 +247,7 @@ class Tasks:
 
     async def list(self, ctx: ServerRequestContext[Any, Any], params: ListParams) -> dict[str, Any]:
         """``tasks/list`` (2025-11-25): the latest background runs."""
+        _removed(ctx, "tasks/list")
         store = _store(self._current())
         records = await anyio.to_thread.run_sync(lambda: store.query(limit=200))
         tasks = [
@@ -208,8 +273,8 @@ class Tasks:
         if protocol != MODERN:
             return task
         if status == "completed":
+            # Inlined, it carries no related-task _meta (the extension forbids it there).
             result = self._call_result(record, protocol)
-            result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.run_id}}
             task["result"] = {"resultType": "complete", **result}
         elif status == "failed":
             task["error"] = {"code": types.INTERNAL_ERROR, "message": task["statusMessage"]}

@@ -9,6 +9,9 @@ id), the run's status and handler duration, the runtime's error code (the SDK se
 (only with ``serve --trace-arguments``) the arguments as the run history keeps them: redacted,
 never a secret. Handler spans (``ctx.observe.span``) nest under it.
 
+Every request, ``tools/list`` and ``server/discover`` included, has its span (the pre-built list
+answer runs inside it); :class:`ConnectionAttributes` adds the connection's attributes to it.
+
 Nothing happens unless the application configured a tracer provider (the ``otel`` extra of
 toolctl-registry installs the OpenTelemetry SDK): the check is one dictionary lookup and one call.
 """
@@ -19,29 +22,67 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.tracing import run_attributes
+
 if TYPE_CHECKING:
+    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
     from toolctl.runtime import RunResult
 
 
 def record_call(result: RunResult, *, arguments: bool = False) -> None:
     """Describe the finished (or paused) run on the current span, when one is recording."""
-    trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
+    span = _current_span()
+    if span is None:
         return
-    span = trace.get_current_span()
-    if not span.is_recording():
-        return
-    status = result.status.value
-    attributes: dict[str, Any] = {
-        "gen_ai.tool.call.id": result.run_id,
-        "toolctl.run.id": result.run_id,
-        "toolctl.run.status": status,
-    }
-    if result.duration_ms is not None:
-        attributes["toolctl.run.duration_ms"] = result.duration_ms
-    if result.error is not None:  # the SDK sets error.type (tool_error) from isError
-        attributes["toolctl.error.code"] = result.error.code
+    attributes = run_attributes(result)
     if arguments and "input" in result.transcript:
         shown = result.transcript["input"]  # the transcript view: transforms and redaction applied
         attributes["gen_ai.tool.call.arguments"] = json.dumps(shown, ensure_ascii=False)
     span.set_attributes(attributes)
+
+
+def _current_span() -> Any:
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    span = trace.get_current_span()
+    return span if span.is_recording() else None
+
+
+class ConnectionAttributes:
+    """Server middleware (inside the SDK's span): the MCP semantic conventions' connection
+    attributes on every request's span (``network.transport``; over HTTP ``server.address``/
+    ``server.port``, ``client.address``/``client.port`` and, for a 2025-11-25 session,
+    ``mcp.session.id``). ``transport`` is ``stdio`` or ``http`` (None in memory)."""
+
+    def __init__(self) -> None:
+        self.transport: str | None = None
+
+    async def __call__(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        span = _current_span()
+        if span is not None and self.transport is not None:
+            span.set_attributes(self.attributes(ctx))
+        return await call_next(ctx)
+
+    def attributes(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+        """The attributes for ``ctx``'s request."""
+        if self.transport == "stdio":
+            return {"network.transport": "pipe"}
+        out: dict[str, Any] = {"network.transport": "tcp", "network.protocol.name": "http"}
+        request = ctx.request
+        client = getattr(request, "client", None)
+        if client is not None:
+            out["client.address"], out["client.port"] = client.host, client.port
+        url = getattr(request, "url", None)
+        if url is not None and url.hostname:
+            out["server.address"] = url.hostname
+            if url.port:
+                out["server.port"] = url.port
+        headers = getattr(request, "headers", None)
+        session = headers.get("mcp-session-id") if headers is not None else None
+        if session:
+            out["mcp.session.id"] = session
+        return out

@@ -48,6 +48,7 @@ class TestCase:
     approve: bool = False
     decline: bool | str = False
     resume: dict[str, Any] | None = None
+    answers: dict[str, Any] | None = None
     timeout: float | None = None
     expect: dict[str, Any] = field(default_factory=dict)
     skip: str | None = None
@@ -71,6 +72,7 @@ class TestCase:
             approve=raw.get("approve", False),
             decline=raw.get("decline", False),
             resume=raw.get("resume"),
+            answers=raw.get("answers"),
             timeout=raw.get("timeout"),
             expect={k: raw[k] for k in EXPECTATION_KEYS if k in raw},
             skip=(skip if isinstance(skip, str) else "skip: true") if skip else None,

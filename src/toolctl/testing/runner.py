@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
+from toolctl.runtime import clientask
 from toolctl.runtime.records import Origin
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
@@ -130,6 +131,8 @@ class Runner:
             options["approve"] = True
         if case.decline:
             options["decline"] = case.decline
+        if case.answers is not None:
+            options["on_suspend"] = clientask.answering(case.answers)
         call = self.registry.acall(spec.name, case.input, **options)
         result = await asyncio.wait_for(call, options["timeout"] + GRACE)
         if case.resume is not None and expect.status_of(result) == "suspended":

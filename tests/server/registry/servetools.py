@@ -81,3 +81,46 @@ def chatty(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
 
 def route(data: dict[str, Any]) -> dict[str, Any]:
     return {"region": data["region"]}
+
+
+def survey(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Asks the client two things at once (a form and its roots), then its model (a second
+    round), and reports what it got."""
+    first = ctx.ask(
+        {
+            "who": {
+                "method": "elicitation/create",
+                "params": {
+                    "mode": "form",
+                    "message": "Who is asking?",
+                    "requestedSchema": {
+                        "type": "object",
+                        "properties": {"name": {"type": "string"}},
+                    },
+                },
+            },
+            "where": {"method": "roots/list", "params": {}},
+        }
+    )
+    if first["who"].get("action") != "accept":
+        return {"name": None, "roots": [], "summary": "the user declined"}
+    reply = ctx.sample([{"role": "user", "content": {"type": "text", "text": "Summarize."}}])
+    return {
+        "name": first["who"]["content"]["name"],
+        "roots": [r["uri"] for r in first["where"].get("roots", [])],
+        "summary": reply["content"]["text"],
+    }
+
+
+def survey_later(data: dict[str, Any], ctx: Any) -> str:
+    form = {"type": "object", "properties": {"name": {"type": "string"}}}
+    got = ctx.ask(
+        {
+            "who": {
+                "method": "elicitation/create",
+                "params": {"message": "Who?", "requestedSchema": form},
+            },
+            "where": {"method": "roots/list", "params": {}},
+        }
+    )
+    return f"{got['who']['content']['name']} at {got['where']['roots'][0]['uri']}"

@@ -69,3 +69,12 @@ def lookup(args: dict[str, Any]) -> dict[str, Any]:
 def crawl(args: dict[str, Any], ctx: Any) -> dict[str, Any]:
     ctx.abort.wait(args["seconds"])
     return {"pages": 3}
+
+
+def survey(data: dict[str, Any], ctx: Any) -> dict[str, Any]:
+    """Asks the client in two rounds: a form, then its model."""
+    who = ctx.elicit(
+        "Who is asking?", {"type": "object", "properties": {"name": {"type": "string"}}}
+    )
+    reply = ctx.sample([{"role": "user", "content": {"type": "text", "text": "Say hi"}}])
+    return {"name": who["content"]["name"], "reply": reply["content"]["text"]}

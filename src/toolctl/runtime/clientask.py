@@ -1,0 +1,101 @@
+"""Handlers that ask the client: elicitation (form and URL), sampling, roots.
+
+One meaning on every front end. ``ctx.ask({key: request, ...})`` returns the answers to every
+request, suspending the run until all are answered: the run is stored ``suspended`` with the
+payload ``{"dev.toolctl/inputRequests": {key: request}, "dev.toolctl/answered": {...}}`` and
+continues when resumed with ``{"dev.toolctl/answers": {key: answer}}``. The handler runs again
+from the start with the answers gathered so far, so asking in several rounds (``ask`` after
+``ask``) works; each round asks only what is still unanswered.
+
+A request is MCP's shape (``{"method": "elicitation/create" | "sampling/createMessage" |
+"roots/list", "params": {...}}``), and an answer is the client's result for it
+(``{"action": "accept", "content": {...}}`` for an elicitation). ``toolctl serve`` turns the
+requests into an ``InputRequiredResult`` (2026-07-28) or server-to-client requests (2025-11-25);
+any other caller answers with ``registry.resume(run_id, {"dev.toolctl/answers": {...}})``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+REQUESTS_KEY = "dev.toolctl/inputRequests"
+ANSWERED_KEY = "dev.toolctl/answered"
+ANSWERS_KEY = "dev.toolctl/answers"
+METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+
+
+def answers_in(resume_data: Any) -> dict[str, Any]:
+    """The answers a resumed run was given (empty when none)."""
+    if isinstance(resume_data, dict) and isinstance(resume_data.get(ANSWERS_KEY), dict):
+        return dict(resume_data[ANSWERS_KEY])
+    return {}
+
+
+def pending_requests(payload: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``(requests, answered)`` of a suspend payload that asks the client, else None."""
+    if not isinstance(payload, dict) or not isinstance(payload.get(REQUESTS_KEY), dict):
+        return None
+    answered = payload.get(ANSWERED_KEY)
+    return dict(payload[REQUESTS_KEY]), dict(answered) if isinstance(answered, dict) else {}
+
+
+def check_requests(requests: Any) -> dict[str, dict[str, Any]]:
+    """``requests`` checked: a non-empty mapping of keys to MCP requests this API knows."""
+    if not isinstance(requests, dict) or not requests:
+        raise ValueError("ctx.ask needs a non-empty mapping of keys to requests")
+    for key, request in requests.items():
+        method = request.get("method") if isinstance(request, dict) else None
+        if not isinstance(key, str) or method not in METHODS:
+            raise ValueError(f"ctx.ask: request {key!r} must be one of {', '.join(METHODS)}")
+    return requests
+
+
+def elicitation(message: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """A form elicitation request (a flat object schema of primitive fields)."""
+    params = {"mode": "form", "message": message, "requestedSchema": schema}
+    return {"method": "elicitation/create", "params": params}
+
+
+def url_elicitation(message: str, url: str, elicitation_id: str) -> dict[str, Any]:
+    """A URL-mode elicitation request (the user completes it out of band, at ``url``)."""
+    params = {"mode": "url", "message": message, "url": url, "elicitationId": elicitation_id}
+    return {"method": "elicitation/create", "params": params}
+
+
+def sampling(messages: list[dict[str, Any]], max_tokens: int, **params: Any) -> dict[str, Any]:
+    """A sampling request (``messages`` in MCP's shape; ``systemPrompt`` etc. in ``params``)."""
+    return {
+        "method": "sampling/createMessage",
+        "params": {"messages": messages, "maxTokens": max_tokens, **params},
+    }
+
+
+def roots() -> dict[str, Any]:
+    """A request for the client's roots."""
+    return {"method": "roots/list", "params": {}}
+
+
+AskFn = Callable[[str, dict[str, Any]], Any]
+
+
+def answering(
+    answers: dict[str, Any], ask: AskFn | None = None
+) -> Callable[[Any, Any], dict[str, Any] | None]:
+    """An ``on_suspend`` that answers a handler's requests from ``answers`` (``toolctl test``
+    cases, ``toolctl run --answer``), round after round, asking ``ask(key, request)`` for the
+    ones missing (a terminal prompt); None (the run stays suspended) when one stays missing."""
+
+    def on_suspend(payload: Any, resume_schema: Any) -> dict[str, Any] | None:
+        asked = pending_requests(payload)
+        if asked is None:
+            return None
+        requests, answered = asked
+        for key, request in requests.items():
+            if key not in answers and ask is not None:
+                answers[key] = ask(key, request)
+        if not set(requests) <= set(answers):
+            return None
+        return {ANSWERS_KEY: {**answered, **{k: answers[k] for k in requests}}}
+
+    return on_suspend

@@ -1,0 +1,59 @@
+"""Database faults for the PostgreSQL tests: a ``pg_ctl restart`` of the test cluster, and one
+database refusing connections (an outage of that database only, so other tests' databases on
+the shared cluster are not disturbed)."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Iterator
+
+from bench import pgcluster
+
+
+def restart(cluster: pgcluster.Cluster, mode: str = "fast") -> None:
+    """``pg_ctl restart -m MODE``: every open connection is cut; the server is back on return
+    (``pg_ctl`` reuses the options the cluster was started with)."""
+    bindir = pgcluster.binaries()
+    assert bindir is not None
+    log = str(cluster.data.parent / "log")  # the new server's output: not a pipe left open
+    argv = [str(bindir / "pg_ctl"), "-D", str(cluster.data), "-m", mode, "-w", "-l", log]
+    done = subprocess.run(
+        pgcluster._as_owner([*argv, "restart"]),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert done.returncode == 0, f"pg_ctl restart failed: see {log}"
+
+
+def connections(cluster: pgcluster.Cluster, database: str) -> dict[str, int]:
+    """The open connections to ``database``, counted by ``application_name``."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = %s "
+            "GROUP BY application_name",
+            (database,),
+        ).fetchall()
+    return {str(name): int(count) for name, count in rows}
+
+
+@contextlib.contextmanager
+def refused(cluster: pgcluster.Cluster, database: str) -> Iterator[None]:
+    """``database`` is unavailable inside the block: its connections are cut and new ones are
+    refused, as while its server restarts; it accepts connections again afterwards."""
+    import psycopg
+
+    with psycopg.connect(cluster.url, autocommit=True) as conn:
+        conn.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+            (database,),
+        )
+        try:
+            yield
+        finally:
+            conn.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
