@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from toolctl.budget import DEFAULT_BUDGET_MS
 from toolctl.errors import ConfigError, YamlError
 from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes, real_path
 
@@ -78,6 +79,21 @@ def memory_limit_mb(settings: dict[str, Any], origin: Callable[[], str]) -> int 
             f"{origin()}: run.memoryLimitMb {value} is more than any process can be given "
             f"(at most {MAX_MEMORY_LIMIT_MB})",
             hint="give the limit in MiB, e.g. run: {memoryLimitMb: 1024}, or null for no limit",
+        )
+    return value
+
+
+def validation_budget_ms(settings: dict[str, Any], origin: Callable[[], str]) -> int:
+    """``run.validationBudgetMs`` of ``settings`` (the default when absent), or a
+    :class:`ConfigError` at ``origin()`` naming the fix. Call after :func:`memory_limit_mb`,
+    which checks that ``run`` is a mapping."""
+    value = (settings.get("run") or {}).get("validationBudgetMs", DEFAULT_BUDGET_MS)
+    # at most a day: a larger number is a typo (and a float of it would lose precision)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 86_400_000:
+        raise ConfigError(
+            f"{origin()}: run.validationBudgetMs must be a positive whole number of "
+            f"milliseconds, not {value!r}",
+            hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
         )
     return value
 
@@ -405,6 +421,7 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     schema_dirs = _schema_dirs(settings, root, config_file)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
+        validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

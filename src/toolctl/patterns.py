@@ -18,6 +18,7 @@ ECMA meanings kept on both engines: ``$`` only at the very end, ``\\d``/``\\w``/
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from toolctl.budget import BudgetExceeded, ValidationRefused, current
@@ -40,6 +41,8 @@ _ECMA_SPACE = (
 _RE2_ESCAPES = {"s": f"[{_ECMA_SPACE}]", "S": f"[^{_ECMA_SPACE}]"}
 _RE2_CLASS_ESCAPES = {"s": _ECMA_SPACE}
 _DOT = "[^\\n\\r\\x{2028}\\x{2029}]"
+_FALLBACK_ESCAPES = {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
+_FALLBACK_CLASS_ESCAPES = {"d": "0-9", "w": "A-Za-z0-9_"}
 
 
 class PatternTooLarge(ValueError):
@@ -167,56 +170,50 @@ def _is_hex(text: str) -> bool:
 
 def to_re2(pattern: str) -> str:
     """An ECMA-262 pattern written for RE2 (``$`` already means end of text there)."""
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            converted = _hex_escape(pattern, i)
-            if converted is not None:
-                out.append(converted[0])
-                i = converted[1]
-                continue
-            table = _RE2_CLASS_ESCAPES if in_class else _RE2_ESCAPES
-            out.append(table.get(pattern[i + 1], pattern[i : i + 2]))
-            i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class:
-            in_class = False
-        elif ch == "." and not in_class:
-            ch = _DOT
-        out.append(ch)
-        i += 1
-    return "".join(out)
+    return _translate(pattern, _re2_escape, {".": _DOT})
 
 
 def to_fallback(pattern: str) -> str:
     """An ECMA-262 pattern written for the ``regex`` module (``$``, ``\\d``, ``\\w``)."""
+    return _translate(pattern, _fallback_escape, {"$": r"\Z"})
+
+
+def _translate(
+    pattern: str, escape: Callable[[str, int, bool], tuple[str, int]], outside: dict[str, str]
+) -> str:
+    """``pattern`` rewritten in one pass that tracks character classes: ``escape(pattern, i,
+    in_class)`` gives the text and the next index for the escape at ``i``; ``outside`` maps
+    single characters outside a class."""
     out: list[str] = []
     i, in_class = 0, False
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            table = (
-                {"d": "0-9", "w": "A-Za-z0-9_"}
-                if in_class
-                else {"d": "[0-9]", "D": "[^0-9]", "w": "[A-Za-z0-9_]", "W": "[^A-Za-z0-9_]"}
-            )
-            out.append(table.get(nxt, ch + nxt))
-            i += 2
+            text, i = escape(pattern, i, in_class)
+            out.append(text)
             continue
         if ch == "[" and not in_class:
             in_class = True
         elif ch == "]" and in_class:
             in_class = False
-        elif ch == "$" and not in_class:
-            ch = r"\Z"
+        elif not in_class:
+            ch = outside.get(ch, ch)
         out.append(ch)
         i += 1
     return "".join(out)
+
+
+def _re2_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    converted = _hex_escape(pattern, i)
+    if converted is not None:
+        return converted
+    table = _RE2_CLASS_ESCAPES if in_class else _RE2_ESCAPES
+    return table.get(pattern[i + 1], pattern[i : i + 2]), i + 2
+
+
+def _fallback_escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
+    table = _FALLBACK_CLASS_ESCAPES if in_class else _FALLBACK_ESCAPES
+    return table.get(pattern[i + 1], pattern[i : i + 2]), i + 2
 
 
 # ---------------------------------------------------------------- compiling

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import Capture, toolctl
 from toolctl import DISTRIBUTION
-from toolctl.cli.app import run
 
-Capture = pytest.CaptureFixture[str]
 REPO = Path(__file__).resolve().parents[2]
 
 GOOD = """\
@@ -25,13 +24,6 @@ handler: handlers:{name}
 HANDLERS = "def gamma(args):\n    return 2\n\n\ndef alpha(args):\n    return 1\n"
 DISABLED = GOOD.format(name="alpha") + "enabled: false\ntests:\n  - name: one\n    input: {}\n"
 BROKEN = "toolctl: 1\nname: beta\ndescription: [unclosed\n"
-
-
-def toolctl(capsys: Capture, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

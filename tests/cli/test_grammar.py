@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from toolctl.cli.app import run
-
-Capture = pytest.CaptureFixture[str]
+from tests.cli_helpers import Capture, toolctl
 
 TOOL = """\
 toolctl: 1
@@ -26,13 +24,6 @@ tests:
     output: {name}
 """
 HANDLERS = "def alpha(args):\n    return 'alpha'\n\n\ndef beta(args):\n    return 'beta'\n"
-
-
-def toolctl(capsys: Capture, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import Capture, toolctl
 from toolctl import load
-from toolctl.cli.app import run
-
-Capture = pytest.CaptureFixture[str]
 
 TOOL = """\
 toolctl: 1
@@ -22,13 +20,6 @@ inputSchema:
   properties:
     tags: {{type: array, items: {{type: string}}}}
 """
-
-
-def toolctl(capsys: Capture, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = run(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

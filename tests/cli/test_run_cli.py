@@ -8,16 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import Capture, toolctl
 from toolctl.cli.app import run as cli
-
-Capture = pytest.CaptureFixture[str]
-
-
-def toolctl(capsys: Capture, *argv: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = cli(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_run_prints_model_output(project: Path, capsys: Capture) -> None:

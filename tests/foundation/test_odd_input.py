@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from toolctl.cli.app import run as cli
+from tests.cli_helpers import Capture
+from tests.cli_helpers import toolctl as call_in_process
 from toolctl.config import find_config
 from toolctl.errors import ConfigError
 from toolctl.formatcheck import MAX_SHOWN
@@ -23,14 +24,12 @@ from toolctl.loader import load_registry
 
 from .conftest import codes, write
 
-Capture = pytest.CaptureFixture[str]
 TOOL = "toolctl: 1\nname: ok\ndescription: A tool that loads.\n"
 
 
 def _cli(capsys: Capture, *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = cli(list(argv))
-    return code, capsys.readouterr().err
+    code, _, err = call_in_process(capsys, *argv)
+    return code, err
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """Key files beside the run history (issue 20, classes 6 and 7): ``state.db.key`` and the
-server's ``request-state.key`` go through one reader, so both refuse the same things: a FIFO
-or other non-regular file (at once: it must not hang), a key other users can read or write,
-and junk. Each refusal is a :class:`StateError` naming the file and the fix."""
+server's ``request-state.key`` go through one reader (:mod:`toolctl.keyfile`, which also reads
+the cache's key), so both refuse the same things: a FIFO or other non-regular file (at once: it
+must not hang), a key other users can read or write, and junk. Each refusal is a
+:class:`StateError` naming the file and the fix."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from toolctl.keyfile import KeyFileError, ensure_key_file, read_key_file
 from toolctl.runtime.binding import key_path, load_key
 from toolctl.runtime.errors import StateError
-from toolctl.runtime.keyfile import ensure_key_file, read_key_file
 
 pytestmark = pytest.mark.timeout(30)  # a FIFO that blocked the reader would hang here
 
@@ -53,7 +54,7 @@ def test_a_fifo_planted_as_the_request_state_key_is_refused_without_hanging(
 
 def test_a_directory_planted_as_a_key_is_refused(tmp_path: Path) -> None:
     (tmp_path / "k").mkdir(mode=0o700)
-    with pytest.raises(StateError, match="is not a regular file"):
+    with pytest.raises(KeyFileError, match="is not a regular file"):
         read_key_file(tmp_path / "k", "the key")
 
 
@@ -96,4 +97,23 @@ def test_a_key_file_is_created_once_and_then_read(tmp_path: Path) -> None:
     path = tmp_path / "k"
     assert ensure_key_file(path, b"first", "the key") == b"first"
     assert ensure_key_file(path, b"second", "the key") == b"first"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("junk", ["", "not hex!", "ab" * 8, "ab" * 4000])
+def test_junk_in_the_history_key_is_a_clear_error_with_the_fix(tmp_path: Path, junk: str) -> None:
+    path = key_path(tmp_path / "state.db")
+    path.write_text(junk, encoding="ascii")
+    path.chmod(0o600)
+    with pytest.raises(StateError, match=r"run history key .*state\.db\.key") as caught:
+        load_key(path)
+    assert caught.value.hint and f"delete {path}" in caught.value.hint
+    assert "pending runs" in caught.value.hint
+
+
+def test_a_new_history_key_is_private_hex_and_reused(tmp_path: Path) -> None:
+    path = key_path(tmp_path / "state.db")
+    first = load_key(path)
+    assert len(first) == 32 and load_key(path) == first
+    assert bytes.fromhex(path.read_text(encoding="ascii")) == first  # the format kept on disk
     assert stat.S_IMODE(path.stat().st_mode) == 0o600

@@ -16,7 +16,7 @@ import pytest
 
 import toolctl
 from toolctl.cli.app import run as cli
-from toolctl.errors import ToolctlError
+from toolctl.errors import ConfigError
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus
 
@@ -152,11 +152,15 @@ def test_a_forbidden_value_cannot_pass_not_by_timing_out(reg: Registry) -> None:
     assert reg.call("forbidding", {"s": "b"}, store=False).ok
 
 
-def test_the_budget_setting_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("value", ["0", "true", "1.5", "86400001"])
+def test_the_budget_setting_is_checked_when_the_project_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Like run.memoryLimitMb: with the rest of the config (so `validate` reports it), at the
+    line of ``run``, not only when a tool is called."""
     monkeypatch.syspath_prepend(str(tmp_path / "proj"))
-    reg = _project(tmp_path / "proj", "run: {validationBudgetMs: 0}\n")
-    with pytest.raises(ToolctlError, match=r"run.validationBudgetMs must be a positive"):
-        reg.call("guarded", {"s": "a"}, store=False)
+    with pytest.raises(ConfigError, match=r"toolctl\.yaml:3:\d+: run\.validationBudgetMs must be"):
+        _project(tmp_path / "proj", f"run: {{validationBudgetMs: {value}}}\n")
 
 
 def test_4_kib_of_hostile_input_through_run_is_refused(

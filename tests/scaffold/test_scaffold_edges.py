@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 
 import toolctl
+from tests.cli_helpers import Capture
+from tests.cli_helpers import toolctl as call_in_process
 from tests.scaffold import corpus
 from toolctl.cli.app import run as cli
 
-Capture = pytest.CaptureFixture[str]
 REF = f"tests.scaffold.corpus:{corpus.register_customer.__name__}"
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cli(capsys: Capture, *argv: str) -> tuple[int, str]:
-    capsys.readouterr()
-    code = cli(list(argv))
-    return code, capsys.readouterr().err
+    code, _, err = call_in_process(capsys, *argv)
+    return code, err
 
 
 def _project(root: Path) -> Path:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-Tree = dict[str, Any]
+from toolctl.fieldpaths import Tree, path_tree
+
 _UNKNOWN = None
 # Keywords that combine or reference subschemas: an edit cannot follow a path through them.
 _OPAQUE = ("$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "patternProperties")
@@ -23,17 +24,7 @@ def _tree(paths: Any) -> Tree | None:
     """Dotted paths as a tree (an empty subtree: the whole field); None for a bad list."""
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
         return None
-    root: Tree = {}
-    for path in paths:
-        node = root
-        parts = path.split(".")
-        for part in parts[:-1]:
-            if part in node and not node[part]:
-                break
-            node = node.setdefault(part, {})
-        else:
-            node[parts[-1]] = {}
-    return root
+    return path_tree(tuple(paths))
 
 
 def view_schema(transform: dict[str, Any] | None, schema: Any) -> Any:

@@ -20,17 +20,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.keyfile import KEY_BYTES, load_or_create_key
 from toolctl.runtime import jsondata
-from toolctl.runtime.errors import StateError
+from toolctl.runtime.errors import StateError, key_file_errors
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import RunRecord, RunStore
 
-KEY_BYTES = 32
 KEY_ENV = "TOOLCTL_STATE_KEY"  # a shared store's secret, in hex (see configured_key)
 _WHAT = "the run history key"
 
@@ -94,19 +93,7 @@ def key_path(db: Path) -> Path:
 
 
 def load_key(path: Path) -> bytes:
-    """The secret at ``path``, created (mode 0600) when missing; see
-    :mod:`toolctl.runtime.keyfile` for the checks a key file must pass."""
-    from toolctl.runtime.keyfile import ensure_key_file
-
-    fresh = secrets.token_bytes(KEY_BYTES).hex().encode("ascii")
-    data = ensure_key_file(path, fresh, _WHAT)
-    try:
-        key = bytes.fromhex(data.decode("ascii").strip())
-    except (ValueError, UnicodeDecodeError):
-        key = b""
-    if len(key) < KEY_BYTES // 2:
-        raise StateError(
-            f"cannot read {_WHAT} {path}: it does not hold a key",
-            hint=f"delete {path}: pending runs then need a new request",
-        )
-    return key
+    """The secret at ``path``, created (mode 0600) when missing; see :mod:`toolctl.keyfile`
+    for the checks a key file must pass."""
+    with key_file_errors():
+        return load_or_create_key(path, _WHAT)

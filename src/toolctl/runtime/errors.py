@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from toolctl.errors import ToolctlError, UsageError
+from toolctl.keyfile import KeyFileError
 
 
 class StateError(ToolctlError):
@@ -21,3 +25,15 @@ class RunNotFoundError(UsageError):
 
 class RunStateError(ToolctlError):
     """The run is not in a state that allows the operation (already resumed, not pending, ...)."""
+
+
+@contextmanager
+def key_file_errors() -> Iterator[None]:
+    """A :class:`~toolctl.keyfile.KeyFileError` of a key that seals runs, as a
+    :class:`StateError`: the history (or server) cannot go on without its key, and a new key
+    orphans what the old one sealed, so the hint says so."""
+    try:
+        yield
+    except KeyFileError as exc:
+        hint = f"{exc.hint}; pending runs then need a new request" if exc.hint else None
+        raise StateError(exc.message, hint=hint) from None

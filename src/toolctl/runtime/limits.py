@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolctl.budget import DEFAULT_BUDGET_MS
-from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb
-from toolctl.errors import ToolctlError
+from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb, validation_budget_ms
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import HasProject
@@ -56,19 +55,8 @@ def limits_of(registry: HasProject) -> ResourceLimits:
         return ResourceLimits()
     where = str(project.config_file or "toolctl.yaml")
     memory = memory_limit_mb(project.settings, lambda: where)  # checks that run is a mapping
-    budget = (project.settings.get("run") or {}).get("validationBudgetMs", DEFAULT_BUDGET_MS)
-    if not _budget_ms(budget):
-        raise ToolctlError(
-            f"{where}: run.validationBudgetMs must be a positive whole number of "
-            f"milliseconds, not {budget!r}",
-            hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
-        )
+    budget = validation_budget_ms(project.settings, lambda: where)
     return ResourceLimits(memory_mb=memory, validation_budget_ms=budget)
-
-
-def _budget_ms(value: Any) -> bool:
-    # at most a day: a larger number is a typo (and a float of it would lose precision)
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 86_400_000
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:

@@ -28,7 +28,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
@@ -88,6 +89,20 @@ def _has_null(value: Any) -> bool:
     if isinstance(value, list):
         return any(_has_null(v) for v in value)
     return False
+
+
+@contextmanager
+def _secrets_held(state: RunState) -> Iterator[None]:
+    """While the block runs, what hooks, handlers, transforms and ``toModelOutput`` callables
+    log or warn is scrubbed of the run's secrets. The source is a partial of its own: the
+    executor holds ``state.secret_values`` for the handler (a bound method, equal to every
+    other of this state) and releases it when the handler ends, which must not release this."""
+    source = functools.partial(RunState.secret_values, state)
+    hold_secrets(source)
+    try:
+        yield
+    finally:
+        release_secrets(source)
 
 
 class Call:
@@ -180,12 +195,8 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
-        source = functools.partial(RunState.secret_values, self.state)
-        hold_secrets(source)  # what hooks and handlers log or warn is scrubbed of them
-        try:
+        with _secrets_held(self.state):
             return await self._run(raw_input)
-        finally:
-            release_secrets(source)
 
     async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
@@ -303,12 +314,8 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
-        source = functools.partial(RunState.secret_values, self.state)
-        hold_secrets(source)  # hooks, transforms and toModelOutput callables log too
-        try:
+        with _secrets_held(self.state):
             return await self._execute()
-        finally:
-            release_secrets(source)
 
     async def _execute(self) -> RunResult:
         recorder = self.recorder

@@ -86,7 +86,7 @@ class Recorder:
         """:meth:`error_result`, with a callable error transform run off the event loop."""
         if not self.views.plan.calls_code("error"):
             return self.error_result(info, status)
-        info = self.state.scrub_error(info)  # what a failure says never quotes a secret
+        info = self.state.scrub_error(info)  # as error_result: the transform is user code
         try:
             await self.views.aphase("error", info.to_dict())
         except StepFailed:  # no worker free: the views are made in place, as before

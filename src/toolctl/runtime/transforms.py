@@ -16,11 +16,11 @@ The handler always receives raw data; these run on copies.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from toolctl.fieldpaths import Tree, path_tree
 from toolctl.runtime import jsondata
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.loading import load_callable
@@ -39,30 +39,12 @@ PHASE_KEYS = {
     "resume": "resumeData",
 }
 
-Tree = dict[str, Any]
-
 
 class TransformError(Exception):
     """A transform could not be applied (bad callable, callable raised, bad return value)."""
 
 
 # ---------------------------------------------------------------- field paths
-
-
-@functools.lru_cache(maxsize=512)
-def _tree(paths: tuple[str, ...]) -> Tree:
-    """Dotted paths as a tree; an empty subtree means "this whole field"."""
-    root: Tree = {}
-    for path in paths:
-        node = root
-        parts = path.split(".")
-        for part in parts[:-1]:
-            if part in node and not node[part]:
-                break  # a shorter path already covers the whole field
-            node = node.setdefault(part, {})
-        else:
-            node[parts[-1]] = {}
-    return root
 
 
 def _pick(data: Any, tree: Tree) -> Any:
@@ -158,11 +140,11 @@ def apply_declarative(spec: dict[str, Any], payload: Any) -> Any:
         return SUPPRESSED
     out = payload
     if "pick" in spec:
-        out = _pick(out, _tree(tuple(spec["pick"])))
+        out = _pick(out, path_tree(tuple(spec["pick"])))
     if "omit" in spec:
-        out = _edit(out, _tree(tuple(spec["omit"])), SUPPRESSED)
+        out = _edit(out, path_tree(tuple(spec["omit"])), SUPPRESSED)
     if "redact" in spec:
-        out = _edit(out, _tree(tuple(spec["redact"])), REDACTED)
+        out = _edit(out, path_tree(tuple(spec["redact"])), REDACTED)
     if "template" in spec:
         out = render(spec["template"], out)
     return out
@@ -249,9 +231,9 @@ def to_model_output(
     if kind == "json":
         value = output
         if "pick" in spec:
-            value = _pick(value, _tree(tuple(spec["pick"])))
+            value = _pick(value, path_tree(tuple(spec["pick"])))
         if "omit" in spec:
-            value = _edit(value, _tree(tuple(spec["omit"])), SUPPRESSED)
+            value = _edit(value, path_tree(tuple(spec["omit"])), SUPPRESSED)
         return {"type": "json", "value": value}
     parts = [p for p in (_part(s, output) for s in spec["parts"]) if p is not None]
     return {"type": "content", "value": parts}

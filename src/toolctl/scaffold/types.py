@@ -27,6 +27,8 @@ from typing import Any, get_args, get_origin
 import typing_extensions
 from typing_extensions import get_type_hints, is_typeddict
 
+from toolctl.schemamessages import json_type
+
 Schema = dict[str, Any]
 
 _SIMPLE: dict[Any, Schema] = {
@@ -362,22 +364,10 @@ def type_name(tp: Any) -> str:
 def literal_schema(values: tuple[Any, ...]) -> Schema:
     """``enum`` of the values (JSON forms), with ``type`` when they share one."""
     plain = [json_value(v)[1] for v in values]
-    kinds = {_json_type(v) for v in plain}
+    kinds = {json_type(v) for v in plain}
     schema: Schema = {"type": kinds.pop()} if len(kinds) == 1 else {}
     schema["enum"] = plain
     return schema
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    return "string"
 
 
 def class_doc(cls: type) -> str | None:

@@ -30,9 +30,9 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from toolctl.keyfile import ensure_key_file
 from toolctl.runtime import clientask
-from toolctl.runtime.errors import StateError
-from toolctl.runtime.keyfile import ensure_key_file
+from toolctl.runtime.errors import StateError, key_file_errors
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
@@ -271,7 +271,8 @@ def state_keys(registry: Registry) -> list[bytes]:
         return [os.urandom(32)]
     folder = Path(path).parent
     folder.mkdir(parents=True, exist_ok=True)
-    key = ensure_key_file(folder / KEY_FILE, os.urandom(32), "the requestState key")
+    with key_file_errors():
+        key = ensure_key_file(folder / KEY_FILE, os.urandom(32), "the requestState key")
     if len(key) != 32:
         raise StateError(
             f"the requestState key {folder / KEY_FILE} does not hold a 32-byte key",
