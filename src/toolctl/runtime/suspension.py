@@ -6,12 +6,12 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import jsondata
+from toolctl.runtime import jsondata, validation
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.state import schema_problems
+from toolctl.runtime.state import StepFailed, schema_problems
 
 if TYPE_CHECKING:
     from toolctl.runtime.recording import Recorder
@@ -34,7 +34,10 @@ class Suspension:
         the ``resume_data`` that ``on_suspend`` gave)."""
         state = self.state
         state.register(payload, state.spec.suspend_schema)
-        problem = self._check_payload(payload)
+        try:
+            problem = await self._check_payload(payload)
+        except StepFailed as exc:  # over the call's validation budget, or no worker free
+            return await self.recorder.error_result_async(exc.info, exc.status)
         if problem is not None:
             return await self.recorder.error_result_async(problem)
         await self.views.aphase("suspend", payload, state.spec.suspend_schema)
@@ -56,14 +59,22 @@ class Suspension:
         self.recorder.persist_pending(result)
         return result
 
-    def _check_payload(self, payload: Any) -> ToolErrorInfo | None:
+    async def _check_payload(self, payload: Any) -> ToolErrorInfo | None:
+        """What is wrong with a suspend payload: validated off the event loop, within the
+        call's validation budget."""
         spec = self.state.spec
         try:
             jsondata.check(payload, what="suspend payload")
         except InvalidJSONError as exc:
             return ToolErrorInfo(ErrorCode.INVALID_OUTPUT.value, exc.message)
         if spec.suspend_schema is not None:
-            problems = schema_problems(spec.suspend_schema, payload)
+            problems = await validation.problems(
+                self.state,
+                spec.suspend_schema,
+                payload,
+                code=ErrorCode.INVALID_OUTPUT.value,
+                what="suspend payload",
+            )
             if problems:
                 return ToolErrorInfo(
                     ErrorCode.INVALID_OUTPUT.value,
