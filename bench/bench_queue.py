@@ -65,7 +65,7 @@ def main() -> None:
 
         def row_only(run_id: str, token: str) -> Any:
             return store.update(
-                run_id, expect_owner=token, durable=True, registry=LOCATOR, **queue._QUEUED
+                run_id, expect_owner=token, durable=True, registry=LOCATOR, **queue._queued()
             )
 
         peer_app = queue.make_app(store.url)  # made once: only the opening is per call
