@@ -17,6 +17,7 @@ import copy
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -239,6 +240,7 @@ def _effects(old: Any, new: Any) -> set[Effect]:
     return {c.effect for c in compare(old, new)}
 
 
+@pytest.mark.slow  # 400 generated schema pairs: seconds of CPU, run by the full suite
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs())
 def test_compatible_input_change_accepts_every_old_instance(
@@ -255,6 +257,7 @@ def test_compatible_input_change_accepts_every_old_instance(
         assert accepts.is_valid(instance), (instance, compare(old, new))
 
 
+@pytest.mark.slow  # 400 generated schema pairs: seconds of CPU, run by the full suite
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pairs())
 def test_compatible_output_change_yields_only_old_instances(

@@ -78,6 +78,7 @@ def test_every_example_tool_passes_its_cases(
     assert not (examples / ".toolctl" / "state.db").exists()  # the history was a temporary one
 
 
+@pytest.mark.slow  # fuzzes every example tool: seconds of CPU, kept out of the edit-test loop
 def test_examples_survive_invalid_input_fuzzing(
     examples: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
