@@ -533,8 +533,22 @@ def test_diff_sarif_of_a_registry_with_errors_reports_them(
     captured = capsys.readouterr()
     log = json.loads(captured.out)
     assert schema_problems(log) == []
+    assert multitool_problems(log) == []
     results = log["runs"][0]["results"]
     assert results and {r["ruleId"] for r in results} == {"TC201"}
     where = results[0]["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"].endswith("greet.yaml")
     assert "its contracts are not complete" in captured.err
+
+
+@pytest.mark.slow  # about 10 s: the Multitool is a .NET program
+@needs_multitool
+def test_the_sarif_multitool_accepts_the_diff_log_of_a_broken_registry(
+    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run(["lock"])
+    edit(project, "name: greet", "name: Greet Someone")
+    capsys.readouterr()
+    assert run(["diff", "--format", "sarif"]) == 1
+    (tmp_path / "broken.sarif").write_text(capsys.readouterr().out)
+    assert run_multitool(tmp_path / "broken.sarif", tmp_path) == []
