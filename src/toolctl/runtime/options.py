@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
+    from toolctl.principal import Principal
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.result import ApprovalRequest
 
@@ -49,6 +50,8 @@ class CallOptions:
     * ``origin``: the front end starting the run, recorded with it (``"api"`` by default; the
       CLI, ``toolctl test`` and the MCP server say ``"cli"``, ``"test"``, ``"mcp"``: see
       :class:`toolctl.runtime.records.Origin`). The MCP server acts on its own runs only.
+    * ``principal``: the verified caller (:class:`toolctl.principal.Principal`), None for the
+      local operator (the CLI and the Python API act on every run).
     """
 
     context: Any = None  # arbitrary JSON (or its text)
@@ -62,6 +65,7 @@ class CallOptions:
     on_progress: Progress | None = None
     run_id: str | None = None
     origin: str | None = "api"  # the front end starting the run (records.Origin); see there
+    principal: Principal | None = None
 
 
 class ContinueKeywords(TypedDict, total=False):
@@ -87,6 +91,7 @@ class CallKeywords(TypedDict, total=False):
     on_progress: Progress | None
     run_id: str | None
     origin: str | None
+    principal: Principal | None
 
 
 _DEFAULT = CallOptions()
