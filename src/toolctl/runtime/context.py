@@ -237,6 +237,7 @@ class ToolContext:
         self._on_progress = on_progress
         self._observe: Observe | None = None
         self._scrub = scrub
+        self._asked: dict[str, Any] = {}  # every request ``ask`` has seen in this invocation
 
     @property
     def resumed(self) -> bool:
@@ -263,11 +264,12 @@ class ToolContext:
         is answered; until then the run suspends (never returns) and runs again from the start
         when answered. Several keys are asked in one round; ``ask`` after ``ask`` is rounds."""
         wanted = clientask.check_requests(requests)
+        self._asked.update(wanted)
         answers = clientask.answers_in(self.resume_data)
         missing = {k: r for k, r in wanted.items() if k not in answers}
         if missing:
             answered = {k: v for k, v in answers.items() if k not in missing}
-            self.suspend({clientask.REQUESTS_KEY: missing, clientask.ANSWERED_KEY: answered})
+            self.suspend(clientask.suspend_payload(missing, answered, self._asked))
         return {k: answers[k] for k in wanted}
 
     def elicit(

@@ -96,7 +96,7 @@ async def _resume(
     spec = registry.get(rec.tool)
     _check_binding(st, rec, spec, for_resume=True)
     c = box.make(registry, rec, st, options)
-    problem = c.suspension.check_resume(data)
+    problem = c.suspension.check_resume(data, rec.suspend)
     if problem is not None:
         c.views.phase("error", problem.to_dict())
         return c.state.result(

@@ -28,8 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
@@ -55,7 +54,6 @@ from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
 from toolctl.schemadefaults import fill_defaults
 from toolctl.schemamessages import json_type
-from toolctl.sensitive import sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -91,18 +89,16 @@ def _has_null(value: Any) -> bool:
     return False
 
 
-@contextmanager
-def _secrets_held(state: RunState) -> Iterator[None]:
-    """While the block runs, what hooks, handlers, transforms and ``toModelOutput`` callables
-    log or warn is scrubbed of the run's secrets. The source is a partial of its own: the
-    executor holds ``state.secret_values`` for the handler (a bound method, equal to every
-    other of this state) and releases it when the handler ends, which must not release this."""
+def _secrets_source(state: RunState) -> Callable[[], frozenset[str]]:
+    """What :func:`hold_secrets` holds while a run's steps run, so that what hooks, handlers,
+    transforms and ``toModelOutput`` callables log or warn is scrubbed of the run's secrets.
+    The source is a partial of its own: the executor holds ``state.secret_values`` for the
+    handler (a bound method, equal to every other of this state) and releases it when the
+    handler ends, which must not release this. (A try/finally at each use, not a context
+    manager: this is on every call's path.)"""
     source = functools.partial(RunState.secret_values, state)
     hold_secrets(source)
-    try:
-        yield
-    finally:
-        release_secrets(source)
+    return source
 
 
 class Call:
@@ -195,19 +191,30 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
-        with _secrets_held(self.state):
-            return await self._run(raw_input)
-
-    async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
+        source = _secrets_source(state)
+        try:
+            return await self._run(state, raw_input)
+        finally:
+            release_secrets(source)
+
+    async def _run(self, state: RunState, raw_input: Any) -> RunResult:
+        # (the common case of each step without a coroutine of its own: no transform that
+        # calls code, input the fast validator accepts, no hook: every call pays this path)
+        plan = state.plan
         try:
             state.input = self._parse(raw_input)  # 1
             state.register(state.input, state.spec.input_schema)
             if "inputDelta" in state.display or "inputDelta" in state.transcript:
                 self.views.rescrub_deltas()  # streamed before its secrets were known
-            await self.views.aphase("input", state.input, state.spec.input_schema)
-            await self._validate_input()  # 3
-            await self.fire("onInputAvailable", input=state.input)  # 2
+            if plan.calls_code("input"):
+                await self.views.aphase("input", state.input, state.spec.input_schema)
+            else:
+                self.views.phase("input", state.input, state.spec.input_schema)
+            if not plan.input_validator.quick_accept(state.input):
+                await self._validate_input()  # 3
+            if "onInputAvailable" in state.spec.hooks:
+                await self.fire("onInputAvailable", input=state.input)  # 2
             state.context = await self._check_context()  # 4
         except StepFailed as exc:
             return await self.recorder.error_result_async(exc.info, exc.status)
@@ -314,8 +321,11 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
-        with _secrets_held(self.state):
+        source = _secrets_source(self.state)
+        try:
             return await self._execute()
+        finally:
+            release_secrets(source)
 
     async def _execute(self) -> RunResult:
         recorder = self.recorder
@@ -422,14 +432,22 @@ class Call:
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
-        state.register(out, state.plan.output_schema, marked_only=True)
+        plan = state.plan
+        state.register(out, plan.output_schema, marked_only=True)
         try:
             await output.check_output(state, out)  # 8
-            await self.fire("onOutput", output=out)  # 9
+            if "onOutput" in state.spec.hooks:
+                await self.fire("onOutput", output=out)  # 9
             # The model sees the output without its sensitive fields (toModelOutput included).
-            shown = sensitive_map(state.plan.output_schema).prune(out)
-            model = await output.model_output(state, shown, self.site.python_path)
-            await self.views.aphase("output", out, state.plan.output_schema)
+            shown = out if plan.output_sensitive is None else plan.output_sensitive.prune(out)
+            if output.model_output_calls_code(state):
+                model = await output.model_output(state, shown, self.site.python_path)
+            else:
+                model = output.model_output_in_place(state, shown, self.site.python_path)
+            if plan.calls_code("output"):
+                await self.views.aphase("output", out, plan.output_schema)
+            else:
+                self.views.phase("output", out, plan.output_schema)
         except StepFailed as exc:
             return await recorder.error_result_async(exc.info, exc.status)
         result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)

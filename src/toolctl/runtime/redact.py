@@ -127,6 +127,23 @@ def _leaves(value: Any, out: set[str]) -> None:
             out.add(text)
 
 
+def _named(value: Any, out: set[str]) -> None:
+    """The secret values under secret-like key names in ``value`` (no schema marks): the
+    walk :meth:`Redactor.secret_values` does for a schema that marks nothing."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(item, (str, dict, list)):
+                    if is_sensitive_key(key):
+                        _leaves(item, out)
+                    elif not isinstance(item, str):
+                        stack.append(item)
+        elif isinstance(node, list):
+            stack.extend(item for item in node if isinstance(item, (dict, list)))
+
+
 MAX_PATTERN_FORMS = 2000  # past this many quoted forms, search them one by one
 
 
@@ -196,6 +213,11 @@ class Redactor:
         self.map: SensitiveMap | None = sensitive_map(schema) if schema is not None else None
         self._annotated = self.map is not None and self.map.any
 
+    @property
+    def marks(self) -> bool:
+        """Whether the schema marks any location ``x-sensitive``/``writeOnly``."""
+        return self._annotated
+
     def redact(self, value: Any) -> Any:
         """A copy of ``value`` with secrets replaced by ``[REDACTED]``."""
         if not self._annotated:
@@ -208,17 +230,19 @@ class Redactor:
         """The secret values inside ``value`` (the text of what :meth:`redact` hides by field:
         schema-marked fields and fields with secret-like names)."""
         out: set[str] = set()
-        if self._annotated and self._secret(None, value, [self.schema]):
+        if not self._annotated:
+            _named(value, out)  # the common case: no schema marks, key names only
+        elif self._secret(None, value, [self.schema]):
             _leaves(value, out)
         else:
-            self._collect(value, [self.schema] if self._annotated else [], out)
+            self._collect(value, [self.schema], out)
         return out
 
     def marked_values(self, value: Any) -> set[str]:
         """The text of the values at schema-marked locations only (for output, whose key names
         are not the caller's to choose)."""
         out: set[str] = set()
-        if self.map is not None:
+        if self._annotated and self.map is not None:
             for found in self.map.values(value):
                 _leaves(found, out)
         return out
@@ -325,10 +349,11 @@ _in_flight: set[Callable[[], Collection[str]]] = set()
 def hold_secrets(source: Callable[[], Collection[str]]) -> None:
     """While a run is in flight: every log record made (whatever its logger or handler) and
     every warning shown is scrubbed of the values ``source`` returns."""
+    factory, show, last = _guarded
     if (
-        getattr(logging.getLogRecordFactory(), _SCRUBS, False) is not True
-        or getattr(warnings.showwarning, _SCRUBS, False) is not True
-        or logging.lastResort is not _guarded[0]
+        logging.getLogRecordFactory() is not factory
+        or warnings.showwarning is not show
+        or logging.lastResort is not last
     ):
         _guard_record_factory()
         _guard_warnings()
@@ -337,11 +362,13 @@ def hold_secrets(source: Callable[[], Collection[str]]) -> None:
             # A program that never set up logging prints a handler's warnings through
             # ``logging.lastResort``: secret shapes are redacted there too.
             install_log_filter(last)
-        _guarded[0] = last
+        _guarded[:] = [logging.getLogRecordFactory(), warnings.showwarning, last]
     _in_flight.add(source)
 
 
-_guarded: list[logging.Handler | None] = [None]  # the lastResort handler already guarded
+# What hold_secrets last found guarded (the record factory, showwarning, lastResort): one
+# identity check each on every call, the guards reinstalled only when something replaced them.
+_guarded: list[Any] = [None, None, None]
 
 
 def release_secrets(source: Callable[[], Collection[str]]) -> None:

@@ -204,9 +204,14 @@ class RunState:
         output, whose key names are not the caller's) fields with secret-like names."""
         if not isinstance(value, (dict, list, str, int, float)) or isinstance(value, bool):
             return
-        redactor = redactor_for(schema)
-        found = redactor.marked_values(value) if marked_only else redactor.secret_values(value)
-        if found - self.secrets:
+        redactor = self.plan.redactor(schema)
+        if marked_only:
+            if not redactor.marks:
+                return  # the common case: an output schema that marks nothing
+            found = redactor.marked_values(value)
+        else:
+            found = redactor.secret_values(value)
+        if found and not found <= self.secrets:
             self.secrets = self.secrets | found
 
     def secret_values(self) -> frozenset[str]:

@@ -6,7 +6,7 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import jsondata, validation
+from toolctl.runtime import clientask, jsondata, validation
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
@@ -101,14 +101,16 @@ class Suspension:
             return False
         if data is None:
             return False
-        problem = self.check_resume(data)
+        problem = self.check_resume(data, payload)
         if problem is None:
             return True
         state.note(f"resume data from on_suspend rejected: {problem.message}")
         return False
 
-    def check_resume(self, data: Any) -> ToolErrorInfo | None:
-        """Validate resume data (sets ``resume_data``); the problem, or None when fine."""
+    def check_resume(self, data: Any, payload: Any = None) -> ToolErrorInfo | None:
+        """Validate resume data (sets ``resume_data``); the problem, or None when fine.
+        ``payload`` is the suspend payload it answers: the secret fields of the forms it
+        asked (``ctx.ask``/``ctx.elicit``) are registered before the data is shown anywhere."""
         state = self.state
         spec = state.spec
         try:
@@ -120,6 +122,11 @@ class Suspension:
             return ToolErrorInfo(ErrorCode.INVALID_RESUME.value, exc.message)
         schema = spec.resume_schema
         state.register(data, schema)
+        answers = clientask.answers_in(data)
+        if answers:
+            for key, form in clientask.answer_schemas(payload).items():
+                if key in answers:
+                    state.register(answers[key], form)
         if schema is not None:
             problems = schema_problems(schema, data)
             if problems:
