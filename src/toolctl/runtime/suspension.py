@@ -11,7 +11,7 @@ from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.state import StepFailed, schema_problems
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.recording import Recorder
@@ -101,16 +101,22 @@ class Suspension:
             return False
         if data is None:
             return False
-        problem = self.check_resume(data, payload)
+        try:
+            problem = await self.check_resume(data, payload)
+        except StepFailed as exc:
+            state.note(f"resume data from on_suspend refused: {exc.info.message}")
+            return False
         if problem is None:
             return True
         state.note(f"resume data from on_suspend rejected: {problem.message}")
         return False
 
-    def check_resume(self, data: Any, payload: Any = None) -> ToolErrorInfo | None:
+    async def check_resume(self, data: Any, payload: Any = None) -> ToolErrorInfo | None:
         """Validate resume data (sets ``resume_data``); the problem, or None when fine.
         ``payload`` is the suspend payload it answers: the secret fields of the forms it
-        asked (``ctx.ask``/``ctx.elicit``) are registered before the data is shown anywhere."""
+        asked (``ctx.ask``/``ctx.elicit``) are registered before the data is shown anywhere.
+        Like the input, the data is validated within the call's validation budget and, with
+        the resume transforms, off the event loop (:class:`StepFailed` past the budget)."""
         state = self.state
         spec = state.spec
         try:
@@ -128,7 +134,9 @@ class Suspension:
                 if key in answers:
                     state.register(answers[key], form)
         if schema is not None:
-            problems = schema_problems(schema, data)
+            problems = await validation.problems(
+                state, schema, data, code=ErrorCode.INVALID_RESUME.value, what="resume data"
+            )
             if problems:
                 return ToolErrorInfo(
                     ErrorCode.INVALID_RESUME.value,
@@ -137,5 +145,5 @@ class Suspension:
                     problems,
                 )
         state.resume_data = data
-        self.views.phase("resume", data, schema)
+        await self.views.aphase("resume", data, schema)
         return None
