@@ -76,13 +76,6 @@ async def check_output(state: RunState, output: Any) -> None:
         log.warning("%s: %s", spec.name, state.notes[-1])
 
 
-def model_output_calls_code(state: RunState) -> bool:
-    """Whether the tool's ``toModelOutput`` is a callable (user code, run off the loop by
-    :func:`model_output`); otherwise :func:`model_output_in_place` needs no coroutine."""
-    spec = state.spec.to_model_output
-    return spec is not None and "call" in spec
-
-
 def model_output_in_place(
     state: RunState, output: Any, python_path: tuple[str, ...]
 ) -> dict[str, Any]:

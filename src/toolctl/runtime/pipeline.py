@@ -119,7 +119,7 @@ class Call:
         status: str = RunStatus.RUNNING.value,
     ) -> None:
         self.state = RunState(plan_for(spec), options)
-        self.state.budget.limit = site.limits.validation_budget_ms / 1000
+        self.state.budget_ms = site.limits.validation_budget_ms
         self.site = site
         self.views = Views(self.state, site.python_path)
         self.recorder = Recorder(
@@ -204,14 +204,16 @@ class Call:
         plan = state.plan
         try:
             state.input = self._parse(raw_input)  # 1
-            state.register(state.input, state.spec.input_schema)
+            accepted = plan.input_validator.quick_accept(state.input)
+            if not (accepted and plan.input_redactor.accepts_no_secrets):
+                state.register(state.input, state.spec.input_schema)
             if "inputDelta" in state.display or "inputDelta" in state.transcript:
                 self.views.rescrub_deltas()  # streamed before its secrets were known
             if plan.calls_code("input"):
                 await self.views.aphase("input", state.input, state.spec.input_schema)
             else:
                 self.views.phase("input", state.input, state.spec.input_schema)
-            if not plan.input_validator.quick_accept(state.input):
+            if not accepted:
                 await self._validate_input()  # 3
             if "onInputAvailable" in state.spec.hooks:
                 await self.fire("onInputAvailable", input=state.input)  # 2
@@ -281,7 +283,8 @@ class Call:
                 jsondata.check(context, what="request context")
         except InvalidJSONError as exc:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
-        self.state.register(context, schema)
+        if context is not None:
+            self.state.register(context, schema)
         if schema is not None:
             problems = await validation.problems(
                 self.state,
@@ -433,14 +436,16 @@ class Call:
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
         plan = state.plan
-        state.register(out, plan.output_schema, marked_only=True)
+        if plan.output_redactor.marks:
+            state.register(out, plan.output_schema, marked_only=True)
         try:
             await output.check_output(state, out)  # 8
             if "onOutput" in state.spec.hooks:
                 await self.fire("onOutput", output=out)  # 9
             # The model sees the output without its sensitive fields (toModelOutput included).
             shown = out if plan.output_sensitive is None else plan.output_sensitive.prune(out)
-            if output.model_output_calls_code(state):
+            to_model = state.spec.to_model_output
+            if to_model and "call" in to_model:  # user code: off the loop
                 model = await output.model_output(state, shown, self.site.python_path)
             else:
                 model = output.model_output_in_place(state, shown, self.site.python_path)

@@ -144,6 +144,47 @@ def _named(value: Any, out: set[str]) -> None:
             stack.extend(item for item in node if isinstance(item, (dict, list)))
 
 
+_SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+# keywords under which a schema may accept members or items the walk below does not see
+_OPENING = frozenset(
+    {
+        "$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if",
+        "then", "else", "dependentSchemas", "patternProperties", "unevaluatedProperties",
+        "unevaluatedItems", "prefixItems", "additionalItems", "contains", "definitions",
+    }
+)  # fmt: skip
+
+
+def _closed_without_secret_names(schema: Any, depth: int = 0) -> bool:
+    """Whether no value ``schema`` accepts has a member with a secret-like name: scalars,
+    closed objects (``additionalProperties: false``) whose property names are plain, arrays
+    of those. Conservative: a ``$ref``, an applicator or an open object is "may have"."""
+    if not isinstance(schema, dict) or depth > 32 or not _OPENING.isdisjoint(schema):
+        return False
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _SCALAR_TYPES:
+        return True
+    if isinstance(kind, list) and kind and all(k in _SCALAR_TYPES for k in kind):
+        return True
+    if kind == "array":
+        return _closed_without_secret_names(schema.get("items"), depth + 1)
+    if kind != "object" or schema.get("additionalProperties") is not False:
+        return False
+    props = schema.get("properties", {})
+    return isinstance(props, dict) and all(
+        isinstance(name, str)
+        and not is_sensitive_key(name)
+        and _closed_without_secret_names(sub, depth + 1)
+        for name, sub in props.items()
+    )
+
+
+def hold_more(source: Callable[[], Collection[str]]) -> None:
+    """:func:`hold_secrets` for a part of a run already holding (its handler, which may
+    outlive it): the guards were checked when the run began."""
+    _in_flight.add(source)
+
+
 MAX_PATTERN_FORMS = 2000  # past this many quoted forms, search them one by one
 
 
@@ -212,6 +253,9 @@ class Redactor:
         self.schema = schema
         self.map: SensitiveMap | None = sensitive_map(schema) if schema is not None else None
         self._annotated = self.map is not None and self.map.any
+        # every value the schema accepts is free of secrets by name and by mark: a value the
+        # schema's validator accepted needs no walk to find them
+        self.accepts_no_secrets = not self._annotated and _closed_without_secret_names(schema)
 
     @property
     def marks(self) -> bool:
