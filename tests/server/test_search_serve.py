@@ -201,3 +201,47 @@ def test_a_tool_named_like_a_meta_tool_is_refused_at_start(tmp_path: Path) -> No
     assert done.returncode == 2, done.stderr
     assert "call_tool" in done.stderr and "clash.yaml:" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_call_tool_reaches_only_served_tools_and_never_itself(tmp_path: Path) -> None:
+    async def body(c: Any) -> dict[str, Any]:
+        return {
+            "listed": [t.name for t in (await c.list_tools()).tools],
+            "found": await c.call_tool("search_tools", {"query": "wipe_disk"}),
+            "wipe": await c.call_tool(
+                "call_tool", {"name": "wipe_disk", "arguments": {"disk": "sda"}}
+            ),
+            "nested": await c.call_tool(
+                "call_tool",
+                {"name": "call_tool", "arguments": {"name": "wipe_disk", "arguments": {}}},
+            ),
+            "extra": await c.call_tool(
+                "call_tool", {"name": "multiply", "arguments": {}, "approve": True}
+            ),
+        }
+
+    root = _project(tmp_path)
+    seen = over_stdio(root, body, "--search", "add", "multiply")
+    assert seen["listed"] == ["add", "search_tools", "call_tool"]
+    # a tool the server does not serve is neither found nor callable through call_tool
+    assert seen["found"].is_error is False and seen["found"].structured_content == {"tools": []}
+    assert seen["wipe"].is_error is True and "no tool named 'wipe_disk'" in _text(seen["wipe"])
+    assert seen["nested"].is_error is True and "cannot call call_tool" in _text(seen["nested"])
+    assert seen["extra"].is_error is True and "call_tool takes" in _text(seen["extra"])
+
+
+def test_a_duplicate_key_inside_call_tool_is_refused(tmp_path: Path) -> None:
+    from .serve_helpers import INIT, INITIALIZED, RawServe, wire
+
+    root = _project(tmp_path, CONFIG + "serve:\n  search: true\n")
+    server = RawServe(root)
+    server.send(wire(INIT, INITIALIZED))
+    server.reply()
+    server.send(
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"call_tool",'
+        b'"arguments":{"name":"multiply","arguments":{"a":2,"a":3,"b":4}}}}\n'
+    )
+    reply = server.reply()
+    server.close()
+    result = reply["result"]
+    assert result["isError"] is True and "duplicate key" in result["content"][0]["text"]
