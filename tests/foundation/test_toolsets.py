@@ -151,3 +151,18 @@ def test_a_thousand_tool_catalog_sends_at_most_15_percent_up_front(tmp_path: Pat
         row = measure(registry, fmt, infos=False)
         assert row.total == 1000 and row.tools == 30
         assert row.share <= 0.15, (fmt, row)
+
+
+def test_lint_counts_only_tools_sent_up_front_against_the_registry_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lint = "lint:\n  select: [TL702]\n  budget: {registry: 70}\n"
+    _project(tmp_path, config=CONFIG + lint)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_toolctl(capsys, "lint")
+    assert code == 0 and "TL702" not in err, err  # get_invoice is deferred: not counted
+    (tmp_path / "toolctl.yaml").write_text(
+        CONFIG.replace("loading: deferred", "loading: eager") + lint, encoding="utf-8"
+    )
+    code, _, err = run_toolctl(capsys, "lint")
+    assert "TL702" in err and "sent up front" in err

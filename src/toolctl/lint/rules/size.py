@@ -64,13 +64,17 @@ def tool_token_budget(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     "all enabled tools together exceed the registry token budget",
 )
 def registry_token_budget(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterator[Hit]:
-    """All enabled tools together are estimated above ``budget.registry`` tokens (default 30000).
+    """All enabled tools a model gets up front are estimated above ``budget.registry`` tokens
+    (default 30000).
 
     A client that loads the whole registry pays this on every request. Split tools into tagged
-    sets per agent, or defer rarely used ones. The finding points at the largest tool.
+    sets per agent, or defer rarely used ones (``loading: deferred``: those are not counted).
+    The finding points at the largest tool.
     """
+    from toolctl.catalog import is_deferred
+
     sizes = sorted(
-        ((_tokens(t, ctx), t) for t in tools if t.enabled),
+        ((_tokens(t, ctx), t) for t in tools if t.enabled and not is_deferred(t, ctx.toolsets)),
         key=lambda pair: (-pair[0], pair[1].name),
     )
     total = sum(n for n, _ in sizes)
@@ -79,7 +83,7 @@ def registry_token_budget(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterat
         yield Hit(
             sizes[0][1],
             ("name",),
-            f"enabled tools total about {total} tokens (budget "
+            f"enabled tools sent up front total about {total} tokens (budget "
             f"{ctx.config.registry_budget}); largest: {biggest}",
             hint="export tagged subsets, or raise lint.budget.registry",
         )
@@ -122,16 +126,20 @@ def toolset_size(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterator[Hit]:
             )
 
 
+_NAME_WORD = re.compile(r"[A-Za-z][a-z]*[0-9]*|[0-9]+")
+_VERSION = re.compile(r"v?[0-9]+")
+_TEXT_WORD = re.compile(r"[a-z0-9]+")
+
+
 def _name_key(name: str) -> str:
     """A name reduced to its words, without version suffixes: get_current_weather_v2,
     getCurrentWeather and get-current-weather all give the same key."""
-    words = re.findall(r"[A-Za-z][a-z]*[0-9]*|[0-9]+", name)
-    kept = [w.lower() for w in words if not re.fullmatch(r"v?[0-9]+", w.lower())]
-    return " ".join(kept)
+    words = (w.lower() for w in _NAME_WORD.findall(name))
+    return " ".join(w for w in words if not _VERSION.fullmatch(w))
 
 
 def _words(text: str) -> frozenset[str]:
-    return frozenset(w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP)
+    return frozenset(_TEXT_WORD.findall(text.lower())) - _STOP
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -142,18 +150,19 @@ def _alike_pairs(group: Sequence[ToolSpec]) -> Iterator[tuple[ToolSpec, ToolSpec
     """Pairs of ``group`` (in name order) too alike to tell apart, and why."""
     seen_names: dict[str, ToolSpec] = {}
     seen_texts: dict[frozenset[str], ToolSpec] = {}
+    texts = []
     for tool in group:
         key = _name_key(tool.name)
         if key and key in seen_names:
             yield seen_names[key], tool, "names differ only in case, separators or a version"
         seen_names.setdefault(key, tool)
         words = _words(tool.description)
+        texts.append((tool, words))
         if words and words in seen_texts:
             yield seen_texts[words], tool, "descriptions use the same words"
         seen_texts.setdefault(words, tool)
     if len(group) > MAX_PAIRWISE:
         return
-    texts = [(t, _words(t.description)) for t in group]
     for i, (a, wa) in enumerate(texts):
         for b, wb in texts[i + 1 :]:
             if wa != wb and _jaccard(wa, wb) >= SIMILAR:
