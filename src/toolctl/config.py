@@ -4,7 +4,8 @@ Keys (all optional): ``tools`` (a path or list of paths to tool files or directo
 ``tools.d``), ``pythonPath`` (directories searched for handler modules; default ``.``),
 ``state`` (the run-history database; default ``.toolctl/state.db``), ``schemas`` (directories
 inside the project whose YAML and JSON files a ``$ref`` may name besides ``*.schema.yaml``
-files), and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
+files), ``toolsets`` (named groups of tools and their loading; see :mod:`toolctl.catalog`),
+and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
 relative to the config file.
 
 The project root is found from a path upward, as git finds a repository: the nearest directory at
@@ -33,7 +34,18 @@ from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {
+    "tools",
+    "pythonPath",
+    "state",
+    "schemas",
+    "toolsets",
+    "lint",
+    "export",
+    "test",
+    "serve",
+    "run",
+}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -159,6 +171,12 @@ def _setting_at(config_file: Path | None, key: str) -> str:
     if config_file.name == "pyproject.toml":
         return f"{_shown(config_file)}:{_toml_key_line(config_file.read_text('utf-8'), key)}:1"
     return _yaml_locator(config_file, load_file(config_file))(key)
+
+
+def setting_location(config_file: Path | None, key: str) -> str:
+    """``file:line:col`` of the top-level setting ``key`` of ``config_file``, for an error
+    about it (the file is read again)."""
+    return _setting_at(config_file, key)
 
 
 def _toml_key_line(text: str, key: str) -> int:
@@ -422,6 +440,10 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
         validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
+    if "toolsets" in settings:
+        from toolctl.catalog import parse_toolsets
+
+        parse_toolsets(settings, lambda: _setting_at(config_file, "toolsets"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

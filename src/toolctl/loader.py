@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
+from toolctl.catalog import unknown_toolsets
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import (
     Diagnostic,
@@ -762,7 +763,10 @@ def _load_registry(
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
-    return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
+    registry = Registry(tools, [], project, ctx.directives, packs)
+    ctx.diagnostics.extend(unknown_toolsets(tools.values(), registry.toolsets))
+    registry.diagnostics = sorted_unique(ctx.diagnostics)
+    return registry
 
 
 def _protected(project: Project) -> frozenset[Path]:

@@ -14,6 +14,7 @@ from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.export.mcpsearch import META_NAMES, SEARCH_TOOLS
 from toolctl.runtime.clientask import pending_requests
 from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.pipeline import new_run_id
@@ -28,6 +29,7 @@ from toolctl.server.interaction import (
 )
 from toolctl.server.results import call_result, error_result, unavailable_message
 from toolctl.server.roundtrip import answer_at_once, follow_up, input_required, state_run_id
+from toolctl.server.search import search_result, unwrap_call
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 from toolctl.server.tasks import (
     created,
@@ -82,6 +84,13 @@ class CallHandler:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         toolset = self._current()  # one snapshot for the whole call
+        if toolset.search and params.name in META_NAMES:
+            if params.name == SEARCH_TOOLS:
+                return await search_result(ctx, toolset, params)
+            unwrapped = unwrap_call(ctx, toolset, params)
+            if isinstance(unwrapped, dict):  # a call_tool the model got wrong
+                return unwrapped
+            params = unwrapped  # from here on, exactly a direct call of that tool
         spec = toolset.specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")

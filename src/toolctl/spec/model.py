@@ -85,6 +85,8 @@ class ToolSpec:
     isolation: str = "inprocess"
     metadata: dict[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    loading: str | None = None  # as written; toolctl.catalog.loading_of decides the effective one
+    toolset: str | None = None
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
     extensions: dict[str, Any] = field(default_factory=dict)
@@ -142,6 +144,8 @@ class ToolSpec:
             isolation=raw.get("isolation", "inprocess"),
             metadata=raw.get("metadata", {}),
             tags=tuple(raw.get("tags", ())),
+            loading=raw.get("loading"),
+            toolset=raw.get("toolset"),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},
