@@ -70,7 +70,7 @@ def _history_text(root: Path) -> str:
     with sqlite3.connect(found[0]) as db:
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         for table in tables:
-            rows.extend(repr(row) for row in db.execute(f"SELECT * FROM {table}"))  # noqa: S608
+            rows.extend(repr(row) for row in db.execute(f"SELECT * FROM {table}"))
     return "\n".join(rows)
 
 
@@ -101,7 +101,9 @@ def test_secret_form_answers_stay_inside_across_rounds(
     # round 3, in yet another process: every answer, and the handler fails quoting the PIN
     answers = {**_answer("pin", content), **_answer("confirm", {"ok": True})}
     with caplog.at_level(logging.WARNING):
-        third = toolctl.load(project=tmp_path).resume(first.run_id, {clientask.ANSWERS_KEY: answers})
+        third = toolctl.load(project=tmp_path).resume(
+            first.run_id, {clientask.ANSWERS_KEY: answers}
+        )
     assert third.status.value == "failed"
     assert "the vault refused PIN" in (third.error.message if third.error else "")
     for shown in (_shown(second), _shown(third), _history_text(tmp_path), caplog.text):
