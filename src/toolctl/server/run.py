@@ -180,7 +180,9 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
     )
     if security.token:
         app = BearerAuth(app, security.token)
-    return Lifecycle(app, store_check(server.toolset.registry))
+    return Lifecycle(
+        app, store_check(server.toolset.registry), server.drain, options.max_request_bytes
+    )
 
 
 async def serve_http(
