@@ -220,3 +220,27 @@ def test_the_handed_over_result_says_how_to_get_the_run() -> None:
     text = out["content"][0]["text"]
     assert out["isError"] is True and out["_meta"]["dev.toolctl/run"]["status"] == "running"
     assert "r-1" in text and "toolctl runs wait r-1" in text and "goes on" in text
+
+
+def _probe(lifecycle: Lifecycle, path: str) -> tuple[int, bytes]:
+    scope = {"type": "http", "method": "GET", "path": path, "headers": []}
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    anyio.run(lifecycle, scope, receive, send)
+    return sent[0]["status"], sent[1]["body"]
+
+
+def test_readiness_says_draining_with_404() -> None:
+    """404, not 503: HAProxy's `http-check disable-on-404` then sends no new session here but
+    keeps the sessions already here (docs/deploy/haproxy.cfg); 503 means the history is away."""
+    lifecycle, _ = _lifecycle(draining=False)
+    assert _probe(lifecycle, "/readyz") == (200, b"ready\n")
+    lifecycle.draining = True
+    assert _probe(lifecycle, "/readyz") == (404, b"draining\n")
+    assert _probe(lifecycle, "/healthz") == (200, b"ok\n")  # alive all the same

@@ -37,7 +37,27 @@ def test_compose_commands_are_accepted_by_the_cli() -> None:
         assert env["TOOLCTL_STATE"].startswith("postgresql://")
 
 
-def test_the_balancer_routes_a_session_to_one_replica() -> None:
-    conf = (DEPLOY / "nginx.conf").read_text()
-    assert "$http_mcp_session_id" in conf and "hash $toolctl_affinity" in conf
-    assert "http_503" in conf  # a draining replica's 503 is retried elsewhere
+def _directives(conf: str) -> list[str]:
+    return [" ".join(line.split("#")[0].split()) for line in conf.splitlines() if line.strip()]
+
+
+def test_the_balancer_checks_readiness_keeps_sessions_and_retries_only_what_is_safe() -> None:
+    lines = _directives((DEPLOY / "haproxy.cfg").read_text())
+    assert "http-check send meth GET uri /readyz" in lines
+    assert "http-check disable-on-404" in lines  # a draining replica keeps its sessions
+    assert "stick on req.hdr(mcp-session-id)" in lines  # 2025-11-25 sessions stay put
+    assert "stick store-response res.hdr(mcp-session-id)" in lines
+    (retry,) = [line for line in lines if line.startswith("retry-on")]
+    # a dead replica's empty answer may follow a tool that ran: never retried
+    assert set(retry.split()[1:]) == {"conn-failure", "503"}
+    assert "http-request disable-l7-retry if { req.hdr(mcp-session-id) -m found }" in lines
+
+
+def test_the_compose_password_never_goes_into_the_url() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    for name in ("replica1", "worker"):
+        env = compose["services"][name]["environment"]
+        assert "@postgres:5432/" in env["TOOLCTL_STATE"] and ":${" not in env["TOOLCTL_STATE"]
+        assert env["PGPASSWORD"] == "${POSTGRES_PASSWORD}"
+        assert compose["services"][name]["restart"] == "unless-stopped"
+    assert "healthcheck" in compose["services"]["worker"]

@@ -3,8 +3,10 @@ endpoints, and a graceful shutdown on SIGTERM.
 
 * ``GET /healthz``: 200 while the process serves (liveness).
 * ``GET /readyz``: 200 when the run history answers (a PostgreSQL store is pinged, an SQLite one
-  read), 503 otherwise and while draining, so a balancer stops sending calls to a replica that
-  cannot record them or is going away.
+  read), 503 otherwise, and 404 while draining, so a balancer stops sending calls to a replica
+  that cannot record them or is going away (404, not 503, so that a balancer that can tell the
+  two, such as HAProxy with ``http-check disable-on-404``, sends no new session here but keeps
+  routing the sessions already here, whose in-flight calls may still need an answer).
 * Draining (:meth:`Lifecycle.drain`, on the first SIGTERM or Ctrl-C): a request that would start a
   new session gets 503 with ``Retry-After`` (a balancer retries it on another replica), and so
   does every 2026-07-28 request (it has no session; any replica takes it, follow-ups included)
@@ -96,6 +98,8 @@ class Lifecycle:
             await _answer(send, 405, b"method not allowed\n")
         elif scope["path"] == "/healthz":
             await _answer(send, 200, b"ok\n")
+        elif self.draining:  # 404: HAProxy's `http-check disable-on-404` keeps sessions here
+            await _answer(send, 404, b"draining\n")
         elif await self._ready():
             await _answer(send, 200, b"ready\n")
         else:
