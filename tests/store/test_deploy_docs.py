@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -61,3 +62,42 @@ def test_the_compose_password_never_goes_into_the_url() -> None:
         assert env["PGPASSWORD"] == "${POSTGRES_PASSWORD}"
         assert compose["services"][name]["restart"] == "unless-stopped"
     assert "healthcheck" in compose["services"]["worker"]
+
+
+SPECIAL = "p@ss:w/rd?#%&= x"  # every character that means something in a URL
+
+
+def test_a_password_with_url_characters_works_as_compose_passes_it(pg: Any, tmp_path: Path) -> None:
+    """compose.yaml: the password in PGPASSWORD and a URL without one; a percent-encoded URL
+    works too. Neither form shows the password in any output."""
+    import os
+    import urllib.parse
+
+    import psycopg
+
+    url = pg.create_database("special_pw")
+    with psycopg.connect(pg.url, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS fleetpw")
+        conn.execute(f"CREATE ROLE fleetpw LOGIN PASSWORD '{SPECIAL}'")
+        conn.execute('GRANT ALL ON DATABASE "special_pw" TO fleetpw')
+        conn.execute('ALTER DATABASE "special_pw" OWNER TO fleetpw')
+    where = url.rsplit("@", 1)[1]  # 127.0.0.1:PORT/special_pw
+    encoded = urllib.parse.quote(SPECIAL, safe="")
+    (tmp_path / "tools.d").mkdir()
+    for state, extra in (
+        (f"postgresql://fleetpw@{where}", {"PGPASSWORD": SPECIAL}),
+        (f"postgresql://fleetpw:{encoded}@{where}", {}),
+    ):
+        env = {k: v for k, v in os.environ.items() if k != "PGPASSWORD"}
+        env.update({"TOOLCTL_STATE": state, "NO_COLOR": "1", **extra})
+        done = subprocess.run(
+            [sys.executable, "-m", "toolctl", "runs", "list", "--format", "json"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert SPECIAL not in done.stdout + done.stderr
+        assert encoded not in done.stdout + done.stderr
