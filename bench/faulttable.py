@@ -285,13 +285,13 @@ async def load(
     fleet: Fleet, prefix: str, calls: int, fault: Fault, cluster: Any
 ) -> tuple[dict[str, tuple[str, dict[str, Any]]], float]:
     """``calls`` calls spread over the replicas, tools and revisions, six at a time, with
-    ``fault`` started once a third of them are under way; the outcome by mark and the time the
-    fault ended."""
+    ``fault`` started once a third of them are under way; the outcome by mark and the recovery
+    time, probed from the end of the fault on while the rest of the load goes on."""
     urls = fleet.urls()
     gate = asyncio.Semaphore(6)
     outcomes: dict[str, tuple[str, dict[str, Any]]] = {}
     started = asyncio.Event()
-    fault_end = [0.0]
+    recovery = [0.0]
 
     async def one(i: int) -> None:
         tool, seconds, _ = MIX[i % len(MIX)]
@@ -306,10 +306,10 @@ async def load(
         await started.wait()
         await asyncio.sleep(0.3)  # calls in flight on every replica
         await fault(fleet, cluster)
-        fault_end[0] = time.monotonic()
+        recovery[0] = await recovered(fleet, prefix, time.monotonic())
 
     await asyncio.gather(inject(), *(one(i) for i in range(calls)))
-    return outcomes, fault_end[0]
+    return outcomes, recovery[0]
 
 
 async def recovered(fleet: Fleet, prefix: str, since: float, limit: float = 120.0) -> float:
@@ -453,8 +453,7 @@ def run_row(
         if fault is _limited:
             role = fleet.url.split("//")[1].split(":")[0]
             stack.enter_context(connection_limit(cluster, role, CONNECTION_LIMIT))
-        outcomes, ended = asyncio.run(load(fleet, prefix, calls, fault, cluster))
-        row.recovery_s = asyncio.run(recovered(fleet, prefix, ended))
+        outcomes, row.recovery_s = asyncio.run(load(fleet, prefix, calls, fault, cluster))
     _remember_killed(fleet)
     fleet.revive()
     runs = settle(fleet.url)
