@@ -110,6 +110,29 @@ def validation_budget_ms(settings: dict[str, Any], origin: Callable[[], str]) ->
     return value
 
 
+DEFAULT_APPROVAL_TTL_S = 7 * 86_400
+_DURATION = re.compile(r"^([1-9][0-9]{0,8})([smhd])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def approval_ttl(settings: dict[str, Any], origin: Callable[[], str]) -> float:
+    """``run.approvalTtl`` of ``settings`` in seconds (7 days when absent): how long a run may
+    wait for approval or a resume before a sweep ends it. A whole number of seconds or a
+    duration such as ``"7d"``, ``"12h"``, ``"30m"``; anything else is a :class:`ConfigError` at
+    ``origin()``. Call after :func:`memory_limit_mb`, which checks that ``run`` is a mapping."""
+    value = (settings.get("run") or {}).get("approvalTtl", DEFAULT_APPROVAL_TTL_S)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**10:
+        return float(value)
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(
+            f"{origin()}: run.approvalTtl must be a positive duration such as 7d, 12h or 30m "
+            f"(or a whole number of seconds), not {value!r}",
+            hint="e.g. run: {approvalTtl: 7d}",
+        )
+    return float(int(match.group(1)) * _UNIT_S[match.group(2)])
+
+
 @dataclass
 class Project:
     """Where a registry lives and how to treat it."""
@@ -440,6 +463,7 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
         validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
+        approval_ttl(settings, lambda: _setting_at(config_file, "run"))
     if "toolsets" in settings:
         from toolctl.catalog import parse_toolsets
 

@@ -33,7 +33,7 @@ from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from procrastinate import App
     from psycopg_pool import ConnectionPool
@@ -433,11 +433,12 @@ class PostgresStore:
                 done.append(rec.run_id)
         return done
 
-    def sweep_exclusive(self) -> list[str] | None:
+    def sweep_exclusive(self, then: Callable[[], object] | None = None) -> list[str] | None:
         """:meth:`sweep`, unless another process on this database is sweeping right now (then
         None): the periodic sweeps of every replica and worker take turns instead of all
         reading every running run. The turn is a session advisory lock on a connection of its
-        own, so it ends with the sweep, or with the process if it dies mid-sweep."""
+        own, so it ends with the sweep, or with the process if it dies mid-sweep. ``then``
+        runs after the sweep, still in the turn (the queue's housekeeping)."""
         import psycopg
 
         try:
@@ -445,7 +446,10 @@ class PostgresStore:
                 row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_SWEEP_KEY,)).fetchone()
                 if not row or not row[0]:
                     return None
-                return self.sweep()
+                swept = self.sweep()
+                if then is not None:
+                    then()
+                return swept
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from None
         except psycopg.Error as exc:
@@ -511,6 +515,11 @@ class PostgresStore:
             fetch=True,
         )
         return str(rows[0]["status"]) if rows else None
+
+    def queue_exists(self) -> bool:
+        """Whether the task queue's tables exist (a background run was ever queued here)."""
+        rows = self._run("SELECT to_regclass('procrastinate_jobs') AS t", fetch=True)
+        return bool(rows and rows[0]["t"] is not None)
 
     def ensure_queue_schema(self) -> None:
         """Create the task queue's tables (Procrastinate's schema) once per database."""

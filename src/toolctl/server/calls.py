@@ -20,6 +20,7 @@ from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.pipeline import new_run_id
 from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
+from toolctl.server.drain import Drain
 from toolctl.server.interaction import (
     Relay,
     client_elicits,
@@ -67,10 +68,12 @@ class CallHandler:
         client_log: ClientLog,
         *,
         trace_arguments: bool = False,
+        drain: Drain | None = None,
     ) -> None:
         self._current = current
         self._client_log = client_log
         self._trace_arguments = trace_arguments
+        self._drain = drain or Drain()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -243,7 +246,7 @@ class CallHandler:
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"
         if stored:  # a background tool: its worker finishes it; the result is stored
-            result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx))
+            result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx), self._drain)
         return result, stored
 
 
