@@ -38,11 +38,14 @@ def _annotations(spec: ToolSpec) -> str:
 
 
 def _row(spec: ToolSpec) -> dict[str, Any]:
+    from toolctl.contract.model import approval_of
+
     return {
         "name": spec.name,
         "title": spec.title,
         "annotations": spec.annotations,
-        "requireApproval": spec.require_approval,
+        # true, false, or {"when": schema} (bundled)
+        "requireApproval": approval_of(spec),
         "background": spec.background,
         "handler": spec.handler,
         "tags": list(spec.tags),
@@ -94,7 +97,9 @@ def list_tools(
             name,
             s.title or "",
             _annotations(s),
-            "required" if s.require_approval else "-",
+            ("conditional" if s.approval_when is not None else "required")
+            if s.require_approval
+            else "-",
             s.handler or "(none)",
             ", ".join(s.tags),
             str(s.origin),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime import jsondata
 from toolctl.runtime.exctext import describe
@@ -17,11 +17,49 @@ from toolctl.runtime.result import (
     RunStatus,
     ToolErrorInfo,
 )
+from toolctl.runtime.state import validator_for
 
 if TYPE_CHECKING:
     from toolctl.runtime.recording import Recorder
     from toolctl.runtime.state import RunState
     from toolctl.runtime.views import Views
+
+
+def approval_subject(state: RunState) -> dict[str, Any]:
+    """What a ``requireApproval: {when: ...}`` schema is matched against: the validated input
+    (defaults filled in), the request context, the caller and the tool's annotations. The
+    principal is ``{iss, sub, client_id, scopes}`` (scopes sorted) or null for the local
+    operator (the CLI and the Python API without one)."""
+    principal = state.options.principal
+    shown: dict[str, Any] | None = None
+    if principal is not None:
+        shown = {
+            "iss": principal.issuer,
+            "sub": principal.subject,
+            "client_id": principal.client_id,
+            "scopes": sorted(principal.scopes),
+        }
+    return {
+        "input": state.input,
+        "context": state.context,
+        "principal": shown,
+        "annotations": dict(state.spec.annotations),
+    }
+
+
+def approval_needed(state: RunState) -> bool:
+    """Whether this call must be approved: ``requireApproval: true``, or a ``when`` schema
+    that matches :func:`approval_subject`. A condition that cannot be evaluated (it exceeds the
+    validation budget) asks for approval: the safe side."""
+    spec = state.spec
+    when = spec.approval_when
+    if when is None:
+        return spec.require_approval
+    try:
+        return validator_for(when).is_valid(approval_subject(state))
+    except Exception:  # e.g. a pattern over budget: never skip approval on an error
+        state.note("requireApproval.when could not be evaluated; approval is required")
+        return True
 
 
 class ApprovalGate:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
 from toolctl.runtime import history, hooks, jsondata, output, validation
-from toolctl.runtime.approval import ApprovalGate
+from toolctl.runtime.approval import ApprovalGate, approval_needed
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
@@ -211,7 +211,7 @@ class Call:
             state.context = await self._check_context()  # 4
         except StepFailed as exc:
             return await self.recorder.error_result_async(exc.info, exc.status)
-        if state.spec.require_approval:  # 5
+        if state.spec.require_approval and approval_needed(state):  # 5
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
