@@ -33,7 +33,18 @@ from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {
+    "tools",
+    "pythonPath",
+    "state",
+    "schemas",
+    "lint",
+    "export",
+    "test",
+    "serve",
+    "run",
+    "limits",
+}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -94,6 +105,28 @@ def validation_budget_ms(settings: dict[str, Any], origin: Callable[[], str]) ->
             f"{origin()}: run.validationBudgetMs must be a positive whole number of "
             f"milliseconds, not {value!r}",
             hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
+        )
+    return value
+
+
+def calls_per_minute(settings: dict[str, Any], origin: Callable[[], str]) -> int | None:
+    """``limits.callsPerMinute`` of ``settings``: the rate limit of every tool that declares
+    none of its own (None: no limit), or a :class:`ConfigError` at ``origin()``."""
+    section = settings.get("limits")
+    if section is None:
+        return None
+    if not isinstance(section, dict) or set(section) - {"callsPerMinute"}:
+        raise ConfigError(
+            f"{origin()}: limits must be a mapping with callsPerMinute, not {section!r}",
+            hint="e.g. limits: {callsPerMinute: 60}",
+        )
+    value = section.get("callsPerMinute")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+        raise ConfigError(
+            f"{origin()}: limits.callsPerMinute must be a positive whole number, not {value!r}",
+            hint="e.g. limits: {callsPerMinute: 60} (per caller and tool)",
         )
     return value
 
@@ -422,6 +455,8 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
         validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
+    if "limits" in settings:
+        calls_per_minute(settings, lambda: _setting_at(config_file, "limits"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(
