@@ -175,9 +175,11 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager)
-    app = ExactOrigins(
-        StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
-    )
+    from toolctl.server.ratelimits import RateLimitedCalls
+
+    # rate limits inside StrictBodies: the body is whole (and size-checked) by then
+    limited = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
+    app = ExactOrigins(StrictBodies(limited, options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(app, store_check(server.toolset.registry))
