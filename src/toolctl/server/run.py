@@ -174,7 +174,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         max_sessions=options.sessions.max_sessions,
         session_idle_timeout=options.sessions.idle_timeout,
     )
-    bound_sessions(server.lowlevel._session_manager)
+    bound_sessions(server.lowlevel._session_manager, options.sessions.share)
     from toolctl.server.ratelimits import RateLimitedCalls
 
     # rate limits inside StrictBodies: the body is whole (and size-checked) by then
