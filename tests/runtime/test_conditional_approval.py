@@ -111,3 +111,35 @@ def test_a_when_that_is_not_a_schema_shape_is_a_format_error(tmp_path: Path) -> 
     lines = {(d.file, d.line) for d in registry.diagnostics}
     assert any(f and f.endswith("cond.yaml") and line in (9, 10) for f, line in lines), lines
     assert "pay" not in [s.name for s in registry]
+
+
+HOSTILE = "^(?!x)(a|a)+$"  # lookahead: the backtracking fallback, exponential on "aaa...!"
+
+
+def test_a_condition_that_cannot_be_decided_asks_for_approval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # approval "unless the text is safe": a crafted text that makes the pattern run out of the
+    # call's validation budget must not read as "does not match" and skip approval
+    tool = f"""\
+toolctl: 1
+name: post
+description: Posts text; approval unless it matches the safe pattern.
+handler: rt_handlers:echo
+inputSchema: {{type: object, properties: {{s: {{type: string}}}}}}
+requireApproval:
+  when: {{properties: {{input: {{properties: {{s: {{not: {{pattern: "{HOSTILE}"}}}}}}}}}}}}
+"""
+    root = write_project(tmp_path / "proj", {"post.yaml": tool})
+    with (root / "toolctl.yaml").open("a") as fh:
+        fh.write("run: {validationBudgetMs: 50}\n")
+    monkeypatch.chdir(root)
+    from .conftest import FIXTURES
+
+    monkeypatch.syspath_prepend(str(FIXTURES))
+    reg = toolctl.load()
+    assert reg.call("post", {"s": "aaaa"}).status is RunStatus.SUCCEEDED  # matches: no approval
+    assert reg.call("post", {"s": "hello"}).status is RunStatus.AWAITING_APPROVAL
+    crafted = reg.call("post", {"s": "a" * 40 + "!"})
+    assert crafted.status is RunStatus.AWAITING_APPROVAL
+    assert any("could not be decided" in note for note in crafted.notes)

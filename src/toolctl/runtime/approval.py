@@ -6,6 +6,7 @@ import inspect
 import time
 from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import ValidationRefused
 from toolctl.runtime import jsondata
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
@@ -47,19 +48,33 @@ def approval_subject(state: RunState) -> dict[str, Any]:
     }
 
 
+_UNDECIDED = ("depth", "$ref")  # problems that say "could not tell", not "does not match"
+
+
 def approval_needed(state: RunState) -> bool:
     """Whether this call must be approved: ``requireApproval: true``, or a ``when`` schema
-    that matches :func:`approval_subject`. A condition that cannot be evaluated (it exceeds the
-    validation budget) asks for approval: the safe side."""
+    that matches :func:`approval_subject`.
+
+    A condition that cannot be decided (a pattern that cannot be evaluated, the call's
+    validation budget used up, nesting too deep) asks for approval: a refused evaluation must
+    never read as "does not match", or a crafted input would skip approval.
+    """
     spec = state.spec
     when = spec.approval_when
     if when is None:
         return spec.require_approval
     try:
-        return validator_for(when).is_valid(approval_subject(state))
-    except Exception:  # e.g. a pattern over budget: never skip approval on an error
-        state.note("requireApproval.when could not be evaluated; approval is required")
+        problems = validator_for(when).errors(approval_subject(state), limit=1, budget=state.budget)
+    except ValidationRefused as exc:
+        state.note(f"requireApproval.when could not be decided ({exc}); approval is required")
         return True
+    if problems and problems[0].keyword in _UNDECIDED:
+        state.note(
+            f"requireApproval.when could not be decided ({problems[0].message}); "
+            "approval is required"
+        )
+        return True
+    return not problems
 
 
 class ApprovalGate:
