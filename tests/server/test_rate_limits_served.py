@@ -16,6 +16,7 @@ import toolctl
 from toolctl.server.ratelimits import RATE_CHARGED, RateLimitedCalls, principal_of
 
 from .serve_helpers import INIT, INITIALIZED, RawServe, http_server, wire
+from .test_calls import _elicit, dump, run_stdio
 
 TOOLS = """\
 toolctl: 1
@@ -174,3 +175,30 @@ def test_over_stdio_a_limited_call_is_a_rate_limited_error_result(project: Path)
     text = next(r for r in results if r["isError"])["content"][0]["text"]
     assert "rate limited: twice allows 2 call(s) a minute per caller" in text
     assert "retry in 30 s" in text
+
+
+@pytest.mark.slow  # a toolctl serve subprocess (through run_stdio)
+def test_conditional_approval_over_mcp_asks_only_when_the_condition_matches(
+    project: Path,
+) -> None:
+    (project / "tools.d" / "pay.yaml").write_text(
+        "toolctl: 1\nname: pay\ndescription: Pays; large amounts need approval.\n"
+        "handler: limited_handlers:echo\n"
+        "inputSchema: {type: object, properties: {amount: {type: number}}}\n"
+        "requireApproval:\n  when: {properties: {input: {properties: "
+        "{amount: {exclusiveMinimum: 100}}, required: [amount]}}}\n"
+    )
+    asked: list[Any] = []
+
+    async def body(client: Any) -> Any:
+        small = dump(await client.call_tool("pay", {"amount": 5}))
+        seen_after_small = len(asked)
+        large = dump(await client.call_tool("pay", {"amount": 500}))
+        return small, seen_after_small, large
+
+    small, seen_after_small, large = run_stdio(
+        project, body, elicitation_callback=_elicit("accept", {}, asked)
+    )
+    assert small["isError"] is False and seen_after_small == 0  # ran without asking
+    assert large["isError"] is False and len(asked) == 1  # asked, accepted, ran
+    assert "500" in asked[0].message
