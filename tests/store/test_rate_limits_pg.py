@@ -83,3 +83,21 @@ def test_the_cli_run_past_the_limit_exits_1_with_the_limit_and_the_wait(
     assert "rate limited: echo allows 1 call(s) a minute per caller" in shown
     assert "retry in" in shown
     assert "Traceback" not in shown
+
+
+def test_drained_buckets_are_deleted_now_and_then(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolctl.runtime import ratelimit
+
+    monkeypatch.setattr(ratelimit, "PG_CLEAN_EVERY", 3)
+    store = PostgresStore(pg_url)
+    try:
+        store.take_call("a\nlocal", 10**9)  # one call frees up again after 60 ns
+        store.take_call("b\nlocal", 10**9)
+        store.take_call("c\nlocal", 1)  # the third take cleans up: a and b have drained
+        rows = store._run("SELECT bucket FROM toolctl_rate_limits", fetch=True)
+        assert len(rows) == 1  # only c, whose call is still counted for a minute
+        assert store.take_call("c\nlocal", 1) > 0
+    finally:
+        store.close()
