@@ -160,3 +160,14 @@ def test_a_bad_tool_limit_is_a_located_format_error(tmp_path: Path) -> None:
     registry = toolctl.load(root / "tools.d", strict=False, packs=False)
     bad = [d for d in registry.diagnostics if d.file and d.file.endswith("limited.yaml")]
     assert bad and bad[0].line == 6, [str(d) for d in registry.diagnostics]
+
+
+def test_a_store_without_weak_references_still_gets_its_own_buckets() -> None:
+    from toolctl.runtime.ratelimit import buckets_for
+
+    class Slotted:
+        __slots__ = ()
+
+    one, two = Slotted(), Slotted()
+    assert buckets_for(one) is buckets_for(one)
+    assert buckets_for(one) is not buckets_for(two)

@@ -125,6 +125,7 @@ class LocalBuckets:
 
 
 _LOCAL: weakref.WeakKeyDictionary[Any, LocalBuckets] = weakref.WeakKeyDictionary()
+_STRONG: dict[int, tuple[Any, LocalBuckets]] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
@@ -140,9 +141,12 @@ def buckets_for(store: Any) -> SharedBuckets | LocalBuckets:
     if is_shared(store):
         return cast("SharedBuckets", store)
     with _LOCAL_LOCK:
-        found = _LOCAL.get(store)
-        if found is None:
-            found = _LOCAL[store] = LocalBuckets()
+        try:
+            found = _LOCAL.get(store)
+            if found is None:
+                found = _LOCAL[store] = LocalBuckets()
+        except TypeError:  # a store that cannot be weakly referenced: kept for the process
+            found = _STRONG.setdefault(id(store), (store, LocalBuckets()))[1]
         return found
 
 
