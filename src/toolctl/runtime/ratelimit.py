@@ -66,6 +66,7 @@ class RateLimited:
         return max(1, math.ceil(self.retry_after))
 
     def message(self) -> str:
+        """What the caller reads: the tool, its limit, the setting and the wait."""
         return (
             f"rate limited: {self.tool} allows {self.per_minute} call(s) a minute per caller "
             f"(limits.callsPerMinute); retry in {self.retry_seconds} s"
