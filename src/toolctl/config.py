@@ -45,6 +45,7 @@ KNOWN_KEYS = {
     "test",
     "serve",
     "run",
+    "limits",
 }
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
@@ -131,6 +132,28 @@ def approval_ttl(settings: dict[str, Any], origin: Callable[[], str]) -> float:
             hint="e.g. run: {approvalTtl: 7d}",
         )
     return float(int(match.group(1)) * _UNIT_S[match.group(2)])
+
+
+def calls_per_minute(settings: dict[str, Any], origin: Callable[[], str]) -> int | None:
+    """``limits.callsPerMinute`` of ``settings``: the rate limit of every tool that declares
+    none of its own (None: no limit), or a :class:`ConfigError` at ``origin()``."""
+    section = settings.get("limits")
+    if section is None:
+        return None
+    if not isinstance(section, dict) or set(section) - {"callsPerMinute"}:
+        raise ConfigError(
+            f"{origin()}: limits must be a mapping with callsPerMinute, not {section!r}",
+            hint="e.g. limits: {callsPerMinute: 60}",
+        )
+    value = section.get("callsPerMinute")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+        raise ConfigError(
+            f"{origin()}: limits.callsPerMinute must be a positive whole number, not {value!r}",
+            hint="e.g. limits: {callsPerMinute: 60} (per caller and tool)",
+        )
+    return value
 
 
 @dataclass
@@ -468,6 +491,8 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         from toolctl.catalog import parse_toolsets
 
         parse_toolsets(settings, lambda: _setting_at(config_file, "toolsets"))
+    if "limits" in settings:
+        calls_per_minute(settings, lambda: _setting_at(config_file, "limits"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

@@ -185,6 +185,16 @@ CASES = [
     ),
     Case("TL403", "toolctl: 1\nname: get_weather\n" + DESC, [(2, 7)]),
     Case(
+        "TL406",
+        tool(DESC + "requireApproval:\n  when: {properties: {input: {required: [x]}}}\n").replace(
+            "readOnlyHint: true", "readOnlyHint: false\n    destructiveHint: true"
+        ),
+        [(12, 9)],
+        good=tool(DESC + "requireApproval: true\n").replace(
+            "readOnlyHint: true", "readOnlyHint: false\n    destructiveHint: true"
+        ),
+    ),
+    Case(
         "TL404",
         tool(DESC + "background: true\n").replace(
             "readOnlyHint: true",

@@ -40,12 +40,14 @@ def _annotations(spec: ToolSpec) -> str:
 
 def _row(spec: ToolSpec, toolsets: Toolsets) -> dict[str, Any]:
     from toolctl.catalog import loading_of
+    from toolctl.contract.model import approval_of
 
     return {
         "name": spec.name,
         "title": spec.title,
         "annotations": spec.annotations,
-        "requireApproval": spec.require_approval,
+        # true, false, or {"when": schema} (bundled)
+        "requireApproval": approval_of(spec),
         "background": spec.background,
         "handler": spec.handler,
         "tags": list(spec.tags),
@@ -108,7 +110,9 @@ def list_tools(
             name,
             s.title or "",
             _annotations(s),
-            "required" if s.require_approval else "-",
+            ("conditional" if s.approval_when is not None else "required")
+            if s.require_approval
+            else "-",
             s.handler or "(none)",
             ", ".join(s.tags),
             *shown,

@@ -46,6 +46,7 @@ _HTTP_ONLY = (
     "auth_token_env",
     "max_request_bytes",
     "max_sessions",
+    "max_sessions_per_principal",
     "session_idle_timeout",
 )
 
@@ -137,6 +138,17 @@ def serve(
             metavar="N",
             help="Most open 2025-11-25 sessions; when full the longest-idle one is expired "
             "[default: serve.maxSessions or 1000].",
+        ),
+    ] = None,
+    max_sessions_per_principal: Annotated[
+        int | None,
+        typer.Option(
+            "--max-sessions-per-principal",
+            min=1,
+            metavar="N",
+            help="Most sessions one caller (principal; every unauthenticated client counts as "
+            "one) may hold [default: serve.maxSessionsPerPrincipal or a quarter of "
+            "--max-sessions, at least 2].",
         ),
     ] = None,
     session_idle_timeout: Annotated[
@@ -247,7 +259,9 @@ def serve(
 
     section = loaded.project.section("serve") if loaded.project is not None else {}
     try:
-        sessions = session_limits(section, max_sessions, session_idle_timeout)
+        sessions = session_limits(
+            section, max_sessions, session_idle_timeout, max_sessions_per_principal
+        )
     except ToolctlError as exc:
         print_error(exc)
         raise typer.Exit(exitcodes.USAGE) from None

@@ -52,6 +52,9 @@ class CallOptions:
       :class:`toolctl.runtime.records.Origin`). The MCP server acts on its own runs only.
     * ``principal``: the verified caller (:class:`toolctl.principal.Principal`), None for the
       local operator (the CLI and the Python API act on every run).
+    * ``rate_charged``: the call was already charged to its rate limit (``limits:``) by the
+      front end (the HTTP server does it before the MCP session, to answer 429): the pipeline
+      does not charge it again.
     """
 
     context: Any = None  # arbitrary JSON (or its text)
@@ -66,6 +69,7 @@ class CallOptions:
     run_id: str | None = None
     origin: str | None = "api"  # the front end starting the run (records.Origin); see there
     principal: Principal | None = None
+    rate_charged: bool = False
 
 
 class ContinueKeywords(TypedDict, total=False):
@@ -92,6 +96,7 @@ class CallKeywords(TypedDict, total=False):
     run_id: str | None
     origin: str | None
     principal: Principal | None
+    rate_charged: bool
 
 
 _DEFAULT = CallOptions()

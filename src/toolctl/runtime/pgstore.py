@@ -159,6 +159,8 @@ class PostgresStore:
         self._queue_lock = threading.Lock()
         self._queue_pool: ConnectionPool | None = None  # the task queue's, made on first use
         self._queue_app: App | None = None
+        self._rate_ready = False  # toolctl_rate_limits made (on the first rate-limited call)
+        self._rate_takes = 0
         self.max_size = max_size
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
@@ -571,3 +573,38 @@ class PostgresStore:
         """Raise :class:`DatabaseUnavailableError` unless the database answers within a few
         seconds (readiness checks: a balancer's probe must not hang while the server is down)."""
         self._run("SELECT 1", fetch=True, wait=PING_WAIT_S)
+
+    # ------------------------------------------------------------ rate limits
+
+    def take_call(self, bucket: str, per_minute: int) -> float:
+        """Take one call from a rate-limit bucket shared by every process on this database:
+        0.0 when allowed, else seconds until one is free (:mod:`toolctl.runtime.ratelimit`)."""
+        from toolctl.runtime import ratelimit
+
+        self._ensure_rate_table()
+        rows = self._run(
+            ratelimit.PG_TAKE, ratelimit.pg_params(bucket, per_minute), durable=False, fetch=True
+        )
+        self._rate_takes += 1
+        if self._rate_takes % ratelimit.PG_CLEAN_EVERY == 0:
+            self._run(ratelimit.PG_DRAINED, durable=False)
+        return ratelimit.pg_wait(rows[0], per_minute)
+
+    def _ensure_rate_table(self) -> None:
+        # Made on first use, not by a schema migration: a database that never limits a tool
+        # never gets the table, and an older toolctl on the same database ignores it.
+        if self._rate_ready:
+            return
+        import psycopg
+
+        from toolctl.runtime.ratelimit import PG_TABLE
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                conn.execute(PG_TABLE)
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from None
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot set up rate limits in") from None
+        self._rate_ready = True

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import history, hooks, jsondata, output, validation
-from toolctl.runtime.approval import ApprovalGate
+from toolctl.runtime import history, hooks, jsondata, output, ratelimit, validation
+from toolctl.runtime.approval import ApprovalGate, approval_needed
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
@@ -202,6 +202,10 @@ class Call:
         # (the common case of each step without a coroutine of its own: no transform that
         # calls code, input the fast validator accepts, no hook: every call pays this path)
         plan = state.plan
+        if state.spec.calls_per_minute is not None or self.site.limits.calls_per_minute:
+            limited = await self._rate_limited()  # 0: before any work, and never recorded
+            if limited is not None:
+                return limited
         try:
             state.input = self._parse(raw_input)  # 1
             accepted = plan.input_validator.quick_accept(state.input)
@@ -220,13 +224,34 @@ class Call:
             state.context = await self._check_context()  # 4
         except StepFailed as exc:
             return await self.recorder.error_result_async(exc.info, exc.status)
-        if state.spec.require_approval:  # 5
+        if state.spec.require_approval and await approval_needed(state):  # 5
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
         return await self._execute()  # already holding the run's secrets
+
+    async def _rate_limited(self) -> RunResult | None:
+        """The ``rate_limited`` result when this caller used up the tool's calls a minute
+        (:mod:`toolctl.runtime.ratelimit`), else None. Charged unless the HTTP front end already
+        charged it (and answered 429 when it was refused)."""
+        state = self.state
+        if state.options.rate_charged:
+            return None
+        store = self.recorder.store
+
+        def take() -> ratelimit.RateLimited | None:
+            return ratelimit.take(store, state.spec, self.site, state.options.principal)
+
+        # a PostgreSQL bucket is a round trip: off the event loop when other calls are in flight
+        found = await history.write(take) if ratelimit.is_shared(store) else take()
+        if found is None:
+            return None
+        info = found.error()
+        return state.result(
+            RunStatus.FAILED, error=info, model_output={"type": "text", "value": info.text()}
+        )
 
     def _parse(self, raw_input: Any) -> dict[str, Any]:
         spec = self.state.spec

@@ -55,6 +55,7 @@ class ErrorCode(str, enum.Enum):
     INTERRUPTED = "interrupted"
     DAMAGED_RECORD = "damaged_record"  # a history row read back with unreadable columns
     EXPIRED = "expired"  # a pending run nobody answered within run.approvalTtl
+    RATE_LIMITED = "rate_limited"  # limits.callsPerMinute reached for this caller and tool
 
     def __str__(self) -> str:
         return self.value

@@ -28,6 +28,7 @@ from toolctl.server.interaction import (
     make_on_suspend,
     missing_capability,
 )
+from toolctl.server.ratelimits import charged
 from toolctl.server.results import call_result, error_result, unavailable_message
 from toolctl.server.roundtrip import answer_at_once, follow_up, input_required, state_run_id
 from toolctl.server.search import search_result, unwrap_call
@@ -225,6 +226,8 @@ class CallHandler:
                 "run_id": run_id,
                 "origin": Origin.MCP,  # only such runs are this server's to list and act on
             }
+            if charged(ctx.request):  # the HTTP edge took it from the rate limit (429 if not)
+                options["rate_charged"] = True
             if relay is not None and Relay.wanted(ctx):
                 options["on_progress"] = relay.report
             meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys

@@ -174,10 +174,12 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         max_sessions=options.sessions.max_sessions,
         session_idle_timeout=options.sessions.idle_timeout,
     )
-    bound_sessions(server.lowlevel._session_manager)
-    app = ExactOrigins(
-        StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
-    )
+    bound_sessions(server.lowlevel._session_manager, options.sessions.share)
+    from toolctl.server.ratelimits import RateLimitedCalls
+
+    # rate limits inside StrictBodies: the body is whole (and size-checked) by then
+    limited = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
+    app = ExactOrigins(StrictBodies(limited, options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
     return Lifecycle(
