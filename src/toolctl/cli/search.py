@@ -58,7 +58,9 @@ def search(
             metavar="QUERY", help="What the tool should do, in plain words.", show_default=False
         ),
     ] = None,
-    k: Annotated[int, typer.Option("-k", min=1, max=1000, help="At most this many tools.")] = 5,
+    k: Annotated[
+        int, typer.Option("-k", metavar="N", min=1, max=1000, help="At most N tools (default 5).")
+    ] = 5,
     queries: Annotated[
         Path | None,
         typer.Option(
