@@ -134,3 +134,12 @@ def test_no_cache_writes_no_index(search_project: Path, capsys: Capture) -> None
     code, out, _ = toolctl(capsys, "--no-cache", "search", "weather in Paris")
     assert code == 0 and "get_current_weather" in out
     assert not index_file(search_project).exists()
+
+
+def test_a_fifo_planted_as_the_index_is_a_miss_not_a_hang(
+    search_project: Path, capsys: Capture
+) -> None:
+    path = index_file(search_project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    assert found(capsys, "weather in Paris")[:1] == ["get_current_weather"]
