@@ -34,12 +34,17 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def catalog() -> list[dict[str, Any]]:
-    return read_jsonl(DATA / "catalog.jsonl")
+PREFIX = {"bfcl": "", "metatool": "metatool_"}
 
 
-def queries() -> list[dict[str, Any]]:
-    return read_jsonl(DATA / "queries.jsonl") + read_jsonl(DATA / "noanswer.jsonl")
+def catalog(dataset: str = "bfcl") -> list[dict[str, Any]]:
+    return read_jsonl(DATA / f"{PREFIX[dataset]}catalog.jsonl")
+
+
+def queries(dataset: str = "bfcl") -> list[dict[str, Any]]:
+    return read_jsonl(DATA / f"{PREFIX[dataset]}queries.jsonl") + read_jsonl(
+        DATA / "noanswer.jsonl"
+    )
 
 
 def build(functions: list[dict[str, Any]], semantic: bool) -> SearchIndex:
@@ -69,10 +74,10 @@ def run_toolctl(index: SearchIndex, rows: list[dict[str, Any]]) -> list[list[str
     return [[h.name for h in index.query(q["query"], K, embedder)] for q in rows]
 
 
-def run_fastmcp(python: str, rows: list[dict[str, Any]]) -> list[list[str]]:
+def run_fastmcp(python: str, rows: list[dict[str, Any]], dataset: str) -> list[list[str]]:
     script = Path(__file__).parent / "search_fastmcp.py"
     out = subprocess.run(
-        [python, str(script), str(DATA / "catalog.jsonl"), str(K)],
+        [python, str(script), str(DATA / f"{PREFIX[dataset]}catalog.jsonl"), str(K)],
         input="".join(json.dumps({"query": q["query"]}) + "\n" for q in rows),
         capture_output=True,
         text=True,
@@ -85,17 +90,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fastmcp-python", help="a python with fastmcp installed")
     parser.add_argument("--split", default="heldout", choices=("heldout", "tune", "all"))
+    parser.add_argument(
+        "--dataset",
+        default="bfcl",
+        choices=tuple(PREFIX),
+        help="bfcl (1,132 functions, the main benchmark) or metatool (199 plugins, paraphrased "
+        "queries; never tuned on)",
+    )
     args = parser.parse_args()
-    functions = catalog()
-    rows = [q for q in queries() if args.split == "all" or q["split"] == args.split]
+    functions = catalog(args.dataset)
+    rows = [q for q in queries(args.dataset) if args.split == "all" or q["split"] == args.split]
     print(
-        f"catalog: {len(functions)} functions (BFCL non-live); split {args.split}: "
+        f"catalog: {len(functions)} functions ({args.dataset}); split {args.split}: "
         f"{sum(bool(q['expected']) for q in rows)} queries, "
         f"{sum(not q['expected'] for q in rows)} no-answer queries"
     )
     systems: list[tuple[str, list[list[str]]]] = []
     if args.fastmcp_python:
-        systems.append(("fastmcp BM25SearchTransform", run_fastmcp(args.fastmcp_python, rows)))
+        systems.append(
+            ("fastmcp BM25SearchTransform", run_fastmcp(args.fastmcp_python, rows, args.dataset))
+        )
     for semantic in (False, True):
         if semantic and not embed.available():
             print("toolctl semantic: skipped (pip install 'toolctl-registry[search]')")

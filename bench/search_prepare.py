@@ -1,7 +1,7 @@
 """Derive the search benchmark's catalog and queries from the Berkeley Function Calling
 Leaderboard (BFCL) data, and write them under bench/data/search/.
 
-    python bench/search_prepare.py GORILLA_CHECKOUT
+    python bench/search_prepare.py GORILLA_CHECKOUT [METATOOL_CHECKOUT]
 
 GORILLA_CHECKOUT is a clone of github.com/ShishirPatil/gorilla (a bare clone works: files are
 read with ``git show HEAD:PATH``). Only the non-live categories are used: simple_python,
@@ -17,6 +17,12 @@ Output (small, committed, so bench/bench_search.py needs no network):
   split is a hash of the BFCL id, so it never moves; the engine was tuned on ``tune`` only.
 
 The no-answer queries (``bench/data/search/noanswer.jsonl``) are written by hand, not derived.
+
+METATOOL_CHECKOUT (a clone of github.com/HowieHwong/MetaTool), when given, adds a second,
+smaller benchmark whose queries paraphrase rather than repeat the tool descriptions:
+``metatool_catalog.jsonl`` (its 199 plugins: name and description) and
+``metatool_queries.jsonl`` (2,000 of its 20,615 single-tool queries, a fixed sample by hash;
+all ``heldout``: nothing was tuned on MetaTool).
 """
 
 from __future__ import annotations
@@ -102,5 +108,39 @@ def main(repo: Path) -> None:
     print(f"{len(catalog)} functions, {len(queries)} queries -> {OUT}")
 
 
+def metatool(repo: Path, sample: int = 2000) -> None:
+    import csv
+    import io
+
+    def text(rel: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(repo), "show", f"HEAD:{rel}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    plugins = json.loads(text("dataset/plugin_des.json"))
+    rows = list(csv.DictReader(io.StringIO(text("dataset/data/all_clean_data.csv"))))
+    rows.sort(key=lambda r: hashlib.sha256(r["Query"].encode()).hexdigest())
+    with (OUT / "metatool_catalog.jsonl").open("w", encoding="utf-8") as f:
+        for name, description in plugins.items():
+            f.write(
+                json.dumps({"name": name, "description": description, "parameters": None}) + "\n"
+            )
+    with (OUT / "metatool_queries.jsonl").open("w", encoding="utf-8") as f:
+        for i, row in enumerate(rows[:sample]):
+            q = {
+                "id": f"metatool_{i}",
+                "query": row["Query"],
+                "expected": [row["Tool"]],
+                "split": "heldout",
+            }
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    print(f"{len(plugins)} MetaTool plugins, {min(sample, len(rows))} queries -> {OUT}")
+
+
 if __name__ == "__main__":
     main(Path(sys.argv[1]))
+    if len(sys.argv) > 2:
+        metatool(Path(sys.argv[2]))
