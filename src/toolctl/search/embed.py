@@ -119,11 +119,9 @@ def _load(tokens: list[str] | None) -> Embedder | None:
     if root is None:
         return None
     try:
-        from safetensors.numpy import load_file
-
-        table = load_file(str(root / "weights" / "l2_supercat_256.safetensors"))["embedding.weight"]
+        table = read_table(root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
         if tokens is not None and len(tokens) == table.shape[0]:
-            vocab = dict(zip(tokens, range(len(tokens)), strict=False))
+            vocab = dict(zip(tokens, range(len(tokens)), strict=True))
         else:
             config = json.loads(
                 (root / "tokenizers" / "l2_supercat_tokenizer_config.json").read_bytes()
@@ -132,3 +130,29 @@ def _load(tokens: list[str] | None) -> Embedder | None:
     except Exception:  # a damaged install is no reason to fail a search: lexical only
         return None
     return Embedder(table, vocab)
+
+
+_DTYPES = {"F16": "<f2", "F32": "<f4"}
+
+
+def read_table(path: Path, name: str) -> NDArray[Any]:
+    """Tensor ``name`` of a safetensors file, mapped rather than read: a query touches a few
+    rows of the 16 MB table. (The format: an 8-byte little-endian header length, a JSON header
+    of dtype, shape and byte offsets per tensor, then the data.)"""
+    import mmap
+
+    import numpy as np
+
+    with path.open("rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    entry = header[name]
+    start, end = (int(x) for x in entry["data_offsets"])
+    rows, dim = (int(x) for x in entry["shape"])
+    dtype = np.dtype(_DTYPES[entry["dtype"]])
+    if end - start != rows * dim * dtype.itemsize or 8 + size + end > len(mapped):
+        raise ValueError(f"{path}: tensor {name} does not fit its header")
+    return np.frombuffer(mapped, dtype=dtype, count=rows * dim, offset=8 + size + start).reshape(
+        rows, dim
+    )
