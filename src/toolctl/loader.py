@@ -778,6 +778,28 @@ def _load_registry(
     return registry
 
 
+def source_files(project: Project, pack_dirs: Sequence[Path] = ()) -> list[Path]:
+    """Every tool file a load of ``project`` with packs in ``pack_dirs`` (see
+    :func:`pack_directories`) reads, found as a load finds them; nothing is parsed. What
+    ``toolctl search`` stats to tell whether its kept index still holds."""
+    paths = [*project.tool_paths, *pack_dirs]
+    return [file for path in paths for file, _ in _discover(path)]
+
+
+def pack_directories(project: Project) -> list[Path]:
+    """The directories of the installed registry packs (the load cache's list of them when
+    the CLI keeps one)."""
+    store = None
+    if DEFAULTS.cache:
+        directory = cache.cache_dir(project.state_path, project.config_file is not None)
+        store = LoadCache(directory, project.python_path)
+    ctx = _Context(project.python_path, store)
+    found = [directory for _, directory in _pack_dirs(ctx)]
+    if store is not None:
+        store.flush()
+    return found
+
+
 def _protected(project: Project) -> frozenset[Path]:
     """The project's own files a ``$ref`` may never name, whatever they are called: its
     configuration and its run history with the files beside it (key, journal)."""
