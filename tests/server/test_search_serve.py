@@ -224,7 +224,9 @@ def test_call_tool_reaches_only_served_tools_and_never_itself(tmp_path: Path) ->
     seen = over_stdio(root, body, "--search", "add", "multiply")
     assert seen["listed"] == ["add", "search_tools", "call_tool"]
     # a tool the server does not serve is neither found nor callable through call_tool
-    assert seen["found"].is_error is False and seen["found"].structured_content == {"tools": []}
+    assert seen["found"].is_error is False
+    found = [tool["name"] for tool in seen["found"].structured_content["tools"]]
+    assert "wipe_disk" not in found and set(found) <= {"add", "multiply"}
     assert seen["wipe"].is_error is True and "no tool named 'wipe_disk'" in _text(seen["wipe"])
     assert seen["nested"].is_error is True and "cannot call call_tool" in _text(seen["nested"])
     assert seen["extra"].is_error is True and "call_tool takes" in _text(seen["extra"])
