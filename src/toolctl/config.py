@@ -33,7 +33,18 @@ from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {
+    "tools",
+    "pythonPath",
+    "state",
+    "schemas",
+    "lint",
+    "export",
+    "test",
+    "serve",
+    "run",
+    "auth",
+}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -422,6 +433,10 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
         validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
+    if "auth" in settings:  # the authorization server of `serve`: checked at load, as `run`
+        from toolctl.authconfig import auth_settings
+
+        auth_settings(settings, lambda: _setting_at(config_file, "auth"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

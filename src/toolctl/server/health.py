@@ -41,9 +41,9 @@ def _in_session(scope: Any) -> bool:
 class Lifecycle:
     """ASGI middleware: :data:`PATHS`, the count of requests in flight, and draining."""
 
-    def __init__(self, app: Any, check_ready: Callable[[], None]) -> None:
+    def __init__(self, app: Any, *checks: Callable[[], None]) -> None:
         self.app = app
-        self.check_ready = check_ready
+        self.checks = checks
         self.draining = False
         self.inflight = 0
 
@@ -69,20 +69,26 @@ class Lifecycle:
             await _answer(send, 405, b"method not allowed\n")
         elif scope["path"] == "/healthz":
             await _answer(send, 200, b"ok\n")
-        elif await self._ready():
-            await _answer(send, 200, b"ready\n")
         else:
-            await _answer(send, 503, b"not ready\n")
+            unready = await self._unready()
+            if unready is None:
+                await _answer(send, 200, b"ready\n")
+            else:
+                await _answer(send, 503, f"not ready{unready}\n".encode())
 
-    async def _ready(self) -> bool:
+    async def _unready(self) -> str | None:
+        """None when ready, else what to add to "not ready": a reason only where it is safe
+        to show anyone (the authorization server's keys; never the store's address)."""
         if self.draining:
-            return False
-        try:
-            with anyio.fail_after(5):
-                await anyio.to_thread.run_sync(self.check_ready)
-        except Exception:
-            return False
-        return True
+            return ""
+        for check in self.checks:
+            try:
+                with anyio.fail_after(5):
+                    await anyio.to_thread.run_sync(check)
+            except Exception as exc:
+                shown = getattr(exc, "shown_reason", None)
+                return f": {shown}" if isinstance(shown, str) else ""
+        return None
 
     async def drain(self, timeout: float) -> None:
         """Refuse new sessions and wait (up to ``timeout`` seconds) until no request has been in

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
+    from toolctl.principal import Principal
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
 
@@ -37,6 +38,25 @@ class ToolSet:
     listing: dict[str, Any] = field(repr=False)
     diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
     _later: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    # name -> the scopes a token needs to see and call the tool (tools that need some only)
+    scopes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _hidden: dict[frozenset[str], frozenset[str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def hidden_from(self, principal: Principal | None) -> frozenset[str]:
+        """The tools ``principal`` may neither see nor call (it lacks their ``scopes``); none
+        for the local operator (None). Cached per set of scopes a token holds."""
+        if principal is None or not self.scopes:
+            return frozenset()
+        held = principal.scopes
+        hidden = self._hidden.get(held)
+        if hidden is None:
+            if len(self._hidden) > 1024:  # bounded: scope sets come from tokens
+                self._hidden.clear()
+            hidden = frozenset(n for n, need in self.scopes.items() if not held.issuperset(need))
+            self._hidden[held] = hidden
+        return hidden
 
     @property
     def modern_listing(self) -> dict[str, Any]:
@@ -45,9 +65,9 @@ class ToolSet:
         listing = self._later.get(MODERN)
         if listing is None:
             specs = list(self.specs.values())
-            listing, _ = mcp_listing(
-                specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public"
-            )
+            # A list that depends on the token's scopes is not for a shared cache.
+            scope = "private" if self.scopes else "public"
+            listing, _ = mcp_listing(specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope=scope)
             self._later[MODERN] = listing
         return listing
 
@@ -69,7 +89,8 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     for spec in specs:
         spec.check_enabled("serve")
     listing, diagnostics = mcp_listing(specs)
-    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics)
+    scopes = {s.name: s.scopes for s in specs if s.scopes}
+    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics, scopes=scopes)
 
 
 MODERN = "2026-07-28"

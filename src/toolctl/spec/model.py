@@ -85,6 +85,7 @@ class ToolSpec:
     isolation: str = "inprocess"
     metadata: dict[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token needs to see and call it
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
     extensions: dict[str, Any] = field(default_factory=dict)
@@ -142,6 +143,7 @@ class ToolSpec:
             isolation=raw.get("isolation", "inprocess"),
             metadata=raw.get("metadata", {}),
             tags=tuple(raw.get("tags", ())),
+            scopes=tuple(raw.get("scopes", ())),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},
