@@ -8,8 +8,8 @@
 //   mcp-app  a public client (authorization code + PKCE), may ask for every scope;
 //   robot    a confidential machine client (client credentials), toolctl.call and files:read.
 // Two users, logged in without a form (the test plays the browser): the authorization request's
-// login_hint picks one (alice by default). alice is granted every scope asked for; bob never
-// gets files:write. The signing key rotates on POST /test/rotate (a new key first in the JWKS,
+// login_hint picks one (alice by default). alice is granted every scope asked for; bob is
+// refused (access_denied) when asked for files:write. The signing key rotates on POST /test/rotate (a new key first in the JWKS,
 // the old one still published), so the tests can follow a rotation. Prints "ready URL" once
 // listening.
 import { generateKeyPair } from 'node:crypto';
@@ -27,7 +27,9 @@ async function newKey(kid) {
   return { ...privateKey.export({ format: 'jwk' }), kid, alg: 'ES256', use: 'sig' };
 }
 
-const keys = [await newKey('key-1')];
+// key ids unique to this run: a restarted provider has new keys under new ids
+const run = Math.random().toString(36).slice(2, 8);
+const keys = [await newKey(`${run}-1`)];
 
 function configuration() {
   return {
@@ -100,8 +102,17 @@ async function interaction(req, res) {
   if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
   if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
   const denied = DENIED[accountId] || new Set();
+  const asked = Object.values(missing.missingResourceScopes || {}).flat();
+  if (asked.some((s) => denied.has(s))) {
+    // as a user declining consent: the client gets access_denied on its redirect URI
+    await provider.interactionFinished(req, res, {
+      error: 'access_denied',
+      error_description: `${accountId} may not have ${asked.filter((s) => denied.has(s)).join(' ')}`,
+    });
+    return;
+  }
   for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes || {})) {
-    grant.addResourceScope(indicator, scopes.filter((s) => !denied.has(s)).join(' '));
+    grant.addResourceScope(indicator, scopes.join(' '));
   }
   const grantId = await grant.save();
   await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
@@ -112,7 +123,7 @@ const server = createServer(async (req, res) => {
     if (req.url.startsWith('/interaction/')) {
       await interaction(req, res);
     } else if (req.method === 'POST' && req.url === '/test/rotate') {
-      keys.unshift(await newKey(`key-${keys.length + 1}`));
+      keys.unshift(await newKey(`${run}-${keys.length + 1}`));
       provider = new Provider(issuer, configuration());
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kid: keys[0].kid }));

@@ -224,3 +224,24 @@ def test_a_verified_token_is_remembered(monkeypatch: pytest.MonkeyPatch) -> None
     for _ in range(5):
         _verify(verifier, token)
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("alg", [["RS256"], {"a": 1}, 7, None, "X" * 5000])
+def test_an_odd_algorithm_header_is_refused_briefly(alg: object) -> None:
+    issuer = Issuer()
+    good = issuer.token()
+    header = base64.urlsafe_b64encode(json.dumps({"alg": alg, "kid": "k1"}).encode())
+    forged = f"{header.rstrip(b'=').decode()}.{good.split('.')[1]}.{good.split('.')[2]}"
+    with pytest.raises(InvalidToken) as caught:
+        _verify(_verifier(issuer), forged)
+    assert len(str(caught.value)) < 80  # the reason goes to the client: never an echo
+
+
+def test_a_key_replaced_under_the_same_id_is_fetched_again() -> None:
+    # an authorization server restarted with new keys under the old ids
+    issuer, clock = Issuer(), Clock()
+    verifier = _verifier(issuer, clock)
+    _verify(verifier, issuer.token("alice"))
+    issuer.keys = {"k1": ec_key()}
+    clock.now += jwks.MIN_REFETCH_S
+    assert _verify(verifier, issuer.token("bob")).subject == "bob"

@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -109,7 +109,8 @@ class SigningKey:
 
     kty: str
     alg: str | None
-    key: Any  # a cryptography public key
+    key: Any = field(compare=False)  # a cryptography public key
+    jwk: str = ""  # the published JWK (canonical JSON): what tells one key from another
 
     def allows(self, alg: str) -> bool:
         """Whether a token signed with ``alg`` may be checked with this key."""
@@ -137,7 +138,8 @@ def parse_keys(document: Any) -> dict[str, SigningKey]:
         except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError):
             log.warning("ignoring a key of the JWKS that cannot be read (kid %r)", entry.get("kid"))
             continue
-        keys[str(entry.get("kid", ""))] = SigningKey(entry["kty"], alg, key)
+        shown = json.dumps(entry, sort_keys=True)
+        keys[str(entry.get("kid", ""))] = SigningKey(entry["kty"], alg, key, shown)
     return keys
 
 
@@ -224,7 +226,7 @@ class KeySet:
                 log.warning("cannot fetch the authorization server's keys: %s", exc.message)
                 return
             self.error = None
-            if set(keys) != set(self._keys):
+            if keys != self._keys:  # ids or key material changed
                 self.version += 1
             self._keys = keys
             self._fresh_until = self._clock() + max_age

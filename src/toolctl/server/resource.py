@@ -148,6 +148,8 @@ class ProtectedResource:
 
     async def _challenge(self, scope: Any, send: Any, error: str | None, why: str) -> None:
         value = f'Bearer resource_metadata="{self._base(scope)}"'
+        if self.settings.scopes:  # what to ask for first (the spec's scope selection)
+            value += f', scope="{_quoted(" ".join(self.settings.scopes))}"'
         if error is not None:
             value += f', error="{error}", error_description="{_quoted(why)}"'
         body = json.dumps({"error": error or "unauthorized", "error_description": why})

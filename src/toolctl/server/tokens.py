@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from toolctl.principal import Principal
-from toolctl.server.jwks import ASYMMETRIC, KeySet, KeysUnavailable
+from toolctl.server.jwks import ASYMMETRIC, KeySet, KeysUnavailable, SigningKey
 
 LEEWAY_S = 30.0
 CACHE_SIZE = 4096
@@ -77,15 +77,36 @@ class TokenVerifier:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             raise InvalidToken("the token is not a JWT") from None
+        if not isinstance(header, dict):
+            raise InvalidToken("the token is not a JWT")
         alg = header.get("alg")
-        if alg not in ASYMMETRIC:
-            raise InvalidToken(f"tokens signed with {alg!r} are not accepted")
+        if not isinstance(alg, str) or alg not in ASYMMETRIC:
+            named = repr(alg) if isinstance(alg, str) and len(alg) <= 16 else "that algorithm"
+            raise InvalidToken(f"tokens signed with {named} are not accepted")
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise InvalidToken("the token's key id is not a string")
         key = await self.keys.key(kid)
         if key is None or not key.allows(alg):
             raise InvalidToken("the token is not signed by a key of the authorization server")
+        try:
+            claims = self._decode(token, key, alg)
+        except jwt.InvalidSignatureError:
+            # The key behind a known id may have been replaced (an authorization server that
+            # restarted with new keys): look once more, as often as an unknown id would.
+            version = self.keys.version
+            await self.keys.refresh()
+            fresh = await self.keys.key(kid) if self.keys.version != version else None
+            if fresh is None or not fresh.allows(alg):
+                raise InvalidToken("the token's signature does not verify") from None
+            claims = self._decode(token, fresh, alg)
+        return _principal(claims), _number(claims.get("nbf"), 0.0), _number(claims["exp"], now)
+
+    def _decode(self, token: str, key: SigningKey, alg: str) -> dict[str, Any]:
+        """The claims of ``token`` once its signature and claims check; :class:`InvalidToken`
+        (``jwt.InvalidSignatureError`` for a signature that does not verify)."""
+        import jwt
+
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -106,9 +127,11 @@ class TokenVerifier:
             raise InvalidToken("the token is from another issuer (iss)") from None
         except jwt.MissingRequiredClaimError as exc:
             raise InvalidToken(f"the token has no {exc.claim!r} claim") from None
+        except jwt.InvalidSignatureError:
+            raise
         except jwt.PyJWTError:
-            raise InvalidToken("the token's signature does not verify") from None
-        return _principal(claims), _number(claims.get("nbf"), 0.0), _number(claims["exp"], now)
+            raise InvalidToken("the token does not verify") from None
+        return claims
 
 
 def _number(value: Any, default: float) -> float:
