@@ -245,3 +245,11 @@ def test_a_key_replaced_under_the_same_id_is_fetched_again() -> None:
     issuer.keys = {"k1": ec_key()}
     clock.now += jwks.MIN_REFETCH_S
     assert _verify(verifier, issuer.token("bob")).subject == "bob"
+
+
+def test_a_rotation_right_after_a_scheduled_fetch_is_followed_at_once() -> None:
+    issuer, clock = Issuer(), Clock()
+    verifier = _verifier(issuer, clock)
+    anyio.run(verifier.keys.refresh)  # the server's start-up fetch
+    issuer.rotate("k2")  # no time passes
+    assert _verify(verifier, issuer.token("bob")).subject == "bob"

@@ -159,6 +159,7 @@ class KeySet:
         self._keys: dict[str, SigningKey] = {}
         self._fresh_until = 0.0
         self._last_try = -MIN_REFETCH_S
+        self._last_forced = -MIN_REFETCH_S
         self._jwks_uri = settings.jwks_uri
         self._lock = anyio.Lock()
         self.error: str | None = None  # why the last fetch failed (None: it worked)
@@ -198,9 +199,10 @@ class KeySet:
         """The key ``kid``, refetching the set when it is stale or lacks ``kid``;
         None when no such key exists. Raises :class:`KeysUnavailable` when no key was ever
         fetched."""
-        now = self._clock()
-        if now >= self._fresh_until or self._find(kid) is None:
+        if not self._keys or self.stale:
             await self.refresh()
+        elif self._find(kid) is None:  # a rotation, or a made-up id: look, not too often
+            await self.refresh(forced=True)
         if not self._keys:
             self.check_ready()
         return self._find(kid)
@@ -210,14 +212,18 @@ class KeySet:
             return next(iter(self._keys.values())) if len(self._keys) == 1 else None
         return self._keys.get(kid)
 
-    async def refresh(self) -> None:
+    async def refresh(self, *, forced: bool = False) -> None:
         """Fetch the set again, unless another fetch ran less than :data:`MIN_REFETCH_S` ago
         (keys are kept when a fetch fails: an outage of the authorization server does not
-        lock everyone out at once)."""
+        lock everyone out at once). ``forced`` (a token names a key the set lacks) is limited
+        on its own: the scheduled fetches do not delay following a rotation."""
         async with self._lock:
             now = self._clock()
-            if now - self._last_try < MIN_REFETCH_S:
+            last = self._last_forced if forced else self._last_try
+            if now - last < MIN_REFETCH_S:
                 return
+            if forced:
+                self._last_forced = now
             self._last_try = now
             try:
                 keys, max_age = await self._download()

@@ -95,7 +95,7 @@ class TokenVerifier:
             # The key behind a known id may have been replaced (an authorization server that
             # restarted with new keys): look once more, as often as an unknown id would.
             version = self.keys.version
-            await self.keys.refresh()
+            await self.keys.refresh(forced=True)
             fresh = await self.keys.key(kid) if self.keys.version != version else None
             if fresh is None or not fresh.allows(alg):
                 raise InvalidToken("the token's signature does not verify") from None
