@@ -224,7 +224,7 @@ def test_a_user_denied_a_scope_cannot_call_the_tool_that_needs_it(idp: Provider)
         return await client.call_tool("write_notes", {"text": "hello"})
 
     browser = Browser("bob")
-    with pytest.raises(BaseExceptionGroup):  # the SDK's task group: the flow stopped
+    with pytest.raises(Exception):  # noqa: B017 (the SDK's task group wraps the flow's error)
         anyio.run(_session, idp, _user_client(idp, browser), script)
     assert browser.refused == "bob may not have files:write"
     assert [r["tool"] for r in _runs(idp, "bob")] == ["shout"]  # write_notes never ran
