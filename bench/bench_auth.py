@@ -34,7 +34,7 @@ import anyio
 import jwt
 from bench_http import Sample, ServerProcess, burst
 from cryptography.hazmat.primitives.asymmetric import ec
-from serve_common import p, registry
+from serve_common import registry
 
 PLAIN, AUTH = "no auth", "auth: (JWT)"
 BUDGET = 0.10
