@@ -9,7 +9,7 @@ p50/p99 latency and the server's CPU time per call (utime + stime from /proc), a
 overhead of token checking as a share of a call's CPU (budget: <= 10%). Then, in this process,
 what one check costs: a token seen before (the cache) and a new one (signature and claims).
 
-    .venv/bin/python bench/bench_auth.py [--calls 2000] [--rounds 4] [--clients 50]
+    .venv/bin/python bench/bench_auth.py [--calls 2000] [--rounds 4] [--clients 50] [--checks 2000]
 
 Bounded: every loop has a fixed count, every server is stopped at the end.
 """
@@ -171,6 +171,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000, help="calls per server")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--checks", type=int, default=2000, help="tokens checked in process")
     args = parser.parse_args()
     py = sys.executable
     issuer = Issuer()
@@ -200,7 +201,7 @@ def main() -> None:
         finally:
             for server in servers.values():
                 server.stop()
-        cached, new = check_costs(issuer, "http://127.0.0.1/mcp")
+        cached, new = check_costs(issuer, "http://127.0.0.1/mcp", args.checks)
         print(
             f"one check, in process: {cached:.1f} us for a token seen before (cached), "
             f"{new:.0f} us for a new one (ES256 signature and claims)"
