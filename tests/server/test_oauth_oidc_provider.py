@@ -8,7 +8,9 @@ the official MCP Python SDK's OAuth clients.
   403 ``insufficient_scope`` of a tool that needs more scopes;
 * client credentials for a machine client (``ClientCredentialsOAuthProvider``);
 * a user the authorization server denies a scope cannot call the tool that needs it;
-* a rotated signing key is followed.
+* a rotated signing key is followed;
+* the TypeScript SDK v2's OAuth client: authorization code + PKCE and client credentials
+  (tests/node/ts_oauth_client.mjs).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import httpx2
 import pytest
 
 from tests import prereqs
+from tests.server.nodetools import PREFIX, NodeTools
 from tests.server.serve_helpers import HttpServer, http_server
 from tests.server.test_oauth_http import free_port, oauth_registry
 
@@ -251,3 +254,32 @@ def test_a_rotated_signing_key_is_followed(idp: Provider) -> None:
     assert rotated.status_code == 200
     # a new client gets a token signed with the new key, which the server has not seen yet
     assert anyio.run(_session, idp, _machine_client(idp), call).content[0].text == "AGAIN"
+
+
+@pytest.mark.parametrize("flow", ["code", "credentials"])
+def test_the_typescript_sdk_oauth_clients(
+    idp: Provider, mcp_node_tools: NodeTools, flow: str
+) -> None:
+    # the TypeScript SDK v2 client (installed with the Inspector): discovery through the 401,
+    # authorization code + PKCE for alice (its browser played by the script) or client
+    # credentials for the machine client
+    entry = PREFIX / "node_modules" / "@modelcontextprotocol" / "client" / "dist" / "index.mjs"
+    assert entry.exists(), "the MCP Inspector no longer brings @modelcontextprotocol/client"
+    script = ("ts_oauth_client.mjs", str(entry), idp.resource, idp.issuer, flow, "shout")
+    done = subprocess.run(
+        [str(mcp_node_tools.node), *script],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["text"] == "TS" and "shout" in out["tools"] and "write_notes" not in out["tools"]
+    sub, client = ("alice", "mcp-app") if flow == "code" else ("robot", "robot")
+    shouted = [r for r in _runs(idp, sub) if r["tool"] == "shout" and r["input"] == {"text": "ts"}]
+    assert shouted and shouted[0]["principal"] == {
+        "iss": idp.issuer,
+        "sub": sub,
+        "client_id": client,
+    }
