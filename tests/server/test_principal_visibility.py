@@ -193,3 +193,25 @@ def test_an_approved_run_keeps_its_principal(registry: Registry) -> None:
     pending = registry.call("delete_file", {"path": "x"}, origin=Origin.MCP, principal=BOB)
     approve(registry, pending.run_id)
     assert resolve_store(registry).get(pending.run_id).principal == BOB.public()
+
+
+def test_spans_carry_the_principal_never_the_token() -> None:
+    from toolctl.server.telemetry import ConnectionAttributes
+
+    attributes = ConnectionAttributes()
+    attributes.transport = "http"
+    request = SimpleNamespace(
+        scope={PRINCIPAL_KEY: ALICE},
+        client=None,
+        url=None,
+        headers={"authorization": "Bearer secret-token"},
+    )
+    found = attributes.attributes(SimpleNamespace(request=request))
+    assert found["enduser.id"] == "alice"
+    assert found["toolctl.principal.issuer"] == ALICE.issuer
+    assert found["toolctl.principal.client_id"] == "app"
+    assert "secret-token" not in repr(found)
+    anonymous = SimpleNamespace(
+        request=SimpleNamespace(scope={}, client=None, url=None, headers={})
+    )
+    assert "enduser.id" not in attributes.attributes(anonymous)
