@@ -46,6 +46,7 @@ KNOWN_KEYS = {
     "serve",
     "run",
     "limits",
+    "auth",
 }
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
@@ -493,6 +494,10 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
         parse_toolsets(settings, lambda: _setting_at(config_file, "toolsets"))
     if "limits" in settings:
         calls_per_minute(settings, lambda: _setting_at(config_file, "limits"))
+    if "auth" in settings:  # the authorization server of `serve`: checked at load, as `run`
+        from toolctl.authconfig import auth_settings
+
+        auth_settings(settings, lambda: _setting_at(config_file, "auth"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

@@ -38,3 +38,14 @@ class Principal:
         if self.client_id is not None:
             data["client_id"] = self.client_id
         return data
+
+    @classmethod
+    def from_public(cls, data: object) -> Principal | None:
+        """The principal a run recorded (:meth:`public`), None for none (or a damaged one):
+        a continued run acts as the caller that started it. Its scopes are not recorded."""
+        if not isinstance(data, dict):
+            return None
+        issuer, subject, client = data.get("iss"), data.get("sub"), data.get("client_id")
+        if not isinstance(issuer, str) or not isinstance(subject, str):
+            return None
+        return cls(issuer, subject, client if isinstance(client, str) else None)

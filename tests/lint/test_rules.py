@@ -213,6 +213,20 @@ CASES = [
         [(7, 20)],
     ),
     Case(
+        "TL410",
+        "toolctl: 1\ntools:\n"
+        "  - name: drop_table\n    description: Drop a table of the database for good.\n"
+        "    mcp: {annotations: {destructiveHint: true}}\n"
+        "  - name: read_table\n    description: Read every row of a table of the database.\n"
+        "    scopes: [db:read]\n",
+        [(5, 42)],
+        good="toolctl: 1\ntools:\n"
+        "  - name: drop_table\n    description: Drop a table of the database for good.\n"
+        "    mcp: {annotations: {destructiveHint: true}}\n    scopes: [db:admin]\n"
+        "  - name: read_table\n    description: Read every row of a table of the database.\n"
+        "    scopes: [db:read]\n",
+    ),
+    Case(
         "TL501",
         "toolctl: 1\nname: get_weather\ntitle: Weather\n"
         + DESC

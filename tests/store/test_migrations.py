@@ -10,8 +10,8 @@ from toolctl.runtime import rowcodec
 from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
 
 # The columns each store's first schema lacked (added by its migrations).
-_SQLITE_V1_LACKS = ("model_output", "display", "binding", "traceback", "origin")
-_POSTGRES_V1_LACKS = ("binding", "traceback", "origin")
+_SQLITE_V1_LACKS = ("model_output", "display", "binding", "traceback", "origin", "principal")
+_POSTGRES_V1_LACKS = ("binding", "traceback", "origin", "principal")
 
 
 def _first_schema(table: str, lacks: tuple[str, ...], *, postgres: bool = False) -> str:
@@ -54,6 +54,7 @@ def test_a_first_schema_sqlite_history_is_upgraded_in_place(tmp_path: Path) -> N
     try:
         rec = store.get("old1")
         assert (rec.output, rec.notes, rec.binding, rec.origin) == ({"k": "v"}, [], None, None)
+        assert rec.principal is None  # no principal recorded: never an OAuth caller's run
         assert store.update("old1", expect_status="succeeded", traceback="t", display={"a": 1})
         assert store.get("old1").traceback == "t"
     finally:

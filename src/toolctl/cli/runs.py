@@ -64,6 +64,14 @@ def list_cmd(
         int,
         typer.Option("--limit", "-n", min=1, max=_MAX_LIMIT, metavar="N", help="At most N runs."),
     ] = 20,
+    principal: Annotated[
+        str | None,
+        typer.Option(
+            "--principal",
+            metavar="SUB",
+            help="Only runs started over MCP by this subject (the token's sub).",
+        ),
+    ] = None,
     fmt: FormatOpt = OutputFormat.text,
     registry_path: RegistryOpt = None,
     state: StateOpt = None,
@@ -76,7 +84,11 @@ def list_cmd(
     if status is not None and status not in {s.value for s in RunStatus}:
         raise typer.BadParameter(f"--status must be one of {', '.join(s.value for s in RunStatus)}")
     store = state_store(registry_path, state, create=False)
-    records = store.query(tool=tool, status=status, limit=limit) if store is not None else []
+    records = (
+        store.query(tool=tool, status=status, limit=limit, principal=principal)
+        if store is not None
+        else []
+    )
     if fmt is OutputFormat.json:
         print_json([r.public() for r in records])
         return
@@ -139,6 +151,10 @@ def show_cmd(
         ("duration", _ms(rec.duration_ms)),
         ("definition", rec.tool_digest[:16]),
     ]
+    if rec.principal:
+        who = rec.principal
+        client = f" (client {who['client_id']})" if who.get("client_id") else ""
+        rows.append(("principal", f"{who.get('sub')} from {who.get('iss')}{client}"))
     if rec.approval:
         how = "approved" if rec.approval.get("approved") else "declined"
         rows.append(

@@ -44,6 +44,9 @@ _HTTP_ONLY = (
     "allowed_host",
     "allowed_origin",
     "auth_token_env",
+    "auth_issuer",
+    "auth_audience",
+    "auth_jwks_uri",
     "max_request_bytes",
     "max_sessions",
     "max_sessions_per_principal",
@@ -119,6 +122,30 @@ def serve(
             "--auth-token-env",
             metavar="VAR",
             help="Require 'Authorization: Bearer $VAR' (required off loopback).",
+        ),
+    ] = None,
+    auth_issuer: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-issuer",
+            metavar="URL",
+            help="OAuth: accept JWT access tokens of this authorization server [auth.issuer].",
+        ),
+    ] = None,
+    auth_audience: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-audience",
+            metavar="URL",
+            help="OAuth: this server's resource URI, the tokens' aud [auth.audience].",
+        ),
+    ] = None,
+    auth_jwks_uri: Annotated[
+        str | None,
+        typer.Option(
+            "--auth-jwks-uri",
+            metavar="URL",
+            help="OAuth: the issuer's JWKS [auth.jwksUri; default: from its metadata].",
         ),
     ] = None,
     max_request_bytes: Annotated[
@@ -258,16 +285,34 @@ def serve(
     from toolctl.server.sessions import session_limits
 
     section = loaded.project.section("serve") if loaded.project is not None else {}
+    from toolctl.authconfig import auth_settings
+
+    project = loaded.project
+    flags = any(v is not None for v in (auth_issuer, auth_audience, auth_jwks_uri))
+    config_file = project.config_file if project is not None else None
+    shown = "serve --auth-*" if flags or config_file is None else f"{config_file.name}: auth"
+
+    def where() -> str:
+        return shown
+
     try:
         sessions = session_limits(
             section, max_sessions, session_idle_timeout, max_sessions_per_principal
         )
+        auth = None
+        if transport is Transport.http:  # stdio has no tokens: its client started the server
+            auth = auth_settings(
+                project.settings if project is not None else {},
+                where,
+                issuer=auth_issuer,
+                audience=auth_audience,
+                jwks_uri=auth_jwks_uri,
+            )
     except ToolctlError as exc:
         print_error(exc)
         raise typer.Exit(exitcodes.USAGE) from None
     if search is None:
-        where = loaded.project.config_file if loaded.project is not None else None
-        search = _search_setting(section, where)
+        search = _search_setting(section, config_file)
     options = ServeOptions(
         transport=transport.value,
         host=host,
@@ -277,6 +322,7 @@ def serve(
         allowed_hosts=tuple(allowed_host or ()),
         allowed_origins=tuple(allowed_origin or ()),
         auth_token_env=auth_token_env,
+        auth=auth,
         max_request_bytes=max_request_bytes,
         sessions=sessions,
         shutdown_timeout=shutdown_timeout,

@@ -28,6 +28,7 @@ from toolctl.runtime import jsondata
 from toolctl.runtime.errors import StateError, key_file_errors
 
 if TYPE_CHECKING:
+    from toolctl.principal import Principal
     from toolctl.runtime.records import RunRecord, RunStore
 
 KEY_ENV = "TOOLCTL_STATE_KEY"  # a shared store's secret, in hex (see configured_key)
@@ -55,6 +56,7 @@ def sign_record(store: RunStore, rec: RunRecord) -> str:
         timeout=rec.timeout,
         background=rec.background,
         **origin_bound(rec.origin),
+        **({} if rec.principal is None else {"principal": rec.principal}),
     )
 
 
@@ -63,6 +65,17 @@ def origin_bound(origin: str | None) -> dict[str, Any]:
     MCP client's) without breaking its MAC. Left out when unknown, so pending rows written
     before origins were recorded still verify."""
     return {} if origin is None else {"origin": origin}
+
+
+def public_principal(principal: Principal | None) -> dict[str, Any] | None:
+    """What a run records of its principal (None: the local operator)."""
+    return None if principal is None else principal.public()
+
+
+def principal_bound(principal: Principal | None) -> dict[str, Any]:
+    """The run's principal as a bound field: a pending row cannot be handed to another caller
+    without breaking its MAC. Left out for the operator's runs (and older rows)."""
+    return {} if principal is None else {"principal": principal.public()}
 
 
 def verify(store: RunStore, rec: RunRecord) -> bool:

@@ -66,13 +66,20 @@ class MemoryStore:
         return dataclasses.replace(rec)
 
     def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+        self,
+        *,
+        tool: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        principal: str | None = None,
     ) -> list[RunRecord]:
         with self._lock:
             runs = [
                 r
                 for r in self._runs.values()
-                if (tool is None or r.tool == tool) and (status is None or r.status == status)
+                if (tool is None or r.tool == tool)
+                and (status is None or r.status == status)
+                and (not principal or (r.principal or {}).get("sub") == principal)
             ]
         runs.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)  # as the SQL stores
         return runs[:limit]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from procrastinate import App
     from psycopg_pool import ConnectionPool
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 _SWEEP_KEY = 7_415_321_908  # pg_try_advisory_lock key: one periodic sweep at a time
@@ -67,6 +67,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     # 3: the front end that started a run (older rows: NULL, never an MCP client's)
     ("ALTER TABLE toolctl_runs ADD COLUMN origin TEXT",),
+    # 4: who started a run over MCP (a verified token's iss/sub/client_id; older rows: NULL)
+    ("ALTER TABLE toolctl_runs ADD COLUMN principal TEXT",),
 )
 
 
@@ -387,9 +389,14 @@ class PostgresStore:
         return rowcodec.decode(rows[0])
 
     def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+        self,
+        *,
+        tool: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        principal: str | None = None,
     ) -> list[RunRecord]:
-        where, args = rowcodec.query_where(tool, status, "%s")
+        where, args = rowcodec.query_where(tool, status, "%s", principal)
         rows = self._run(
             f"SELECT * FROM toolctl_runs {where} ORDER BY created_at DESC, run_id DESC LIMIT %s",
             [*args, rowcodec.query_limit(limit)],

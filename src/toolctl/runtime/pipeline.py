@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
+from toolctl.principal import Principal
 from toolctl.runtime import history, hooks, jsondata, output, ratelimit, validation
 from toolctl.runtime.approval import ApprovalGate, approval_needed
 from toolctl.runtime.context import SuspendRequested
@@ -155,6 +156,7 @@ class Call:
             background=rec.background,
             timeout=rec.timeout,
             origin=rec.origin,
+            principal=Principal.from_public(rec.principal),
         )
         site = dataclasses.replace(site, locator=rec.registry or site.locator)
         call = cls(spec, store, site, options, recorded=True, owner=owner, status=rec.status)

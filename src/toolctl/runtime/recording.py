@@ -141,6 +141,7 @@ class Recorder:
             registry=self.locator,
             approval=state.approval.to_dict() if state.approval else None,
             origin=state.options.origin,
+            principal=binding.public_principal(state.options.principal),
         )
 
     def _write(
@@ -262,6 +263,7 @@ class Recorder:
             timeout=state.timeout,
             background=state.background,
             **binding.origin_bound(state.options.origin),
+            **binding.principal_bound(state.options.principal),
         )
         return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
 

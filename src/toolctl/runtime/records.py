@@ -51,6 +51,9 @@ class RunRecord:
     # the front end that started the run (an Origin member's value); None on rows written
     # before toolctl recorded it, which no front end may treat as its own
     origin: str | None = None
+    # who started it over MCP (Principal.public(): iss, sub, client_id); None for the local
+    # operator (CLI, API, test) and an unauthenticated server
+    principal: dict[str, Any] | None = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
@@ -132,7 +135,14 @@ class RunStore(Protocol):
     def get(self, run_id: str) -> RunRecord: ...
 
     def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
-    ) -> list[RunRecord]: ...
+        self,
+        *,
+        tool: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        principal: str | None = None,
+    ) -> list[RunRecord]:
+        """The latest runs, newest first; ``principal`` keeps those of that subject."""
+        ...
 
     def sweep(self) -> list[str]: ...

@@ -50,6 +50,7 @@ COLUMNS: dict[str, str] = {
     "binding": "TEXT",
     "traceback": "TEXT",
     "origin": "TEXT",
+    "principal": "json",
 }
 
 JSON_COLUMNS = frozenset(name for name, kind in COLUMNS.items() if kind == "json")
@@ -125,10 +126,17 @@ def query_limit(limit: int) -> int:
     return max(0, min(int(limit), MAX_QUERY_LIMIT))
 
 
-def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, list[Any]]:
+def query_where(
+    tool: str | None, status: str | None, mark: str, principal: str | None = None
+) -> tuple[str, list[Any]]:
     """The ``WHERE`` clause (empty without filters) of a runs query and its arguments, with
-    ``mark`` the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg)."""
+    ``mark`` the driver's placeholder (``?`` for SQLite, ``%s`` for psycopg). ``principal``
+    keeps the runs of that subject (the ``sub`` of the recorded principal)."""
     clauses, args = [], []
+    if principal:
+        sub = "json_extract(principal, '$.sub')" if mark == "?" else "(principal::jsonb->>'sub')"
+        clauses.append(f"{sub} = {mark}")
+        args.append(principal)
     if tool:
         clauses.append(f"tool = {mark}")
         args.append(tool)
@@ -142,7 +150,7 @@ def query_where(tool: str | None, status: str | None, mark: str) -> tuple[str, l
 _NUMBERS = ("created_at", "started_at", "ended_at", "duration_ms", "timeout", "lease_expires")
 _INTEGERS = {"resume_count": 0, "owner_pid": None, "background": 0}
 _TEXTS = ("run_id", "tool", "status", "tool_digest", "input_hash", "owner", "owner_host")
-_OBJECTS = ("error", "approval", "registry", "model_output", "display")
+_OBJECTS = ("error", "approval", "registry", "model_output", "display", "principal")
 
 
 @functools.cache

@@ -41,7 +41,7 @@ from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
 from toolctl.yamlsrc import real_path
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 5.0
 
 _DDL = f"""
@@ -59,6 +59,8 @@ _MIGRATIONS = (
     ("ALTER TABLE runs ADD COLUMN binding TEXT", "ALTER TABLE runs ADD COLUMN traceback TEXT"),
     # 4: the front end that started a run (older rows: NULL, never an MCP client's)
     ("ALTER TABLE runs ADD COLUMN origin TEXT",),
+    # 5: who started a run over MCP (a verified token's iss/sub/client_id; older rows: NULL)
+    ("ALTER TABLE runs ADD COLUMN principal TEXT",),
 )
 
 
@@ -362,9 +364,14 @@ class SqliteStore:
         return _decode(row)
 
     def query(
-        self, *, tool: str | None = None, status: str | None = None, limit: int = 50
+        self,
+        *,
+        tool: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        principal: str | None = None,
     ) -> list[RunRecord]:
-        where, args = rowcodec.query_where(tool, status, "?")
+        where, args = rowcodec.query_where(tool, status, "?", principal)
         with self._lock, self._mapped("listing runs"):
             rows = self._db.execute(
                 f"SELECT * FROM runs {where} ORDER BY created_at DESC, run_id DESC LIMIT ?",

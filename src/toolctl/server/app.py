@@ -27,6 +27,7 @@ from toolctl import __version__
 from toolctl.server.calls import CallHandler
 from toolctl.server.clientlog import ClientLog
 from toolctl.server.drain import Drain
+from toolctl.server.identity import caller
 from toolctl.server.roundtrip import STATE_TTL, state_keys
 from toolctl.server.tasks import Tasks
 from toolctl.server.telemetry import ConnectionAttributes
@@ -59,6 +60,8 @@ class ToolServer:
         self.reload = reload
         self._toolset = toolset
         self._wire: dict[str, dict[str, Any]] = {}  # per revision, for this snapshot
+        # per revision and set of tools hidden from the caller (tool scopes), likewise
+        self._scoped: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self.client_log = ClientLog(forward_python_logging=forward_logging)
         self.lowlevel: Server[Any] = Server(
@@ -114,7 +117,9 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
     ) -> dict[str, Any]:
         # Built once per snapshot; the whole list in one page, in name order.
-        return self._toolset.listing
+        toolset = self._toolset
+        hidden = toolset.hidden_from(caller(ctx))
+        return without(toolset.listing, hidden) if hidden else toolset.listing
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         # What the 2026-07-28 HTTP entry checks Mcp-Param-* headers against.
@@ -142,9 +147,23 @@ class ToolServer:
             wire = built.get(version)
             if wire is None:  # the first tools/list of this revision since start or reload
                 wire = built[version] = self._wire_listing(toolset, version)
+            hidden = toolset.hidden_from(caller(ctx))
+            if hidden:  # the tools whose scopes the caller's token lacks are left out
+                wire = self._scoped_listing(wire, version, hidden)
             # A 2026-07-28 result names the server in _meta (the runner's stamp).
             return {**wire, "_meta": self._stamp} if version == MODERN else wire
         return await call_next(ctx)
+
+    def _scoped_listing(
+        self, wire: dict[str, Any], version: str, hidden: frozenset[str]
+    ) -> dict[str, Any]:
+        scoped, key = self._scoped, (version, hidden)
+        found = scoped.get(key)
+        if found is None:
+            if len(scoped) > 256:  # bounded: which tools are hidden follows the token's scopes
+                scoped.clear()
+            found = scoped[key] = without(wire, hidden)
+        return found
 
     async def _task_calls(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
@@ -174,7 +193,7 @@ class ToolServer:
 
     async def swap(self, toolset: ToolSet, *, notify: bool = True) -> None:
         """Serve ``toolset`` from now on and (with ``notify``) tell every connected client."""
-        self._toolset, self._wire = toolset, {}
+        self._toolset, self._wire, self._scoped = toolset, {}, {}
         if not notify:
             return
         for connection in list(self._connections):
@@ -184,6 +203,12 @@ class ToolServer:
                     await connection.send_tool_list_changed()
                 except Exception:
                     log.debug("could not notify a client of the tool list change", exc_info=True)
+
+
+def without(listing: dict[str, Any], hidden: frozenset[str]) -> dict[str, Any]:
+    """A ``tools/list`` result without the tools named in ``hidden``."""
+    tools = [t for t in listing.get("tools", ()) if t.get("name") not in hidden]
+    return {**listing, "tools": tools}
 
 
 def wire_listing(toolset: ToolSet) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from toolctl.runtime.pipeline import new_run_id
 from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
 from toolctl.server.drain import Drain
+from toolctl.server.identity import caller
 from toolctl.server.interaction import (
     Relay,
     client_elicits,
@@ -96,7 +97,9 @@ class CallHandler:
                 return unwrapped
             params = unwrapped  # from here on, exactly a direct call of that tool
         spec = toolset.specs.get(params.name)
-        if spec is None:
+        # A tool whose scopes the caller's token lacks is not there for it (over HTTP the
+        # transport already answered 403 with the scopes to ask for: this holds elsewhere).
+        if spec is None or params.name in toolset.hidden_from(caller(ctx)):
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         if (
             ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -225,6 +228,7 @@ class CallHandler:
                 "on_suspend": make_on_suspend(ctx, spec),
                 "run_id": run_id,
                 "origin": Origin.MCP,  # only such runs are this server's to list and act on
+                "principal": caller(ctx),  # and only its caller's (server/visibility.py)
             }
             if charged(ctx.request):  # the HTTP edge took it from the rate limit (429 if not)
                 options["rate_charged"] = True

@@ -52,12 +52,12 @@ class Lifecycle:
     def __init__(
         self,
         app: Any,
-        check_ready: Callable[[], None],
+        *checks: Callable[[], None],
         drain_state: Drain | None = None,
         max_body: int = 4 * 1024 * 1024,
     ) -> None:
         self.app = app
-        self.check_ready = check_ready
+        self.checks = checks  # readiness: the run history, the authorization server's keys
         self.state = drain_state or Drain()
         self.max_body = max_body
         self.inflight = 0
@@ -100,20 +100,24 @@ class Lifecycle:
             await _answer(send, 200, b"ok\n")
         elif self.draining:  # 404: HAProxy's `http-check disable-on-404` keeps sessions here
             await _answer(send, 404, b"draining\n")
-        elif await self._ready():
-            await _answer(send, 200, b"ready\n")
         else:
-            await _answer(send, 503, b"not ready\n")
+            unready = await self._unready()
+            if unready is None:
+                await _answer(send, 200, b"ready\n")
+            else:
+                await _answer(send, 503, f"not ready{unready}\n".encode())
 
-    async def _ready(self) -> bool:
-        if self.draining:
-            return False
-        try:
-            with anyio.fail_after(5):
-                await anyio.to_thread.run_sync(self.check_ready)
-        except Exception:
-            return False
-        return True
+    async def _unready(self) -> str | None:
+        """None when ready, else what to add to "not ready": a reason only where it is safe
+        to show anyone (the authorization server's keys; never the store's address)."""
+        for check in self.checks:
+            try:
+                with anyio.fail_after(5):
+                    await anyio.to_thread.run_sync(check)
+            except Exception as exc:
+                shown = getattr(exc, "shown_reason", None)
+                return f": {shown}" if isinstance(shown, str) else ""
+        return None
 
     async def drain(self, timeout: float) -> None:
         """Refuse new sessions and wait (up to ``timeout`` seconds) until no request has been in

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolctl.principal import Principal
 from toolctl.runtime import ratelimit
+from toolctl.server.identity import PRINCIPAL_KEY
 
 if TYPE_CHECKING:
     from toolctl.server.toolset import ToolSet
@@ -43,9 +44,13 @@ Send = Callable[[Message], Awaitable[None]]
 def principal_of(scope: Message) -> Principal | None:
     """The verified caller of an HTTP request, or None.
 
-    A ``principal`` attribute on ``scope["user"]`` wins; else the SDK's ``AuthenticatedUser``
-    (its access token's issuer, subject and client, by the SDK's own
-    ``principal_components``, as the SDK identifies a session's owner)."""
+    The principal :class:`~toolctl.server.resource.ProtectedResource` verified wins; else a
+    ``principal`` attribute on ``scope["user"]``; else the SDK's ``AuthenticatedUser`` (its
+    access token's issuer, subject and client, by the SDK's own ``principal_components``, as
+    the SDK identifies a session's owner)."""
+    verified = scope.get(PRINCIPAL_KEY)
+    if isinstance(verified, Principal):
+        return verified
     user = scope.get("user")
     found = getattr(user, "principal", None)
     if isinstance(found, Principal):

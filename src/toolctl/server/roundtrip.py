@@ -15,6 +15,9 @@ What holds across the round trip:
 * the runtime binds the pending run to the tool digest, its input and its request context
   (the stored ones are used, never the follow-up's); the server refuses a follow-up when the
   tool's definition changed since the run was requested.
+* the run belongs to the principal whose token started it (with OAuth): a follow-up from
+  another principal, even with a valid state, is refused as an invalid state
+  (server/visibility.py), so a leaked ``requestState`` answers nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from toolctl.keyfile import ensure_key_file
 from toolctl.runtime import clientask
 from toolctl.runtime.errors import StateError, key_file_errors
+from toolctl.server.identity import caller
 from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
 from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
@@ -113,7 +117,7 @@ async def follow_up(
         return _unavailable(run_id)
     except ToolctlError:
         return error_result(f"Run {run_id} no longer exists; call the tool again.")
-    if record.tool != spec.name or not visible_over_mcp(record):
+    if record.tool != spec.name or not visible_over_mcp(record, caller(ctx)):
         raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
     if record.tool_digest != spec.digest:
         return error_result(

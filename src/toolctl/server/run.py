@@ -19,8 +19,10 @@ from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
 if TYPE_CHECKING:
+    from toolctl.authconfig import AuthSettings
     from toolctl.registry import Registry
     from toolctl.server.reload import RegistryWatcher
+    from toolctl.server.tokens import TokenVerifier
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 
@@ -39,6 +41,7 @@ class ServeOptions:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     auth_token_env: str | None = None
+    auth: AuthSettings | None = None  # OAuth: the authorization server whose JWTs are accepted
     max_request_bytes: int = DEFAULT_MAX_BODY
     sessions: SessionLimits = field(default_factory=SessionLimits)
     shutdown_timeout: float = 30.0
@@ -55,7 +58,11 @@ def prepare(registry: Registry, options: ServeOptions) -> tuple[ToolServer, Http
     security = None
     if options.transport == "http":
         security = http_security(
-            options.host, options.allowed_hosts, options.allowed_origins, options.auth_token_env
+            options.host,
+            options.allowed_hosts,
+            options.allowed_origins,
+            options.auth_token_env,
+            oauth=options.auth is not None,
         )
     toolset = build_toolset(registry, options.selection)
     server = ToolServer(
@@ -155,8 +162,14 @@ async def serve_stdio(
                 tg.cancel_scope.cancel()
 
 
-def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) -> Any:
-    """The ASGI app: the SDK's Streamable HTTP app with explicit transport security."""
+def http_app(
+    server: ToolServer,
+    options: ServeOptions,
+    security: HttpSecurity,
+    verifier: TokenVerifier | None = None,
+) -> Any:
+    """The ASGI app: the SDK's Streamable HTTP app with explicit transport security, behind
+    OAuth when ``verifier`` is given (``options.auth``)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
     settings = TransportSecuritySettings(
@@ -177,14 +190,33 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
     bound_sessions(server.lowlevel._session_manager, options.sessions.share)
     from toolctl.server.ratelimits import RateLimitedCalls
 
-    # rate limits inside StrictBodies: the body is whole (and size-checked) by then
-    limited = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
-    app = ExactOrigins(StrictBodies(limited, options.max_request_bytes), security)
+    # rate limits inside StrictBodies (the body is whole and size-checked by then) and inside
+    # the scope check (a call the token may not make uses none of the caller's calls)
+    app = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
+    checks = [store_check(server.toolset.registry)]
+    if verifier is not None:
+        from toolctl.server.resource import ToolScopes
+
+        app = ToolScopes(app, lambda: server.toolset, verifier.settings, options.path)
+    app = ExactOrigins(StrictBodies(app, options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
-    return Lifecycle(
-        app, store_check(server.toolset.registry), server.drain, options.max_request_bytes
-    )
+    if verifier is not None:
+        from toolctl.server.resource import ProtectedResource
+
+        app = ProtectedResource(app, verifier, options.path, lambda: server.toolset)
+        checks.append(verifier.keys.check_ready)  # /readyz: 503 saying why keys are missing
+    return Lifecycle(app, *checks, drain_state=server.drain, max_body=options.max_request_bytes)
+
+
+def token_verifier(options: ServeOptions) -> TokenVerifier | None:
+    """The checker of the OAuth access tokens ``options.auth`` accepts (None without it)."""
+    if options.auth is None:
+        return None
+    from toolctl.server.jwks import KeySet
+    from toolctl.server.tokens import TokenVerifier
+
+    return TokenVerifier(KeySet(options.auth))
 
 
 async def serve_http(
@@ -197,7 +229,8 @@ async def serve_http(
     import uvicorn
 
     server.connection_attributes.transport = "http"
-    app = http_app(server, options, security)
+    verifier = token_verifier(options)
+    app = http_app(server, options, security, verifier)
     config = uvicorn.Config(
         app,
         host=options.host,
@@ -216,6 +249,8 @@ async def serve_http(
         async with anyio.create_task_group() as tg:
             if watcher is not None:
                 tg.start_soon(watcher.run)
+            if verifier is not None:  # fetched before the first token arrives, and kept fresh
+                tg.start_soon(verifier.keys.keep_fresh)
             tg.start_soon(_announce, web, options)
             await web.serve()
             tg.cancel_scope.cancel()

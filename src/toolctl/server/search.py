@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.export.mcpsearch import CALL_TOOL, MAX_LIMIT, MAX_QUERY, META_NAMES, SEARCH_TOOLS
+from toolctl.server.identity import caller
 from toolctl.server.results import error_result
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 
@@ -51,9 +52,11 @@ async def search_result(
     registry = toolset.registry
     # Tools the registry has but this server does not serve (--tool/--tag) must not take the
     # places of served ones: ask for that many more, then keep the served.
-    unserved = max(0, len(registry.tools) - len(toolset.specs))
+    # ... and tools whose scopes the caller's token lacks are not there for it
+    hidden = toolset.hidden_from(caller(ctx))
+    unserved = max(0, len(registry.tools) - len(toolset.specs)) + len(hidden)
     hits = await anyio.to_thread.run_sync(search, registry, query, limit + unserved)
-    names = [h.name for h in hits if h.name in toolset.specs][:limit]
+    names = [h.name for h in hits if h.name in toolset.specs and h.name not in hidden][:limit]
     tools = toolset.tool_entries(names, ctx.protocol_version or "2025-11-25")
     found = {"tools": tools}
     text = json.dumps(found, ensure_ascii=False, separators=(",", ":"))
@@ -76,7 +79,7 @@ def unwrap_call(
         return error_result(f"call_tool: arguments for {name} must be an object")
     if name in META_NAMES:
         return error_result(f"call_tool cannot call {name}; call it directly")
-    if name not in toolset.specs:
+    if name not in toolset.specs or name in toolset.hidden_from(caller(ctx)):
         return error_result(
             f"call_tool: no tool named {name!r} is served here; find one with {SEARCH_TOOLS}"
         )

@@ -5,8 +5,9 @@ Rules (reliability notes §2.6 and the MCP security guidance):
 * the default bind is 127.0.0.1, with DNS-rebinding protection (Host and Origin checks) built
   from the bind address, always explicit (the SDK leaves it off when given no settings);
 * a non-loopback bind needs ``--allowed-host`` (the names clients use to reach the server) and
-  ``--auth-token-env VAR`` (a bearer token read from the environment), or the server refuses to
-  start;
+  authentication: OAuth (``auth:`` / ``--auth-issuer``, see :mod:`toolctl.server.resource`) or
+  ``--auth-token-env VAR`` (one bearer token read from the environment), or the server refuses
+  to start;
 * request bodies are capped (the SDK's 4 MiB by default).
 """
 
@@ -78,8 +79,17 @@ def http_security(
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
     auth_token_env: str | None = None,
+    *,
+    oauth: bool = False,
 ) -> HttpSecurity:
-    """The Host/Origin/token policy for binding ``host``; refuses an unsafe non-loopback bind."""
+    """The Host/Origin/token policy for binding ``host``; refuses an unsafe non-loopback bind.
+    ``oauth``: JWT access tokens are required (``auth:``), which is authentication enough."""
+    if oauth and auth_token_env is not None:
+        raise ServeUsageError(
+            "--auth-token-env and OAuth (auth: in toolctl.yaml or --auth-issuer) exclude "
+            "each other",
+            hint="use OAuth for many users, or one static token for a single user, not both",
+        )
     token = _token(auth_token_env)
     if is_loopback(host):
         return HttpSecurity(
@@ -89,7 +99,10 @@ def http_security(
         )
     missing = [
         flag
-        for flag, ok in (("--allowed-host", allowed_hosts), ("--auth-token-env", token))
+        for flag, ok in (
+            ("--allowed-host", allowed_hosts),
+            ("--auth-token-env (or OAuth: auth: / --auth-issuer)", token or oauth),
+        )
         if not ok
     ]
     if missing:
@@ -97,7 +110,8 @@ def http_security(
             f"refusing to serve on {host}, a non-loopback address, without "
             + " and ".join(missing),
             hint="a server reachable from the network needs the host names clients use "
-            "(--allowed-host mcp.example.com) and a bearer token "
+            "(--allowed-host mcp.example.com) and authentication: an authorization server "
+            "(auth: {issuer, audience} in toolctl.yaml) or a bearer token "
             "(--auth-token-env TOOLCTL_TOKEN); or bind 127.0.0.1",
         )
     return HttpSecurity(tuple(_host_patterns(allowed_hosts)), tuple(allowed_origins), token)

@@ -11,8 +11,8 @@
 
 The run store is the task store, so any replica sharing it answers for any task. A task result
 goes through the same contract as any call result (``call_result``): it honours ``outputSchema``.
-Task ids are run ids: unguessable, but not bound to the client that created them (run behind
-authentication where clients must not see each other's runs).
+Task ids are run ids; a task is bound to the principal that created it (with OAuth): every
+handler treats another principal's task as one that does not exist (server/visibility.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pydantic import ConfigDict
 
 from toolctl.runtime import clientask
 from toolctl.runtime.result import RunStatus
+from toolctl.server.identity import caller
 from toolctl.server.results import call_result
 from toolctl.server.roundtrip import continue_run, input_required, resume_input
 from toolctl.server.toolset import MODERN
@@ -167,7 +168,7 @@ class Tasks:
         server.add_request_handler("tasks/list", ListParams, self.list)
         server.extensions[EXTENSION] = {}
 
-    async def _record(self, task_id: str) -> RunRecord:
+    async def _record(self, ctx: ServerRequestContext[Any, Any], task_id: str) -> RunRecord:
         from toolctl.errors import ToolctlError
         from toolctl.runtime.api import resolve_store
 
@@ -176,7 +177,7 @@ class Tasks:
             record: RunRecord = await anyio.to_thread.run_sync(store.get, task_id)
         except ToolctlError:
             record = None  # type: ignore[assignment]
-        if record is None or not record.background or not visible_over_mcp(record):
+        if record is None or not record.background or not visible_over_mcp(record, caller(ctx)):
             raise MCPError(
                 code=types.INVALID_PARAMS, message=f"Failed to retrieve task: {task_id} not found"
             )
@@ -185,7 +186,7 @@ class Tasks:
     async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> dict[str, Any]:
         """``tasks/get``: the task's state (with its result once it ended, in 2026-07-28)."""
         _check_request(ctx, params.taskId)
-        record = await self._record(params.taskId)
+        record = await self._record(ctx, params.taskId)
         return self._detailed(record, ctx.protocol_version)
 
     async def update(
@@ -193,7 +194,7 @@ class Tasks:
     ) -> dict[str, Any]:
         """``tasks/update`` (2026-07-28): answers to a paused run's input requests."""
         _check_request(ctx, params.taskId)
-        record = await self._record(params.taskId)
+        record = await self._record(ctx, params.taskId)
         toolset = self._current()
         spec = toolset.specs.get(record.tool)
         asked = clientask.pending_requests(record.suspend)
@@ -221,7 +222,7 @@ class Tasks:
         from toolctl.runtime.runs import cancel
 
         _check_request(ctx, params.taskId)
-        record = await self._record(params.taskId)
+        record = await self._record(ctx, params.taskId)
         store = _store(self._current())
         try:
             record = await anyio.to_thread.run_sync(cancel, store, record.run_id)
@@ -236,7 +237,7 @@ class Tasks:
     ) -> dict[str, Any]:
         """``tasks/result`` (2025-11-25): the call result, once the run ended."""
         _removed(ctx, "tasks/result")
-        record = await self._record(params.taskId)
+        record = await self._record(ctx, params.taskId)
         store = _store(self._current())
         while _status(record) == "working":
             await anyio.sleep(POLL_MS / 1000)
@@ -249,11 +250,13 @@ class Tasks:
         """``tasks/list`` (2025-11-25): the latest background runs."""
         _removed(ctx, "tasks/list")
         store = _store(self._current())
-        records = await anyio.to_thread.run_sync(lambda: store.query(limit=200))
+        who = caller(ctx)
+        sub = who.subject if who is not None else None
+        records = await anyio.to_thread.run_sync(lambda: store.query(limit=200, principal=sub))
         tasks = [
             _task(r, _status(r), ctx.protocol_version)
             for r in records
-            if r.background and visible_over_mcp(r)
+            if r.background and visible_over_mcp(r, who)
         ]
         return {"tasks": tasks}
 

@@ -23,6 +23,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.tracing import run_attributes
+from toolctl.server.identity import caller
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -85,4 +86,10 @@ class ConnectionAttributes:
         session = headers.get("mcp-session-id") if headers is not None else None
         if session:
             out["mcp.session.id"] = session
+        who = caller(ctx)
+        if who is not None:  # OpenTelemetry's end-user attributes: who asked (never a token)
+            out["enduser.id"] = who.subject
+            out["toolctl.principal.issuer"] = who.issuer
+            if who.client_id is not None:
+                out["toolctl.principal.client_id"] = who.client_id
         return out

@@ -10,6 +10,7 @@ from toolctl.export.mcpsearch import META_NAMES, search_listing
 
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
+    from toolctl.principal import Principal
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
 
@@ -45,6 +46,25 @@ class ToolSet:
     # --search: ``listing`` holds the eager tools and the meta-tools; ``full`` every tool
     search: bool = False
     full: dict[str, Any] | None = field(default=None, repr=False)
+    # name -> the scopes a token needs to see and call the tool (tools that need some only)
+    scopes: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _hidden: dict[frozenset[str], frozenset[str]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def hidden_from(self, principal: Principal | None) -> frozenset[str]:
+        """The tools ``principal`` may neither see nor call (it lacks their ``scopes``); none
+        for the local operator (None). Cached per set of scopes a token holds."""
+        if principal is None or not self.scopes:
+            return frozenset()
+        held = principal.scopes
+        hidden = self._hidden.get(held)
+        if hidden is None:
+            if len(self._hidden) > 1024:  # bounded: scope sets come from tokens
+                self._hidden.clear()
+            hidden = frozenset(n for n, need in self.scopes.items() if not held.issuperset(need))
+            self._hidden[held] = hidden
+        return hidden
 
     @property
     def modern_listing(self) -> dict[str, Any]:
@@ -66,8 +86,10 @@ class ToolSet:
         key = f"{MODERN} full"
         listing = self._later.get(key)
         if listing is None:
+            # A list that depends on the token's scopes is not for a shared cache.
+            scope = "private" if self.scopes else "public"
             listing, _ = mcp_listing(
-                list(self.specs.values()), MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public"
+                list(self.specs.values()), MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope=scope
             )
             self._later[key] = listing
         return listing

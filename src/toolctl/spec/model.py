@@ -89,6 +89,7 @@ class ToolSpec:
     tags: tuple[str, ...] = ()
     loading: str | None = None  # as written; toolctl.catalog.loading_of decides the effective one
     toolset: str | None = None
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token needs to see and call it
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
     extensions: dict[str, Any] = field(default_factory=dict)
@@ -150,6 +151,7 @@ class ToolSpec:
             tags=tuple(raw.get("tags", ())),
             loading=raw.get("loading"),
             toolset=raw.get("toolset"),
+            scopes=tuple(raw.get("scopes", ())),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},

@@ -158,3 +158,29 @@ def closed_world_network(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
                     hint="set openWorldHint: true",
                 )
                 return
+
+
+@RULES.tool(
+    "TL410",
+    "destructive-unscoped",
+    Severity.WARNING,
+    "destructive tool without `scopes` in a registry that uses scopes",
+)
+def destructive_unscoped(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """A destructive tool declares no ``scopes`` while other tools of the registry do.
+
+    With ``serve`` behind OAuth (``auth:``), a tool without scopes is listed to and callable by
+    every token the server accepts, so the registry guards lesser tools than this one. Give it
+    the scopes of the users who may run it (``scopes: [files:write]``), or ``destructiveHint:
+    false`` if it is not destructive.
+    """
+    if tool.scopes or tool.annotations.get("destructiveHint") is not True:
+        return
+    scoped = ctx.memo("scoped-tools", tool, lambda _: any(t.scopes for t in ctx.tools))
+    if scoped:
+        yield Hit(
+            tool,
+            (*_ANN, "destructiveHint"),
+            "destructive tool callable by every accepted token (no scopes)",
+            hint="add scopes: [SCOPE] naming who may run it",
+        )
