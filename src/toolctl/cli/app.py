@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "toolctl.cli.worker",
     "toolctl.cli.lock",
     "toolctl.cli.diff",
+    "toolctl.cli.imports",
     "toolctl.cli.completion",
 ]
 # The module of each command, so that `toolctl validate` registers (and Typer builds) only the
@@ -56,6 +57,7 @@ COMMAND_OF = {
     "worker": "toolctl.cli.worker",
     "lock": "toolctl.cli.lock",
     "diff": "toolctl.cli.diff",
+    "import": "toolctl.cli.imports",
     "completion": "toolctl.cli.completion",
 }
 ROOT_FLAGS = ("--no-cache",)  # root options that take no value (skipped to find the command)

@@ -87,6 +87,9 @@ class ToolSpec:
     tags: tuple[str, ...] = ()
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
+    http: dict[str, Any] | None = None  # the built-in HTTP handler's request (imported tools)
+    upstream: dict[str, Any] | None = None  # another MCP server's tool (imported tools)
+    secrets: tuple[str, ...] = ()  # environment variables holding credentials
     extensions: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -144,6 +147,9 @@ class ToolSpec:
             tags=tuple(raw.get("tags", ())),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
+            http=raw.get("http"),
+            upstream=raw.get("upstream"),
+            secrets=tuple(raw.get("secrets", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},
         )
 
