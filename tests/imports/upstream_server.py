@@ -6,7 +6,7 @@ file holds ``{"tools": [...], "mode": ...}``; ``mode`` makes the server misbehav
 (never answers a call), ``crash`` (exits on a call), ``huge`` (lists 6,000 tools),
 ``garbage`` (writes a non-JSON line first). ``echo`` answers with its arguments; ``add`` with
 ``{"sum": a + b}`` as structured content; ``fail`` with an error result; calls are counted in
-``DEFS.json.calls``.
+``DEFS.json.calls``, started servers in ``DEFS.json.starts``.
 """
 
 from __future__ import annotations
@@ -44,8 +44,13 @@ def _call(name: str, arguments: dict[str, object], defs: dict[str, object]) -> d
     return {"content": [{"type": "text", "text": json.dumps(arguments, sort_keys=True)}]}
 
 
+def _count(path: Path) -> None:
+    path.write_text(str(int(path.read_text() or 0) + 1 if path.exists() else 1))
+
+
 def main() -> None:
     path = Path(sys.argv[1])
+    _count(path.with_name(path.name + ".starts"))
     for line in sys.stdin:
         message = json.loads(line)
         method, ident = message.get("method"), message.get("id")
@@ -61,8 +66,7 @@ def main() -> None:
         elif method == "tools/list":
             result = {"tools": _tools(defs)}
         elif method == "tools/call":
-            counter = path.with_name(path.name + ".calls")
-            counter.write_text(str(int(counter.read_text() or 0) + 1 if counter.exists() else 1))
+            _count(path.with_name(path.name + ".calls"))
             if defs.get("mode") == "hang":
                 time.sleep(3600)
             if defs.get("mode") == "crash":

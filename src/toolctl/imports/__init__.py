@@ -81,13 +81,13 @@ def import_mcp(
     tag = slug(name or server or "upstream")
     found, skipped = declarations(tools, upstream, tag)
     target_dir = Path(directory) if directory is not None else Path("tools.d") / tag
-    every = {str(t.get("name")) for t in tools}
+    every = {str(t.get("name")) for t in tools if isinstance(t, dict)}
     files = write_all(target_dir, "mcp", found, every)
     report = ImportReport(files)
     for declaration in found:
         report.imported.append(
             Imported("mcp", declaration["upstream"]["tool"], declaration["name"])
         )
-    for why in skipped:
-        report.imported.append(Imported("mcp", why.split(":")[0].strip("'"), skipped=why))
+    for label, why in skipped:
+        report.imported.append(Imported("mcp", label, skipped=why))
     return report

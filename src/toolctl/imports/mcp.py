@@ -74,16 +74,19 @@ def declaration_of(
 
 
 def declarations(
-    tools: list[dict[str, Any]], upstream: dict[str, Any], tag: str
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """Declarations for every importable tool, and the reasons the others were skipped."""
+    tools: list[Any], upstream: dict[str, Any], tag: str
+) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+    """Declarations for every importable tool, and (name, reason) for the others."""
     names = Names()
     out: list[dict[str, Any]] = []
-    skipped: list[str] = []
+    skipped: list[tuple[str, str]] = []
     for tool in tools:
+        if not isinstance(tool, dict):
+            skipped.append((repr(tool)[:80].strip("'"), "not a tool definition"))
+            continue
         why = problem(tool)
         if why is not None:
-            skipped.append(f"{str(tool.get('name'))[:80]!r}: {why}")
+            skipped.append((str(tool.get("name"))[:80], why))
             continue
         out.append(declaration_of(tool, upstream, names.claim(tool_name(tool["name"])), tag))
     return out, skipped

@@ -54,7 +54,9 @@ class Imported:
     @property
     def label(self) -> str:
         """``GET /pets/{id}`` (or ``tool echo`` for an MCP tool): how reports name it."""
-        return f"tool {self.path}" if self.method == "mcp" else f"{self.method.upper()} {self.path}"
+        if self.method == "mcp":
+            return f"tool {self.path!r}"
+        return f"{self.method.upper()} {self.path}"
 
 
 @dataclass

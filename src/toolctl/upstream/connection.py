@@ -83,8 +83,12 @@ class StdioConnection:
         self._stderr = bytearray()
         self._ended: str | None = None
         self._on_notice = on_notice
-        for target in (self._read, self._drain_stderr):
-            threading.Thread(target=target, daemon=True, name="toolctl-upstream").start()
+        self._threads = [
+            threading.Thread(target=target, daemon=True, name="toolctl-upstream")
+            for target in (self._read, self._drain_stderr)
+        ]
+        for thread in self._threads:
+            thread.start()
 
     @property
     def alive(self) -> bool:
@@ -119,6 +123,10 @@ class StdioConnection:
     def _read(self) -> None:
         out = self.proc.stdout
         assert out is not None
+        with out:  # closed by the thread that reads it, when the process has closed it
+            self._read_lines(out)
+
+    def _read_lines(self, out: Any) -> None:
         while True:
             line = out.readline(MAX_MESSAGE_BYTES + 1)
             if not line:
@@ -127,8 +135,8 @@ class StdioConnection:
                 return
             if len(line) > MAX_MESSAGE_BYTES:
                 self._end(f"the upstream sent a message over {MAX_MESSAGE_BYTES >> 20} MiB")
-                self.close()
-                return
+                self._stop()
+                continue  # read on to the end of its output, so the pipe is closed here
             if not line.strip():
                 continue
             try:
@@ -159,9 +167,10 @@ class StdioConnection:
     def _drain_stderr(self) -> None:
         err = self.proc.stderr
         assert err is not None
-        for chunk in iter(lambda: err.read1(65536), b""):  # type: ignore[attr-defined]
-            self._stderr += chunk
-            del self._stderr[:-STDERR_TAIL]
+        with err:
+            for chunk in iter(lambda: err.read1(65536), b""):  # type: ignore[attr-defined]
+                self._stderr += chunk
+                del self._stderr[:-STDERR_TAIL]
 
     def _tail(self) -> str:
         text = self._stderr.decode("utf-8", "replace").strip()
@@ -177,13 +186,20 @@ class StdioConnection:
                 future.set_exception(UpstreamError(why))
 
     def close(self) -> None:
-        """Stop the process group: SIGTERM, then SIGKILL after 2 s."""
+        """Stop the process group (SIGTERM, then SIGKILL after 2 s) and let the reader
+        threads close its pipes."""
         self._end("the connection was closed")
-        if self.proc.poll() is not None:
-            return
-        with contextlib.suppress(OSError, ValueError):
+        self._stop()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(2.0)
+
+    def _stop(self) -> None:
+        with contextlib.suppress(OSError, ValueError), self._write_lock:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
+        if self.proc.poll() is not None:
+            return
         for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 2.0)):
             with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
                 if sys.platform != "win32":

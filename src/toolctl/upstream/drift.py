@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 
-def live_changes(
-    spec: ToolSpec, live_tools: list[dict[str, Any]], locked: LockEntry
-) -> list[Change]:
+def live_changes(spec: ToolSpec, live_tools: list[Any], locked: LockEntry) -> list[Change]:
     """The changes between the locked contract of ``spec`` and what the upstream lists now."""
     from toolctl.contract import LockEntry as Entry
     from toolctl.contract import diff
@@ -26,7 +24,7 @@ def live_changes(
 
     assert spec.upstream is not None
     wanted = spec.upstream["tool"]
-    found = next((t for t in live_tools if t.get("name") == wanted), None)
+    found = next((t for t in live_tools if isinstance(t, dict) and t.get("name") == wanted), None)
     if found is None:
         return [change(spec.name, "TD101", f"the upstream no longer lists the tool {wanted!r}")]
     try:

@@ -65,7 +65,7 @@ class UpstreamHandler:
         """The tool's name on the upstream."""
         return str((self.spec.upstream or {}).get("tool"))
 
-    def refuse_drift(self, tools: list[dict[str, Any]]) -> None:
+    def refuse_drift(self, tools: list[Any]) -> None:
         """Raise :class:`DriftRefused` when the live definition left the lock."""
         from toolctl.upstream.drift import live_changes
 

@@ -114,16 +114,17 @@ class Session:
             raise UpstreamError(f"{self.label} answered {method} without a result object")
         return result
 
-    def list_tools(self, timeout: float = LIST_TIMEOUT_S) -> list[dict[str, Any]]:
-        """Every tool of the upstream (all pages), at most :data:`MAX_TOOLS`."""
-        tools: list[dict[str, Any]] = []
+    def list_tools(self, timeout: float = LIST_TIMEOUT_S) -> list[Any]:
+        """Every tool of the upstream (all pages), at most :data:`MAX_TOOLS`: as sent, so the
+        importer can say what it skipped."""
+        tools: list[Any] = []
         cursor: Any = None
         for _ in range(MAX_PAGES):
             page = self.request("tools/list", {"cursor": cursor} if cursor else {}, timeout)
             found = page.get("tools")
             if not isinstance(found, list):
                 raise UpstreamError(f"{self.label}: tools/list has no `tools` list")
-            tools.extend(t for t in found if isinstance(t, dict))
+            tools.extend(found)  # what is not a definition is reported by the importer
             if len(tools) > MAX_TOOLS:
                 raise UpstreamError(f"{self.label} lists more than {MAX_TOOLS} tools")
             cursor = page.get("nextCursor")
@@ -184,6 +185,8 @@ class Pool:
             session = self._sessions.get(key)
             if session is not None and session.connection.alive:
                 return session
+            if session is not None:  # it died (crashed, broke the protocol): reap it first
+                session.close()
             session = connect(block, env)
             self._sessions[key] = session
             return session
