@@ -17,8 +17,15 @@ def snake(text: str) -> str:
 
 
 def slug(text: str) -> str:
-    """A directory name from a title: ``Pet Store API`` → ``pet-store-api``."""
-    return snake(text).replace("_", "-") or "api"
+    """A directory name from a title: ``Pet Store API`` → ``pet-store-api``, ``GitHub's
+    v3 REST API`` → ``githubs-v3-rest-api`` (words kept whole, at most 40 characters)."""
+    words = re.sub(r"[^a-z0-9]+", " ", text.replace("'", "").lower()).split()
+    out = ""
+    for word in words:
+        if out and len(out) + 1 + len(word) > 40:
+            break
+        out = f"{out}-{word}" if out else word[:40]
+    return out or "api"
 
 
 def operation_name(operation_id: object, method: str, path: str) -> str:

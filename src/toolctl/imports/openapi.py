@@ -20,6 +20,7 @@ from toolctl.imports.naming import Names, env_name, operation_name, slug
 from toolctl.imports.oaschema import ImportRefused, SchemaConverter, deref
 
 MAX_SPEC_BYTES = 64 * 1024 * 1024
+MAX_DESCRIPTION = 1024  # the tightest provider limit (OpenAI), so every export takes it
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _PROPERTY = re.compile(r"[^A-Za-z0-9_.-]")
 _JSON_MEDIA = re.compile(r"^application/([a-z0-9.+-]*\+)?json(\s*;.*)?$", re.IGNORECASE)
@@ -237,6 +238,9 @@ def _texts(op: dict[str, Any], method: str, path: str) -> tuple[str, str]:
         text = f"{summary}\n\n{text}"
     text = text or summary
     call = f"(HTTP {method.upper()} {path})"
+    room = MAX_DESCRIPTION - len(call) - 2
+    if len(text) > room:  # OpenAI refuses a longer description; cut at a word, say so
+        text = text[: room - 1].rsplit(" ", 1)[0].rstrip() + "…"
     return summary, f"{text}\n\n{call}" if text else call
 
 
