@@ -11,6 +11,7 @@ after, in ``toolctl diff``'s classes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable
@@ -143,7 +144,25 @@ def render(declaration: dict[str, Any]) -> bytes:
     head = "# Written by `toolctl import`; hand edits to description, title, annotations,\n"
     head += "# enabled and requireApproval survive a re-import.\n"
     plain = json.loads(json.dumps(declaration))  # no shared objects: they would become aliases
-    return (head + dumps(plain, sort_keys=False, width=100)).encode("utf-8")
+    text = dumps(plain, base=_fast_dumper(), sort_keys=False, width=100, allow_unicode=True)
+    return (head + text).encode("utf-8")
+
+
+@functools.cache
+def _fast_dumper() -> Any:
+    """libyaml's emitter when PyYAML has it (a large spec's files are written several times
+    faster than with the pure-Python one), with multi-line text as literal blocks."""
+    import yaml
+
+    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        style = "|" if "\n" in value else None  # the emitter quotes it when it must
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
 
 
 def write_all(
@@ -183,7 +202,7 @@ def write_all(
         if ident not in upstream_ids:  # gone upstream (not merely left out of this selection)
             path.unlink(missing_ok=True)
             result.removed.append(path)
-    after = _side(directory, "after")
+    after = _side(directory, "after") if before is not None else None  # a first import: no diff
     if before is not None and after is not None:
         from toolctl.contract import diff
 
