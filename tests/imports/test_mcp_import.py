@@ -240,3 +240,32 @@ def test_the_everything_server_is_imported_and_called(project: Path, capsys: Cap
     assert "42" in out
     code, out, _ = toolctl(capsys, "runs", "list", "--state", str(store))
     assert "get_sum" in out and "succeeded" in out
+
+
+def test_a_streamable_http_upstream_is_imported_and_called(project: Path, capsys: Capture) -> None:
+    """The upstream is a real Streamable HTTP server: `toolctl serve --transport http`."""
+    from tests.server.serve_helpers import REGISTRY, http_server
+
+    with http_server(REGISTRY) as server:
+        code, _, err = toolctl(capsys, "import", "mcp", "-o", "tools.d/remote", server.url)
+        assert code == 0, err
+        upstream = load_registry(project / "tools.d", packs=False).get("add").upstream
+        assert upstream == {"url": server.url, "tool": "add"}
+        code, out, err = toolctl(capsys, "run", "add", "-i", '{"a": 20, "b": 22}', "--raw")
+        assert code == 0, err
+        assert json.loads(out) == {"sum": 42}
+
+
+def test_toolctl_test_runs_upstream_tools_and_a_reimport_keeps_the_cases(
+    project: Path, defs: Path, capsys: Capture
+) -> None:
+    assert _import(capsys, defs)[0] == 0
+    tool_file = project / "tools.d" / "drift-demo" / "add.yaml"
+    cases = "tests:\n  - name: two and three\n    input: {a: 2, b: 3}\n    output: {sum: 5}\n"
+    tool_file.write_text(tool_file.read_text() + cases)
+    code, _, err = toolctl(capsys, "test", "add")
+    assert code == 0, err
+    code, _, err = _import(capsys, defs)
+    assert code == 0, err
+    assert "two and three" in tool_file.read_text()  # a key the importer does not own
+    assert toolctl(capsys, "test", "add")[0] == 0
