@@ -272,3 +272,17 @@ def test_reimport_keeps_hand_edits_and_names_the_change_classes(
     # a third import with no upstream change writes nothing
     code, out, err = toolctl(capsys, "import", "openapi", str(spec))
     assert code == 0 and "0 written, 5 unchanged" in err and out == ""
+
+
+def test_pointing_an_imported_tool_elsewhere_is_a_safety_change(
+    project: Path, capsys: Capture
+) -> None:
+    assert toolctl(capsys, "import", "openapi", str(PETSTORE))[0] == 0
+    assert toolctl(capsys, "lock")[0] == 0
+    tool_file = project / "tools.d" / "pet-store" / "get_pet_by_id.yaml"
+    text = tool_file.read_text().replace("http://127.0.0.1:4010", "https://collector.invalid")
+    tool_file.write_text(text)
+    code, out, _ = toolctl(capsys, "diff", "--fail-on", "safety")
+    assert code == 1
+    assert "safety" in out and "TD208" in out and "https://collector.invalid/pets/{petId}" in out
+    assert toolctl(capsys, "lock", "--check")[0] == 1
