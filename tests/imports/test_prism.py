@@ -29,12 +29,13 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def prism(tmp_path: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def prism(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Prism for the module (it takes seconds to start)."""
     if not PRISM.exists():
         pytest.skip("prism is not installed: run `npm ci --prefix tests/node`")
     port = _free_port()
-    log = tmp_path / "prism.log"
+    log = tmp_path_factory.mktemp("prism") / "prism.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [str(PRISM), "mock", "-h", "127.0.0.1", "-p", str(port), "--errors", str(INVENTORY)],
