@@ -142,10 +142,8 @@ def test_a_drifted_upstream_is_an_error_result_over_serve_locked(
 
     assert _import(capsys, defs)[0] == 0
     assert toolctl(capsys, "lock")[0] == 0
-    _drift(defs)
-    env = {
-        k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TOOLCTL_CACHE_DIR")
-    }
+    kept = ("PATH", "HOME", "LANG", "TOOLCTL_CACHE_DIR")
+    env = {k: v for k, v in os.environ.items() if k in kept}
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolctl", "serve", "--locked"],
@@ -153,16 +151,21 @@ def test_a_drifted_upstream_is_an_error_result_over_serve_locked(
         env=env,
     )
 
-    async def main() -> Any:
+    async def main() -> tuple[Any, Any]:
         with open(project / "serve.log", "w") as errlog:  # the server's stderr
             async with Client(stdio_client(params, errlog=errlog), mode="legacy") as c:
-                return await c.call_tool("add", {"a": 1, "b": 2})
+                before = await c.call_tool("add", {"a": 1, "b": 2})
+                _drift(defs)  # the upstream changes under the running server
+                return before, await c.call_tool("add", {"a": 1, "b": 2})
 
-    answer = anyio.run(main)
-    result = answer.model_dump(by_alias=True, exclude_none=True, mode="json")
-    assert result["isError"] is True
-    text = result["content"][0]["text"]
+    answers = anyio.run(main)
+    before, after = (a.model_dump(by_alias=True, exclude_none=True, mode="json") for a in answers)
+    assert before["isError"] is False and before["structuredContent"] == {"sum": 3}
+    assert after["isError"] is True
+    text = after["content"][0]["text"]
     assert "changed since toolctl.lock (breaking, safety, text)" in text
+    assert _count(defs, "calls") == 1  # the drifted call never reached the upstream
+    assert _count(defs, "starts") == 2  # the import's, then one for the server's calls
 
 
 @pytest.mark.parametrize(
