@@ -286,3 +286,26 @@ def test_pointing_an_imported_tool_elsewhere_is_a_safety_change(
     assert code == 1
     assert "safety" in out and "TD208" in out and "https://collector.invalid/pets/{petId}" in out
     assert toolctl(capsys, "lock", "--check")[0] == 1
+
+
+def test_a_yaml_spec_may_key_responses_by_number(project: Path, capsys: Capture) -> None:
+    spec = project / "ints.yaml"
+    spec.write_text(
+        "openapi: 3.0.0\n"
+        "info: {title: Ints, version: 2024-01-01}\n"  # a date stays a string
+        "paths:\n"
+        "  /n:\n"
+        "    get:\n"
+        "      operationId: getN\n"
+        "      responses:\n"
+        "        200:\n"
+        "          description: ok\n"
+        "          content:\n"
+        "            application/json:\n"
+        "              schema: {type: object, properties: {n: {type: integer}}}\n"
+    )
+    code, _, err = toolctl(capsys, "import", "openapi", str(spec))
+    assert code == 0, err
+    tool = load_file(project / "tools.d" / "ints" / "get_n.yaml").data
+    assert tool["outputSchema"]["properties"] == {"n": {"type": "integer"}}
+    assert toolctl(capsys, "validate")[0] == 0

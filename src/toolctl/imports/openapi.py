@@ -8,6 +8,7 @@ reason. Nothing here touches the network: the calls happen at run time
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -71,7 +72,7 @@ class Selection:
 
 def read_spec(path: Path) -> dict[str, Any]:
     """The spec at ``path`` (JSON or YAML): :class:`UsageError` when it is not one."""
-    from toolctl.yamlsrc import decode_text, loads, read_bytes
+    from toolctl.yamlsrc import decode_text, read_bytes
 
     try:
         raw = read_bytes(path, max_bytes=MAX_SPEC_BYTES)
@@ -81,10 +82,10 @@ def read_spec(path: Path) -> dict[str, Any]:
     if text.lstrip().startswith("{"):
         try:
             data = json.loads(text, object_pairs_hook=_no_duplicates)
-        except ValueError as exc:
-            raise UsageError(f"{path}: not valid JSON: {exc}") from None
+        except (ValueError, RecursionError) as exc:
+            raise UsageError(f"{path}: not valid JSON (or nested too deep): {exc}") from None
     else:
-        data = loads(text, str(path)).data
+        data = _string_keys(_load_yaml(text, path), 0)
     if not isinstance(data, dict) or not isinstance(data.get("openapi"), str):
         raise UsageError(
             f"{path}: not an OpenAPI document (no `openapi:` version key)",
@@ -95,6 +96,57 @@ def read_spec(path: Path) -> dict[str, Any]:
     if not isinstance(data.get("paths", {}), dict):
         raise UsageError(f"{path}: `paths` is not a mapping")
     return data
+
+
+def _load_yaml(text: str, path: Path) -> Any:
+    """A YAML spec. Not the tool files' strict loader: specs key responses by number
+    (``200:``), which it refuses. Anchors and aliases are refused first (no alias bomb);
+    timestamps stay strings (JSON has no dates)."""
+    import yaml
+
+    loader = _spec_loader()
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark: Any = event.start_mark
+                where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+                raise UsageError(
+                    f"{where}: anchors and aliases are not allowed in a spec",
+                    hint="write the value out in full",
+                )
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise UsageError(f"{where}: not valid YAML: {problem}") from None
+
+
+@functools.cache
+def _spec_loader() -> Any:
+    import yaml
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class SpecLoader(base):  # type: ignore[misc,valid-type]
+        pass
+
+    SpecLoader.yaml_implicit_resolvers = {
+        first: [r for r in resolvers if r[0] != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in base.yaml_implicit_resolvers.items()
+    }
+    return SpecLoader
+
+
+def _string_keys(value: Any, depth: int) -> Any:
+    """``value`` with every mapping key a string (``200`` → ``"200"``), at most 200 deep."""
+    if depth > 200:
+        raise UsageError("the spec nests deeper than 200 levels")
+    if isinstance(value, dict):
+        return {str(k): _string_keys(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_string_keys(v, depth + 1) for v in value]
+    return value
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
