@@ -39,6 +39,9 @@ class Registry:
     directive_files: dict[str, bool] | None = field(default=None, repr=False, compare=False)
     # Whether installed registry packs were loaded with it: a reload loads the same sources.
     packs: bool = field(default=True, compare=False)
+    # The lock entries (by tool name) set by --locked (contract.verify_locked): tools calling an
+    # upstream MCP server compare its live definition with them before each call. None: unlocked.
+    locked: dict[str, Any] | None = field(default=None, repr=False, compare=False)
 
     def __iter__(self) -> Iterator[ToolSpec]:
         return iter(self.tools.values())

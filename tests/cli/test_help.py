@@ -24,10 +24,17 @@ def _commands(typer_app: typer.Typer, prefix: tuple[str, ...] = ()) -> list[tupl
 
 
 COMMANDS = _commands(app)
-GROUPS = {("runs",)}
+GROUPS = {("runs",), ("import",)}
 # schema prints the format's JSON Schema; init creates a project; completion prints a script:
 # none reads a registry
-NO_REGISTRY = {("schema",), ("init",), ("completion",)}
+NO_REGISTRY = {
+    ("schema",),
+    ("init",),
+    ("completion",),
+    ("import",),
+    ("import", "openapi"),
+    ("import", "mcp"),
+}
 # these name a project with --registry but load no packs: `new` drafts a file into it, `worker`
 # runs jobs from its run history
 TAKES_A_REGISTRY = {("new",), ("worker",)}

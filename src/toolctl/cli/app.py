@@ -33,6 +33,7 @@ COMMAND_MODULES = [
     "toolctl.cli.worker",
     "toolctl.cli.lock",
     "toolctl.cli.diff",
+    "toolctl.cli.imports",
     "toolctl.cli.completion",
     "toolctl.cli.search",
 ]
@@ -57,6 +58,7 @@ COMMAND_OF = {
     "worker": "toolctl.cli.worker",
     "lock": "toolctl.cli.lock",
     "diff": "toolctl.cli.diff",
+    "import": "toolctl.cli.imports",
     "completion": "toolctl.cli.completion",
     "search": "toolctl.cli.search",
 }

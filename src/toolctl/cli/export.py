@@ -20,11 +20,13 @@ from toolctl.cli.options import (
     RegistryOpt,
     TagsOpt,
     VerboseOpt,
+    VerifyKeyOpt,
     format_option,
     output_option,
     registry_path,
     split_targets,
     tool_option,
+    verify_key_usage,
 )
 
 
@@ -160,6 +162,7 @@ def export_command(
     verbose: VerboseOpt = False,
     path: PathAliasOpt = None,
     locked: LockedOpt = False,
+    verify_key: VerifyKeyOpt = None,
 ) -> None:
     """Export tools as OpenAI, Anthropic, Gemini, Bedrock, Mistral or MCP tool JSON.
 
@@ -201,10 +204,11 @@ def export_command(
             hint=fix_hint(loaded, "fix them (toolctl validate) so the export has every tool"),
             diagnostics=loaded.diagnostics,
         )
+    verify_key_usage(locked, verify_key)
     if locked:
         from toolctl.contract import verify_locked
 
-        verify_locked(loaded)
+        verify_locked(loaded, verify_key=verify_key)
     result = export_result(
         loaded,
         target,

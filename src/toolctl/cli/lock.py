@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from toolctl.cli import exitcodes
-from toolctl.cli.options import PacksOpt, RegistryOpt
+from toolctl.cli.options import PacksOpt, RegistryOpt, VerifyKeyOpt
 
 
 def lock(
@@ -20,6 +21,16 @@ def lock(
     force: Annotated[
         bool, typer.Option("--force", help="Write even when a version bump is missing.")
     ] = False,
+    sign: Annotated[
+        Path | None,
+        typer.Option(
+            "--sign",
+            metavar="KEY.pem",
+            help="Sign the lock with this Ed25519 private key (PKCS8 PEM): writes "
+            "toolctl.lock.sig, a DSSE envelope of an in-toto statement.",
+        ),
+    ] = None,
+    verify_key: VerifyKeyOpt = None,
 ) -> None:
     """Record each enabled tool's contract, version, handler and digests in toolctl.lock.
 
@@ -43,7 +54,13 @@ def lock(
     print_diagnostics(d for d in loaded.diagnostics if d.severity.value != "info")
     path = lock_path(project)
     shown = display_path(path)
+    if verify_key is not None and not check:
+        raise typer.BadParameter("--verify-key checks a lock: give --check with it")
     if check:
+        if verify_key is not None:
+            from toolctl.contract.signing import verify
+
+            verify(path, verify_key)  # a LockError exits 1
         result = diff(Side(shown, read(path)), head)
         if result.changes:
             typer.echo(render_text(result), nl=False)
@@ -52,7 +69,8 @@ def lock(
                 err=True,
             )
             raise typer.Exit(exitcodes.FINDINGS)
-        typer.echo(f"ok: {shown} matches {len(head.entries)} tool(s)", err=True)
+        signed = " (signature verified)" if verify_key is not None else ""
+        typer.echo(f"ok: {shown} matches {len(head.entries)} tool(s){signed}", err=True)
         return
     if path.is_file() and not force:
         semver = [c for c in diff(Side(shown, read(path)), head).changes if c.kind is Kind.SEMVER]
@@ -64,6 +82,11 @@ def lock(
     changed = write(path, head.entries)
     state = "wrote" if changed else "up to date:"
     typer.echo(f"{state} {shown} ({len(head.entries)} tool(s))", err=True)
+    if sign is not None:
+        from toolctl.contract.signing import sign as sign_lock
+
+        written = sign_lock(path, sign)
+        typer.echo(f"signed: {display_path(written)}", err=True)
 
 
 def register(app: typer.Typer) -> None:

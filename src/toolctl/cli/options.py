@@ -136,6 +136,22 @@ LockedOpt = Annotated[
     typer.Option("--locked", help="Refuse (exit 1) a registry that differs from toolctl.lock."),
 ]
 """``--locked``: the registry must match ``toolctl.lock`` (``toolctl lock``)."""
+VerifyKeyOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--verify-key",
+        metavar="PUB.pem",
+        help="With --locked: refuse (exit 1) a lock without a valid signature by this Ed25519 "
+        "public key (toolctl.lock.sig).",
+    ),
+]
+"""``--verify-key``: the lock must be signed by this key (``toolctl lock --sign``)."""
+
+
+def verify_key_usage(locked: bool, key: Path | None) -> None:
+    """``--verify-key`` means nothing without ``--locked``: a usage error."""
+    if key is not None and not locked:
+        raise typer.BadParameter("--verify-key checks the lock: give --locked with it")
 
 
 def registry_path(registry: Path | None, alias: Path | None) -> Path | None:

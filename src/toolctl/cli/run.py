@@ -17,7 +17,16 @@ import typer
 
 from toolctl.cli import exitcodes
 from toolctl.cli.complete import complete_pending, complete_suspended, complete_tools
-from toolctl.cli.options import OutputFormat, PacksOpt, RegistryOpt, StateOpt, format_option
+from toolctl.cli.options import (
+    LockedOpt,
+    OutputFormat,
+    PacksOpt,
+    RegistryOpt,
+    StateOpt,
+    VerifyKeyOpt,
+    format_option,
+    verify_key_usage,
+)
 from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
@@ -186,6 +195,8 @@ def run(
     registry_path: RegistryOpt = None,
     packs: PacksOpt = True,
     state: StateOpt = None,
+    locked: LockedOpt = False,
+    verify_key: VerifyKeyOpt = None,
 ) -> None:
     """Run a tool: validate its input, ask for approval if needed, call it, print the result.
 
@@ -193,6 +204,8 @@ def run(
     display-transformed output, --format json the whole result; --traceback the failed
     handler's traceback (also kept in the history: toolctl runs show). Exit codes: 0 succeeded,
     1 the tool failed, 2 usage error, 4 awaiting approval or suspended (the run id is printed).
+    With --locked the registry must match toolctl.lock, and a tool imported from an MCP server
+    is refused when the server's live definition of it changed since.
     """
     from toolctl.cli.registries import for_tool
     from toolctl.cli.runview import read_json_arg
@@ -215,7 +228,12 @@ def run(
         raise typer.BadParameter("--input and --context cannot both read stdin")
     text = read_json_arg(input, "input")
     ctx_text = read_json_arg(context, "context")
+    verify_key_usage(locked, verify_key)
     registry = for_tool(registry_path, name, packs=packs)
+    if locked:
+        from toolctl.contract import verify_locked
+
+        verify_locked(registry, verify_key=verify_key)  # a LockError exits 1
     approver = None
     if not approve and not decline and not reads_stdin and sys.stdin.isatty():
         approver = prompt_approval

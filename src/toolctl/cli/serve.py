@@ -15,9 +15,11 @@ from toolctl.cli.options import (
     RegistryOpt,
     ShutdownTimeoutOpt,
     ToolsArg,
+    VerifyKeyOpt,
     split_targets,
     tag_option,
     tool_option,
+    verify_key_usage,
 )
 
 
@@ -220,6 +222,7 @@ def serve(
         ),
     ] = None,
     locked: LockedOpt = False,
+    verify_key: VerifyKeyOpt = None,
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
 
@@ -267,12 +270,15 @@ def serve(
         raise typer.Exit(exitcodes.FINDINGS)
     for name in names:  # an unknown name is a usage error with "did you mean", as for run
         require_tool(loaded, name, "serve")
+    verify_key_usage(locked, verify_key)
     verify = None
     if locked:
+        import functools
+
         from toolctl.contract import verify_locked
 
-        verify_locked(loaded)  # a LockError exits 1 with every change listed
-        verify = verify_locked
+        verify = functools.partial(verify_locked, verify_key=verify_key)
+        verify(loaded)  # a LockError exits 1 with every change listed
 
     def ready(where: str) -> None:
         count = len(loaded.select(tool, tag))

@@ -72,12 +72,21 @@ def check_lock(registry: Registry, path: Path | None = None) -> DiffResult:
     return diff(lock, registry_side(registry, "working tree"))
 
 
-def verify_locked(registry: Registry, path: Path | None = None) -> None:
+def verify_locked(
+    registry: Registry, path: Path | None = None, *, verify_key: Path | None = None
+) -> None:
     """Raise :class:`~toolctl.errors.LockError` (with one diagnostic per change) unless the
-    registry matches its lock file exactly: what ``--locked`` serving and exporting require."""
+    registry matches its lock file exactly: what ``--locked`` serving and exporting require.
+    With ``verify_key`` (an Ed25519 public key, PEM) the lock must also carry a valid
+    signature by that key (``toolctl.lock.sig``, :mod:`toolctl.contract.signing`)."""
     from toolctl.contract.report import diagnostics, summary
     from toolctl.errors import LockError
 
+    if verify_key is not None:
+        from toolctl.config import project_for
+        from toolctl.contract.signing import verify
+
+        verify(path or lock_path(registry.project or project_for(None)), verify_key)
     result = check_lock(registry, path)
     if result.changes:
         raise LockError(
@@ -86,3 +95,4 @@ def verify_locked(registry: Registry, path: Path | None = None) -> None:
             hint="review the changes with `toolctl diff`, then accept them with `toolctl lock`",
             diagnostics=diagnostics(result),
         )
+    registry.locked = dict(result.base.entries)  # upstream tools are checked again per call

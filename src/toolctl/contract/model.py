@@ -92,6 +92,26 @@ def declaration_digest(spec: ToolSpec) -> str:
     return digest({"raw": spec.raw, "schemas": schemas})
 
 
+def builtin_handler(spec: ToolSpec) -> str | None:
+    """What runs a tool without a ``handler``: its ``http:`` request or ``upstream:`` tool,
+    readable, with a digest of the whole block and the ``secrets`` it sends. Locked as the
+    tool's handler, so pointing it at another host or server is a ``safety`` change (TD208),
+    not an ``other`` one."""
+    if spec.http is not None:
+        block: dict[str, Any] = spec.http
+        where = block.get("baseUrl") or f"${block.get('baseUrlEnv')}"
+        shown = f"http {block.get('method')} {where}{block.get('path')}"
+    elif spec.upstream is not None:
+        block = spec.upstream
+        server = block.get("url") or " ".join(
+            [str(block.get("command")), *map(str, block.get("args", []))]
+        )
+        shown = f"mcp {server} :: {block.get('tool')}"
+    else:
+        return None
+    return f"{shown} #{digest({'block': block, 'secrets': list(spec.secrets)})[7:19]}"
+
+
 def contract_digest(spec: ToolSpec) -> str:
     """Digest of :func:`contract_of` (what ``_meta["dev.toolctl/contractDigest"]`` carries)."""
     return digest(contract_of(spec))
@@ -123,7 +143,7 @@ class LockEntry:
             contract=contract,
             runtime=runtime_of(spec),
             version=spec.version,
-            handler=spec.handler,
+            handler=spec.handler or builtin_handler(spec),
             contract_digest=digest(contract),
             declaration_digest=declaration_digest(spec),
             raw=spec.raw,

@@ -41,7 +41,9 @@ def resolve_store(registry: Registry, store: StoreChoice = None) -> RunStore:
 
 
 def _make_site(registry: Registry) -> CallSite:
-    return CallSite(python_path_of(registry), locator(registry), limits_of(registry))
+    return CallSite(
+        python_path_of(registry), locator(registry), limits_of(registry), registry.locked
+    )
 
 
 def _open_default(registry: Registry) -> RunStore:

@@ -47,6 +47,8 @@ class Executor:
     def load(self) -> Callable[..., Any]:
         """The handler; :class:`StepFailed` when there is none to run."""
         spec = self.state.spec
+        if spec.handler is None and (spec.http is not None or spec.upstream is not None):
+            return self._builtin()
         if spec.handler is None:
             raise StepFailed(
                 ErrorCode.NO_HANDLER.value,
@@ -58,6 +60,24 @@ class Executor:
             raise StepFailed(
                 ErrorCode.HANDLER_NOT_FOUND.value, self.state.scrub(str(exc))
             ) from None
+
+    def _builtin(self) -> Callable[..., Any]:
+        """The built-in HTTP or upstream handler; the credentials it will send become the run's
+        secrets first, so nothing that leaves the run (output, error, history, logs) can quote
+        them."""
+        from toolctl.runtime.httpcall import HttpHandler, secret_values
+
+        state = self.state
+        spec = state.spec
+        found = secret_values(spec.secrets)
+        if found - state.secrets:
+            state.secrets = state.secrets | found
+        if spec.http is not None:
+            return HttpHandler(spec.name, spec.http)
+        from toolctl.upstream.handler import UpstreamHandler
+
+        locked = self.site.locked
+        return UpstreamHandler(spec, None if locked is None else locked.get(spec.name))
 
     @property
     def in_place(self) -> bool:

@@ -70,6 +70,7 @@ class CallSite:
     python_path: tuple[str, ...] = ()
     locator: dict[str, Any] | None = None
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    locked: dict[str, Any] | None = None  # Registry.locked: upstream tools' pinned contracts
 
 
 class _Entropy:

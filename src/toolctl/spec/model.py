@@ -92,6 +92,9 @@ class ToolSpec:
     scopes: tuple[str, ...] = ()  # OAuth scopes a caller's token needs to see and call it
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
+    http: dict[str, Any] | None = None  # the built-in HTTP handler's request (imported tools)
+    upstream: dict[str, Any] | None = None  # another MCP server's tool (imported tools)
+    secrets: tuple[str, ...] = ()  # environment variables holding credentials
     extensions: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -154,6 +157,9 @@ class ToolSpec:
             scopes=tuple(raw.get("scopes", ())),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
+            http=raw.get("http"),
+            upstream=raw.get("upstream"),
+            secrets=tuple(raw.get("secrets", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},
         )
 
