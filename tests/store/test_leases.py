@@ -24,6 +24,7 @@ import toolctl
 from tests.store.fleet import call_tool, replica
 from toolctl.registry import Registry
 from toolctl.runtime import heartbeat, ownership
+from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import interrupt_changes
 from toolctl.runtime.pgstore import PostgresStore
 from toolctl.runtime.records import RunRecord
@@ -277,8 +278,8 @@ def test_toolctl_lease_sets_the_foreground_lease(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(heartbeat, "_foreground_lease", None)
         assert heartbeat.foreground_lease() == expected
     # A one-machine store's lease is never renewed: it covers the whole run.
-    assert heartbeat.lease_for(object(), 30.0) == 30.0 + ownership.TIMEOUT_MARGIN_S
-    assert heartbeat.lease_for(object(), None) == ownership.DEFAULT_LEASE_S
+    assert heartbeat.lease_for(MemoryStore(), 30.0) == 30.0 + ownership.TIMEOUT_MARGIN_S
+    assert heartbeat.lease_for(MemoryStore(), None) == ownership.DEFAULT_LEASE_S
 
 
 @pytest.mark.parametrize("raw", ["soon", "-5", "0", "inf", "nan"])

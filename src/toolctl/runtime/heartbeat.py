@@ -11,8 +11,8 @@ with one statement per store for all of the process's runs in flight
 told) and the run is dropped; its final write is a compare-and-set and loses, so the other state
 stands. Background runs in ``toolctl worker`` and foreground calls share this heartbeat.
 
-A store without ``renew_leases`` (SQLite, in memory) is on one machine: its runs' owners are
-judged by pid, so nothing is renewed and its leases keep the long, unrenewed form.
+A store without the ``leases`` capability (SQLite, in memory) is on one machine: its runs'
+owners are judged by pid, so nothing is renewed and its leases keep the long, unrenewed form.
 
 Cost: :func:`hold` and :func:`release` are a dict write each. The renewing thread starts only
 when a run may need renewing: on an event loop that stays free (a server, ``acall``) a timer
@@ -30,31 +30,18 @@ import math
 import os
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.capabilities import LeaseStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S, LEASE_ENV, LEASE_S, TIMEOUT_MARGIN_S
 from toolctl.runtime.sync import owns_running_loop
 
 if TYPE_CHECKING:
     from toolctl.runtime.context import AbortSignal
+    from toolctl.runtime.records import RunStore
 
 log = logging.getLogger("toolctl.runtime")
-
-
-class LeaseStore(Protocol):
-    """A store shared across machines, whose runs' leases must be renewed."""
-
-    @property
-    def closed(self) -> bool:
-        """True once closed (its runs are no longer renewed)."""
-        ...
-
-    def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
-        """Extend the lease of each ``(run_id, owner, lease_s)`` still ``running`` under that
-        owner to now + ``lease_s``, in one statement; the ids renewed."""
-        ...
 
 
 @dataclass(slots=True)
@@ -74,10 +61,9 @@ _period = LEASE_S / 3  # the thread's renewal period: a third of the shortest le
 _foreground_lease: float | None = None
 
 
-def shared(store: object) -> bool:
-    """True when ``store`` renews leases (an attribute test: ``isinstance`` against a protocol
-    costs microseconds on every call)."""
-    return hasattr(store, "renew_leases")
+def shared(store: RunStore) -> bool:
+    """True when ``store`` renews leases (its capabilities, worked out when it was made)."""
+    return store.capabilities.leases is not None
 
 
 def foreground_lease() -> float:
@@ -108,7 +94,7 @@ def _configured_lease(raw: str) -> float:
     return LEASE_S
 
 
-def lease_for(store: object, timeout: float | None) -> float:
+def lease_for(store: RunStore, timeout: float | None) -> float:
     """The lease a call takes on a run in ``store``: short and renewed on a shared store; on a
     one-machine store (never renewed) long enough to cover the whole run."""
     if shared(store):
@@ -117,15 +103,16 @@ def lease_for(store: object, timeout: float | None) -> float:
 
 
 def hold(
-    store: object, run_id: str, owner: str, lease: float, abort: AbortSignal | None = None
+    store: RunStore, run_id: str, owner: str, lease: float, abort: AbortSignal | None = None
 ) -> None:
     """Renew run ``run_id``'s lease (owned by ``owner``) until :func:`release`; ``abort`` is set
     if a renewal finds the run no longer ours. Nothing to do for a one-machine store."""
     global _thread
-    if not shared(store):
+    leases = store.capabilities.leases
+    if leases is None:
         return
     with _lock:
-        _held[run_id] = _Held(store, owner, lease, abort)  # type: ignore[arg-type]
+        _held[run_id] = _Held(leases, owner, lease, abort)
         if _thread is not None:
             if lease / 3 < _period:  # renew sooner than the thread planned
                 _wake.notify()

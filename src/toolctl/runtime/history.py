@@ -32,6 +32,8 @@ from toolctl.runtime.sync import owns_running_loop
 if TYPE_CHECKING:
     import asyncio
 
+    from toolctl.runtime.records import RunStore
+
 T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
 
@@ -46,7 +48,7 @@ class _Job:
     def __init__(
         self,
         fn: Callable[[], Any],
-        store: object,
+        store: RunStore | None,
         loop: asyncio.AbstractEventLoop | None,
         future: asyncio.Future[Any] | None,
     ) -> None:
@@ -104,14 +106,15 @@ def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
 def run_batch(jobs: list[_Job]) -> None:
     """Run ``jobs`` (all on one store), in one transaction when the store can batch; each
     job's value or error is left on it."""
-    batch = getattr(jobs[0].store, "batch", None) if len(jobs) > 1 else None
-    if batch is None:
+    store = jobs[0].store
+    batching = store.capabilities.batching if store is not None and len(jobs) > 1 else None
+    if batching is None:
         for job in jobs:
             _run_job(job)
         return
     done: list[_Job] = []
     try:
-        with batch() as intact:
+        with batching.batch() as intact:
             for job in jobs:
                 if not _run_job(job):
                     done.append(job)
@@ -313,7 +316,7 @@ def later(delay: float, fn: Callable[[], object]) -> Timer:
 async def write(
     fn: Callable[[], T],
     *,
-    store: object = None,
+    store: RunStore | None = None,
     if_cancelled: Callable[[], object] | None = None,
 ) -> T:
     """Run the history write ``fn`` and return its value: in place when no other async call is
