@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from toolctl.runtime.limits import limits_of
 from toolctl.runtime.loading import python_path_of
 from toolctl.runtime.memo import PerObject
-from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.pipeline import Call
+from toolctl.runtime.resources import current
 from toolctl.runtime.state import CallSite
 from toolctl.runtime.store import open_store
 from toolctl.yamlsrc import real_path
@@ -24,17 +24,15 @@ if TYPE_CHECKING:
     from toolctl.runtime.source import ToolSource
     from toolctl.spec import ToolSpec
 
-_MEMORY = MemoryStore()
-
 
 def resolve_store(registry: ToolSource, store: StoreChoice = None) -> RunStore:
     """The store object for the ``store`` option (see :mod:`toolctl.runtime.api`)."""
     if store is False:
-        return _MEMORY
+        return current().memory
     if store is None or store is True:
         if registry.project is None:
-            return _MEMORY
-        return _default_store(registry)
+            return current().memory
+        return current().default_store(registry)
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
@@ -44,12 +42,7 @@ def _make_site(registry: ToolSource) -> CallSite:
     return CallSite(python_path_of(registry), locator(registry), limits_of(registry))
 
 
-def _open_default(registry: ToolSource) -> RunStore:
-    return open_store(None, registry)
-
-
 # Once per registry: path resolution costs more than the rest of a call.
-_default_store: PerObject[ToolSource, RunStore] = PerObject(_open_default, limit=256)
 _SITES: PerObject[ToolSource, CallSite] = PerObject(_make_site, limit=256)
 
 

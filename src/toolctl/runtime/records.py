@@ -188,6 +188,10 @@ class RunStore(Protocol):
         """Every run now ``running`` (what a sweep looks at)."""
         ...
 
+    def close(self) -> None:
+        """Release its connections (a closed store is not used again)."""
+        ...
+
     def sweep(self) -> list[str]:
         """End the runs whose owner died (:func:`toolctl.runtime.ledger.sweep`); their ids."""
         ...

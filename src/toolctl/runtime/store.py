@@ -421,9 +421,6 @@ def _where(
 
 # ---------------------------------------------------------------- opening
 
-_OPEN: dict[str, RunStore] = {}
-_OPEN_LOCK = threading.Lock()
-
 
 def default_state_path(registry: HasProject | None = None) -> Path:
     """``state`` from the project config, else ``<project root>/.toolctl/state.db``."""
@@ -451,7 +448,8 @@ def is_url(state: object) -> bool:
 
 
 def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> RunStore:
-    """The (per-process shared) store at ``path`` or at the registry's place.
+    """The store at ``path`` or at the registry's place, shared by the calls of the current
+    :class:`~toolctl.runtime.resources.Runtime` (which closes it).
 
     ``path`` (or the registry's ``state``) is a file for SQLite or a ``postgresql://`` URL for
     :class:`~toolctl.runtime.pgstore.PostgresStore`. The default ``.toolctl`` folder is created
@@ -482,8 +480,6 @@ def _postgres(url: str) -> RunStore:
 
 
 def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:
-    with _OPEN_LOCK:
-        store = _OPEN.get(key)
-        if store is None:
-            store = _OPEN[key] = make()
-        return store
+    from toolctl.runtime.resources import current
+
+    return current().stores.get(key, make)
