@@ -31,7 +31,7 @@ def request_state_keys(
     from toolctl.server import roundtrip
 
     history = SimpleNamespace(path=tmp_path / "state.db", capabilities=Capabilities(history=True))
-    monkeypatch.setattr(roundtrip, "_history", lambda registry: history)
+    monkeypatch.setattr("toolctl.runtime.api.resolve_store", lambda registry: history)
     return lambda: roundtrip.state_keys(SimpleNamespace())  # type: ignore[arg-type]
 
 
