@@ -124,9 +124,7 @@ def test_a_lost_running_row_is_swept_and_never_rerun(make_store: MakeStore, kind
     assert ledger.sweep(store) == []
 
 
-def test_a_lost_run_elsewhere_is_swept_only_after_its_lease(
-    make_store: MakeStore, kind: str
-) -> None:
+def test_a_run_elsewhere_is_swept_only_after_its_lease(make_store: MakeStore, kind: str) -> None:
     store = make_store()
     far = {**owner_fields("far"), "owner_host": "another-host", "owner_pid": 1}
     store.insert(record("leased", **far))
