@@ -189,7 +189,8 @@ class Recorder:
 
     def finish(self, result: RunResult, **extra: Any) -> None:
         """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
-        heartbeat.release(self.state.run_id)  # a failed final write leaves the run to the sweep
+        if self.store.capabilities.shared:  # only a shared store's runs are held
+            heartbeat.release(self.state.run_id)  # a failed final write: the sweep ends it
         if not self.history and result.status.final and not self.recorded:
             return
         if not self.recorded and self.handler_started_at is not None:
@@ -261,7 +262,8 @@ class Recorder:
 
     def persist_pending(self, result: RunResult) -> None:
         """Store a run entering a pending state (durable), with its raw data bound by MAC."""
-        heartbeat.release(self.state.run_id)
+        if self.store.capabilities.shared:
+            heartbeat.release(self.state.run_id)
         fields = self._record(result, owner=None, **self._bound())
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))
