@@ -395,19 +395,13 @@ def test_no_packs_applies_to_both_sides_of_a_diff(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import shutil
-    from collections.abc import Iterator
 
-    from toolctl import loader
+    from tests.foundation.test_packs import _pack
 
-    pack = tmp_path / "pack"
-    pack.mkdir()
     packed = OTHER.replace("name: shout", "name: packed").replace("handlers:shout", "os:getcwd")
-    (pack / "packed.yaml").write_text(packed)
-
-    def pack_dirs(ctx: object) -> Iterator[tuple[str, Path]]:
-        yield "somepack", pack
-
-    monkeypatch.setattr(loader, "_pack_dirs", pack_dirs)
+    site = tmp_path / "site"  # an installed registry pack, found on sys.path
+    _pack(site, "somepack", "somepack", {"packed.yaml": packed})
+    monkeypatch.syspath_prepend(str(site))
     old = tmp_path / "old"
     shutil.copytree(project, old)
     code = run(["--no-cache", "diff", str(old), "--fail-on", "any"])

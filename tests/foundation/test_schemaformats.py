@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from toolctl import schemaformats
@@ -73,10 +75,12 @@ def test_why_a_format_is_not_checked() -> None:
 def test_a_missing_checker_package_leaves_its_format_unenforced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(schemaformats, "_installed", lambda package: package != "fqdn")
+    monkeypatch.setitem(sys.modules, "fqdn", None)  # as if not installed: find_spec says None
     schemaformats.format_checker.cache_clear()
+    schemaformats._installed.cache_clear()
     try:
         assert "hostname" not in schemaformats.enforced_formats("Draft202012Validator")
         assert "date-time" in schemaformats.enforced_formats("Draft202012Validator")
     finally:
         schemaformats.format_checker.cache_clear()
+        schemaformats._installed.cache_clear()

@@ -158,7 +158,9 @@ def test_plugin_that_fails_to_import(monkeypatch: pytest.MonkeyPatch) -> None:
         def load(self) -> object:
             raise ImportError("No module named 'nope_pack'")
 
-    monkeypatch.setattr(catmod, "_entry_points", lambda: [BrokenEP()])
+    import importlib_metadata
+
+    monkeypatch.setattr(importlib_metadata, "entry_points", lambda group: [BrokenEP()])
     cat: Catalogue = catmod.build()
     [problem] = cat.problems
     assert problem.code == "TL000"

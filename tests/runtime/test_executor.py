@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.runtime_helpers import own_runtime
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus, api, invoke
+from toolctl.runtime.resources import current
 from toolctl.runtime.store import SqliteStore
 
 from .conftest import FIXTURES
@@ -83,8 +85,11 @@ def test_workers_are_reused_across_calls(ereg: Registry) -> None:
 def test_stuck_calls_saturate_the_pool_and_new_calls_fail_fast(
     ereg: Registry, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(invoke, "_pool", invoke.HandlerPool(2))
+    with own_runtime(handler_threads=2):
+        _saturate_two_workers(ereg, gate)
 
+
+def _saturate_two_workers(ereg: Registry, gate: threading.Event) -> None:
     async def scenario() -> list[object]:
         stuck = await asyncio.gather(
             ereg.acall("gated", {}, timeout=0.05), ereg.acall("gated", {}, timeout=0.05)
@@ -253,7 +258,6 @@ def test_a_process_killed_mid_call_leaves_an_interrupted_run(
 def test_a_call_cancelled_while_its_running_row_is_written_is_recorded_cancelled(
     ereg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolctl.runtime import history
 
     store = api.resolve_store(ereg)
     entered, release = threading.Event(), threading.Event()
@@ -265,7 +269,8 @@ def test_a_call_cancelled_while_its_running_row_is_written_is_recorded_cancelled
         insert(record, **kw)
 
     monkeypatch.setattr(store, "insert", slow_insert)
-    monkeypatch.setattr(history, "_active", 5)  # as if other calls were in flight: the writer
+    # as if other calls were in flight: the writer thread writes
+    monkeypatch.setattr(current().history, "active", 5)
 
     async def scenario() -> str:
         task = asyncio.ensure_future(ereg.acall("gated", {"max": 0}))

@@ -16,6 +16,7 @@ import pytest
 from toolctl.errors import ToolctlError
 from toolctl.registry import Registry
 from toolctl.runtime import api, history
+from toolctl.runtime.resources import current
 from toolctl.runtime.store import RunRecord, SqliteStore
 
 
@@ -111,7 +112,8 @@ def test_concurrent_calls_keep_their_rows_when_one_write_fails(
         return update(run_id, **changes)
 
     monkeypatch.setattr(store, "update", failing_for_x13)
-    monkeypatch.setattr(history, "_active", 5)  # as if other calls were in flight: the writer
+    # as if other calls were in flight: the writer thread writes
+    monkeypatch.setattr(current().history, "active", 5)
 
     async def burst() -> list[Any]:
         calls = [reg.acall("echo", {"msg": f"x{i}"}) for i in range(30)]
@@ -166,7 +168,8 @@ def test_a_checkpoint_never_creates_a_history(tmp_path: Path) -> None:
 def test_a_failed_write_whose_caller_was_cancelled_is_logged(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(history, "_active", 5)  # other calls in flight: the writer thread writes
+    # other calls in flight: the writer thread writes
+    monkeypatch.setattr(current().history, "active", 5)
     started, release = threading.Event(), threading.Event()
     cancelled: list[str] = []
 

@@ -27,10 +27,11 @@ def request_state_keys(
 ) -> Callable[[], list[bytes]]:
     """The server's requestState keys for a registry whose SQLite history is in ``tmp_path``."""
     pytest.importorskip("mcp")
+    from toolctl.runtime.capabilities import Capabilities
     from toolctl.server import roundtrip
 
-    history = SimpleNamespace(path=tmp_path / "state.db")
-    monkeypatch.setattr(roundtrip, "_history", lambda registry: history)
+    history = SimpleNamespace(path=tmp_path / "state.db", capabilities=Capabilities(history=True))
+    monkeypatch.setattr("toolctl.runtime.api.resolve_store", lambda registry: history)
     return lambda: roundtrip.state_keys(SimpleNamespace())  # type: ignore[arg-type]
 
 

@@ -163,10 +163,12 @@ def test_a_bad_tool_limit_is_a_located_format_error(tmp_path: Path) -> None:
 
 
 def test_a_store_without_weak_references_still_gets_its_own_buckets() -> None:
+    from toolctl.runtime.capabilities import Capabilities
     from toolctl.runtime.ratelimit import buckets_for
 
     class Slotted:
         __slots__ = ()
+        capabilities = Capabilities(history=False)
 
     one, two = Slotted(), Slotted()
     assert buckets_for(one) is buckets_for(one)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.runtime_helpers import own_runtime
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus, api, invoke
+from toolctl.runtime import RunStatus, api
 
 from .conftest import running
 
@@ -84,8 +85,8 @@ def test_stuck_threads_make_new_calls_fail_fast(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # As if every handler thread were taken by calls that timed out and never returned.
-    monkeypatch.setattr(invoke, "_pool", invoke.HandlerPool(0))
-    result = reg.call("sleep", {"s": 0}, timeout=0.05)
+    with own_runtime(handler_threads=0):
+        result = reg.call("sleep", {"s": 0}, timeout=0.05)
     assert result.status is RunStatus.FAILED and result.error is not None
     assert "executor saturated" in result.error.message
 

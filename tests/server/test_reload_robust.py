@@ -82,8 +82,7 @@ def test_an_unexpected_failure_in_a_reload_is_logged_not_raised(
 def test_a_reload_loads_packs_only_when_serving_started_with_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from collections.abc import Iterator
-
+    from tests.foundation.test_packs import _pack
     from toolctl import loader
     from toolctl.server.toolset import Selection
 
@@ -91,14 +90,9 @@ def test_a_reload_loads_packs_only_when_serving_started_with_them(
     project = tmp_path / "project"
     (project / "tools.d").mkdir(parents=True)
     (project / "tools.d" / "own.yaml").write_text(tool.format("own"))
-    pack = tmp_path / "pack"
-    pack.mkdir()
-    (pack / "packed.yaml").write_text(tool.format("packed"))
-
-    def pack_dirs(ctx: object) -> Iterator[tuple[str, Path]]:
-        yield "somepack", pack
-
-    monkeypatch.setattr(loader, "_pack_dirs", pack_dirs)
+    site = tmp_path / "site"  # an installed registry pack, found on sys.path
+    _pack(site, "somepack", "somepack", {"packed.yaml": tool.format("packed")})
+    monkeypatch.syspath_prepend(str(site))
 
     def served_after_reload(packs: bool) -> list[str]:
         registry = loader.load_registry(project=project_at(project), packs=packs, cache=False)

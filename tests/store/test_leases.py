@@ -21,12 +21,15 @@ from typing import Any
 import pytest
 
 import toolctl
+from tests.runtime_helpers import own_runtime
 from tests.store.fleet import call_tool, replica
 from toolctl.registry import Registry
 from toolctl.runtime import heartbeat, ownership
+from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.ownership import interrupt_changes
 from toolctl.runtime.pgstore import PostgresStore
 from toolctl.runtime.records import RunRecord
+from toolctl.runtime.resources import Runtime
 from toolctl.runtime.store import SqliteStore
 
 HANDLERS = textwrap.dedent("""
@@ -72,18 +75,25 @@ def registry(project: Path) -> Registry:
 
 
 @pytest.fixture
-def short_lease(monkeypatch: pytest.MonkeyPatch, store: PostgresStore) -> Iterator[None]:
+def short_lease(store: PostgresStore) -> Iterator[None]:
     """This process's calls take a :data:`SHORT_LEASE` (as ``TOOLCTL_LEASE`` would set)."""
-    monkeypatch.setattr(heartbeat, "_foreground_lease", SHORT_LEASE)
-    yield
-    _stop_idle_heartbeat(store)
+    with own_runtime(lease=SHORT_LEASE):
+        yield
+        _stop_idle_heartbeat(store)
+
+
+@pytest.fixture
+def rt() -> Iterator[Runtime]:
+    """A runtime of the test's own: its heartbeat counts the renewing thread's starts."""
+    with own_runtime() as runtime:
+        yield runtime
 
 
 def _stop_idle_heartbeat(store: PostgresStore) -> None:
     """Stop the heartbeat now, as closing ``store`` would (else it stops at its next renewal
     time with no run held)."""
     heartbeat.stop_renewing(store)
-    _wait_for(lambda: not heartbeat.running(), f"the heartbeat to stop (held: {heartbeat._held})")
+    _wait_for(lambda: not heartbeat.running(), "the heartbeat to stop")
     _wait_for(_no_heartbeat_thread, "the heartbeat thread to end")
 
 
@@ -215,18 +225,6 @@ def test_a_run_taken_away_is_aborted_like_a_workers(
     assert store.get(rec.run_id).status == "interrupted"
 
 
-def _heartbeat_starts(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    started: list[bool] = []
-    real = heartbeat._start
-
-    def counting(*, renew_first: bool) -> threading.Thread:
-        started.append(renew_first)
-        return real(renew_first=renew_first)
-
-    monkeypatch.setattr(heartbeat, "_start", counting)
-    return started
-
-
 def _no_heartbeat_thread() -> bool:
     return not any(t.name == "toolctl-heartbeat" for t in threading.enumerate())
 
@@ -235,17 +233,16 @@ def test_fast_calls_start_no_heartbeat_thread(
     registry: Registry,
     store: PostgresStore,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    rt: Runtime,
 ) -> None:
     _stop_idle_heartbeat(store)
-    started = _heartbeat_starts(monkeypatch)
 
     async def calls() -> list[Any]:  # as a server runs them: on an event loop that stays free
         return [await registry.acall("work", {"id": f"a{i}"}, store=store) for i in range(20)]
 
     done = asyncio.run(calls())
     assert all(r.ok for r in done)
-    assert started == [] and _no_heartbeat_thread()
+    assert rt.heartbeat.starts == 0 and _no_heartbeat_thread()
     # The lease written is the short one, renewed only by a thread that never had to start.
     assert store.get(done[0].run_id).lease_expires <= time.time() + heartbeat.foreground_lease()
 
@@ -254,19 +251,18 @@ def test_fast_calls_start_no_heartbeat_thread(
         assert all(registry.call("work", {"id": f"s{i}"}, store=sqlite).ok for i in range(20))
     finally:
         sqlite.close()
-    assert started == [] and _no_heartbeat_thread()
+    assert rt.heartbeat.starts == 0 and _no_heartbeat_thread()
 
 
 def test_synchronous_calls_share_one_heartbeat_thread(
-    registry: Registry, store: PostgresStore, monkeypatch: pytest.MonkeyPatch
+    registry: Registry, store: PostgresStore, rt: Runtime
 ) -> None:
     """The synchronous API's handler may block its thread, so the heartbeat starts with its first
     run on a shared store; it outlives that run, so a stream of calls starts it once."""
     _stop_idle_heartbeat(store)
-    started = _heartbeat_starts(monkeypatch)
     try:
         assert all(registry.call("work", {"id": f"c{i}"}, store=store).ok for i in range(30))
-        assert started == [False]
+        assert rt.heartbeat.starts == 1 and rt.heartbeat.renewed_first == 0
     finally:
         _stop_idle_heartbeat(store)
 
@@ -274,11 +270,10 @@ def test_synchronous_calls_share_one_heartbeat_thread(
 def test_toolctl_lease_sets_the_foreground_lease(monkeypatch: pytest.MonkeyPatch) -> None:
     for raw, expected in [("2.5", 2.5), ("", ownership.LEASE_S), ("soon", ownership.LEASE_S)]:
         monkeypatch.setenv(ownership.LEASE_ENV, raw)
-        monkeypatch.setattr(heartbeat, "_foreground_lease", None)
-        assert heartbeat.foreground_lease() == expected
+        assert Runtime().heartbeat.foreground_lease() == expected  # read by each new runtime
     # A one-machine store's lease is never renewed: it covers the whole run.
-    assert heartbeat.lease_for(object(), 30.0) == 30.0 + ownership.TIMEOUT_MARGIN_S
-    assert heartbeat.lease_for(object(), None) == ownership.DEFAULT_LEASE_S
+    assert heartbeat.lease_for(MemoryStore(), 30.0) == 30.0 + ownership.TIMEOUT_MARGIN_S
+    assert heartbeat.lease_for(MemoryStore(), None) == ownership.DEFAULT_LEASE_S
 
 
 @pytest.mark.parametrize("raw", ["soon", "-5", "0", "inf", "nan"])
@@ -287,7 +282,6 @@ def test_an_unusable_toolctl_lease_is_reported_not_silently_replaced(
 ) -> None:
     # an infinite lease would also stop the heartbeat thread (a wait that long overflows)
     monkeypatch.setenv(ownership.LEASE_ENV, raw)
-    monkeypatch.setattr(heartbeat, "_foreground_lease", None)
     with caplog.at_level("WARNING", logger="toolctl.runtime"):
-        assert heartbeat.foreground_lease() == ownership.LEASE_S
+        assert Runtime().heartbeat.foreground_lease() == ownership.LEASE_S
     assert f"TOOLCTL_LEASE={raw!r} is not a positive number of seconds" in caplog.text

@@ -50,8 +50,8 @@ def worker(
 
     store = state_store(registry_path, state)
     ttl = approval_ttl(project_of(registry_path).settings, lambda: "toolctl.yaml: run")
-    url = getattr(store, "url", None)
-    if not is_url(url):
+    queue = store.capabilities.queue
+    if queue is None or not is_url(queue.url):
         from toolctl.errors import UsageError
 
         print_error(
@@ -69,7 +69,7 @@ def worker(
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
     override = None if registry_path is None else Path(registry_path)
     run_worker(
-        str(url),
+        queue.url,
         concurrency=concurrency,
         lease=lease,
         shutdown_timeout=shutdown_timeout,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolctl.runtime.memstore import MemoryStore
     from toolctl.runtime.options import CallOptions
     from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.resources import Runtime
     from toolctl.runtime.result import (
         ApprovalInfo,
         ApprovalRequest,
@@ -61,6 +62,7 @@ _LAZY = {
     "RunStateError": "errors",
     "SqliteStore": "store",
     "MemoryStore": "memstore",
+    "Runtime": "resources",
     "RunRecord": "records",
     "open_store": "store",
     "call": "api",
@@ -88,6 +90,7 @@ __all__ = [
     "RunResult",
     "RunStateError",
     "RunStatus",
+    "Runtime",
     "SqliteStore",
     "StateError",
     "ToolAborted",

@@ -39,12 +39,12 @@ from toolctl.runtime.sync import run_sync
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from toolctl.registry import Registry
     from toolctl.runtime.options import CallKeywords, StoreChoice
+    from toolctl.runtime.source import ToolSource
 
 
 def call(
-    registry: Registry,
+    registry: ToolSource,
     name: str,
     input: Any = None,
     options: CallOptions | None = None,
@@ -62,7 +62,7 @@ def call(
 
 
 async def acall(
-    registry: Registry,
+    registry: ToolSource,
     name: str,
     input: Any = None,
     options: CallOptions | None = None,
@@ -77,7 +77,7 @@ async def acall(
 # ---------------------------------------------------------------- reading runs back
 
 
-def get_run(registry: Registry, run_id: str, *, store: StoreChoice = None) -> RunResult:
+def get_run(registry: ToolSource, run_id: str, *, store: StoreChoice = None) -> RunResult:
     """The recorded run ``run_id`` (or a unique prefix) as a :class:`RunResult`, as it is now.
 
     See :func:`toolctl.runtime.runs.to_result` for what a stored result holds.
@@ -88,7 +88,7 @@ def get_run(registry: Registry, run_id: str, *, store: StoreChoice = None) -> Ru
 
 
 def wait(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     timeout: float | None = None,
     *,

@@ -44,10 +44,10 @@ def spawn(
 
     if registry is None:
         raise StateError("a background run needs a registry loaded from a project directory")
-    if hasattr(store, "ensure_queue_schema"):
+    if store.capabilities.queue is not None:
         from toolctl.runtime import queue
 
-        return queue.enqueue(store, run_id, token, {**registry, "idempotent": idempotent})  # type: ignore[arg-type]
+        return queue.enqueue(store, run_id, token, {**registry, "idempotent": idempotent})
     if store.path is None:
         raise StateError("a background run needs a run history file (not an in-memory store)")
     state = store.path

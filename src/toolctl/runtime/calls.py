@@ -11,56 +11,49 @@ from typing import TYPE_CHECKING, Any
 from toolctl.runtime.limits import limits_of
 from toolctl.runtime.loading import python_path_of
 from toolctl.runtime.memo import PerObject
-from toolctl.runtime.memstore import MemoryStore
 from toolctl.runtime.pipeline import Call
+from toolctl.runtime.resources import current
 from toolctl.runtime.state import CallSite
 from toolctl.runtime.store import open_store
 from toolctl.yamlsrc import real_path
 
 if TYPE_CHECKING:
     from toolctl.config import Project
-    from toolctl.registry import Registry
     from toolctl.runtime.options import CallOptions, StoreChoice
     from toolctl.runtime.records import RunStore
+    from toolctl.runtime.source import ToolSource
     from toolctl.spec import ToolSpec
 
-_MEMORY = MemoryStore()
 
-
-def resolve_store(registry: Registry, store: StoreChoice = None) -> RunStore:
+def resolve_store(registry: ToolSource, store: StoreChoice = None) -> RunStore:
     """The store object for the ``store`` option (see :mod:`toolctl.runtime.api`)."""
     if store is False:
-        return _MEMORY
+        return current().memory
     if store is None or store is True:
         if registry.project is None:
-            return _MEMORY
-        return _default_store(registry)
+            return current().memory
+        return current().default_store(registry)
     if isinstance(store, (str, Path)):
         return open_store(store)
     return store
 
 
-def _make_site(registry: Registry) -> CallSite:
+def _make_site(registry: ToolSource) -> CallSite:
     return CallSite(
         python_path_of(registry), locator(registry), limits_of(registry), registry.locked
     )
 
 
-def _open_default(registry: Registry) -> RunStore:
-    return open_store(None, registry)
-
-
 # Once per registry: path resolution costs more than the rest of a call.
-_default_store: PerObject[Registry, RunStore] = PerObject(_open_default, limit=256)
-_SITES: PerObject[Registry, CallSite] = PerObject(_make_site, limit=256)
+_SITES: PerObject[ToolSource, CallSite] = PerObject(_make_site, limit=256)
 
 
-def site_of(registry: Registry) -> CallSite:
+def site_of(registry: ToolSource) -> CallSite:
     """The registry's python path, locator and resource limits, worked out once per registry."""
     return _SITES(registry)
 
 
-def locator(registry: Registry) -> dict[str, Any] | None:
+def locator(registry: ToolSource) -> dict[str, Any] | None:
     """How a background worker finds this registry again: project root and tool paths."""
     project = registry.project
     return None if project is None else project_locator(project)
@@ -74,14 +67,14 @@ def project_locator(project: Project) -> dict[str, Any]:
     }
 
 
-def spec_of(registry: Registry, name: str) -> ToolSpec:
+def spec_of(registry: ToolSource, name: str) -> ToolSpec:
     """The enabled tool ``name``; :class:`DisabledToolError` when it is disabled."""
     spec = registry.get(name)
     spec.check_enabled("run")
     return spec
 
 
-def new_call(registry: Registry, name: str, options: CallOptions) -> Call:
+def new_call(registry: ToolSource, name: str, options: CallOptions) -> Call:
     """A new call of tool ``name`` with ``options``."""
     return Call(
         spec_of(registry, name),

@@ -13,7 +13,6 @@ a commit is as durable as before when it returns; a checkpoint only moves commit
 from __future__ import annotations
 
 import logging
-import os
 import queue
 import sqlite3
 import threading
@@ -23,24 +22,57 @@ log = logging.getLogger("toolctl.runtime")
 EVERY_COMMITS = 200  # about 700 pages of log for a small run's two writes
 AUTOCHECKPOINT_PAGES = 4000  # the backstop, should the thread fall behind (or never run)
 
-_pending: set[str] = set()
-_jobs: queue.SimpleQueue[str] = queue.SimpleQueue()
-_lock = threading.Lock()
-_thread: threading.Thread | None = None
+
+class Checkpointer:
+    """The checkpoint thread of a :class:`~toolctl.runtime.resources.Runtime` (started on the
+    first request)."""
+
+    def __init__(self) -> None:
+        self._pending: set[str] = set()
+        self._jobs: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def request(self, path: str) -> None:
+        """Checkpoint the history at ``path`` soon, on the checkpoint thread (once per request
+        already waiting)."""
+        with self._lock:
+            if path in self._pending:
+                return
+            self._pending.add(path)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="toolctl-checkpoint", daemon=True
+                )
+                self._thread.start()
+        self._jobs.put(path)
+
+    def close(self) -> None:
+        """Stop the thread after the checkpoints already asked for."""
+        with self._lock:
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+            thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while True:
+            path = self._jobs.get()
+            if path is None:
+                return
+            with self._lock:
+                self._pending.discard(path)
+            try:
+                checkpoint(path)
+            except sqlite3.Error as exc:  # the next write reports a broken history itself
+                log.debug("could not checkpoint %s: %s", path, exc)
 
 
 def request(path: str) -> None:
-    """Checkpoint the history at ``path`` soon, on the checkpoint thread (once per request
-    already waiting)."""
-    global _thread
-    with _lock:
-        if path in _pending:
-            return
-        _pending.add(path)
-        if _thread is None:
-            _thread = threading.Thread(target=_run, name="toolctl-checkpoint", daemon=True)
-            _thread.start()
-    _jobs.put(path)
+    """Checkpoint the history at ``path`` soon, on the current runtime's checkpoint thread."""
+    from toolctl.runtime.resources import current
+
+    current().checkpoints.request(path)
 
 
 def checkpoint(path: str) -> None:
@@ -53,26 +85,3 @@ def checkpoint(path: str) -> None:
         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
     finally:
         db.close()
-
-
-def _run() -> None:
-    while True:
-        path = _jobs.get()
-        with _lock:
-            _pending.discard(path)
-        try:
-            checkpoint(path)
-        except sqlite3.Error as exc:  # the next write reports a broken history itself
-            log.debug("could not checkpoint %s: %s", path, exc)
-
-
-def _reset_after_fork() -> None:
-    global _thread, _lock, _jobs
-    _thread = None  # the child has no checkpoint thread
-    _lock = threading.Lock()
-    _jobs = queue.SimpleQueue()
-    _pending.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)

@@ -3,10 +3,10 @@
 why, so an orphaned approval (the client that asked went away for good) does not wait forever
 holding its raw input.
 
-A transition of its own (``awaiting_approval``/``suspended`` → ``cancelled``), written as one
-compare-and-set on the status, so an approval or resume that lands at the same moment wins or
-loses cleanly and never both. The periodic sweep of ``toolctl serve`` and ``toolctl worker`` runs
-it (:func:`toolctl.runtime.queue.sweeping`).
+A transition of the run ledger (``awaiting_approval``/``suspended`` → ``cancelled``,
+:func:`toolctl.runtime.ledger.expire`), one compare-and-set on the status, so an approval or
+resume that lands at the same moment wins or loses cleanly and never both. The periodic sweep
+of ``toolctl serve`` and ``toolctl worker`` runs it (:func:`toolctl.runtime.queue.sweeping`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from toolctl.runtime.ownership import end_changes
+from toolctl.runtime import ledger
 from toolctl.runtime.result import ErrorCode, RunStatus
 from toolctl.runtime.rowcodec import MAX_QUERY_LIMIT
 
@@ -57,7 +57,6 @@ def expire_pending(store: RunStore, ttl: float, now: float | None = None) -> lis
         for rec in store.query(status=status.value, limit=MAX_QUERY_LIMIT):
             if rec.created_at + ttl > now:
                 continue
-            changes = end_changes(RunStatus.CANCELLED, _error(rec, ttl), now)
-            if store.update(rec.run_id, expect_status=status.value, durable=True, **changes):
+            if ledger.expire(store, rec, _error(rec, ttl), now):
                 expired.append(rec.run_id)
     return expired

@@ -20,17 +20,19 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
-import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolctl.runtime.resources import current
 from toolctl.runtime.sync import owns_running_loop
 
 if TYPE_CHECKING:
     import asyncio
+
+    from toolctl.runtime.records import RunStore
 
 T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
@@ -46,7 +48,7 @@ class _Job:
     def __init__(
         self,
         fn: Callable[[], Any],
-        store: object,
+        store: RunStore | None,
         loop: asyncio.AbstractEventLoop | None,
         future: asyncio.Future[Any] | None,
     ) -> None:
@@ -104,14 +106,15 @@ def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
 def run_batch(jobs: list[_Job]) -> None:
     """Run ``jobs`` (all on one store), in one transaction when the store can batch; each
     job's value or error is left on it."""
-    batch = getattr(jobs[0].store, "batch", None) if len(jobs) > 1 else None
-    if batch is None:
+    store = jobs[0].store
+    batching = store.capabilities.batching if store is not None and len(jobs) > 1 else None
+    if batching is None:
         for job in jobs:
             _run_job(job)
         return
     done: list[_Job] = []
     try:
-        with batch() as intact:
+        with batching.batch() as intact:
             for job in jobs:
                 if not _run_job(job):
                     done.append(job)
@@ -171,50 +174,53 @@ def _settle(jobs: list[_Job]) -> None:
             future.set_exception(job.error)
 
 
-_writer: _Writer | None = None
-_writer_lock = threading.Lock()
-_active = 0
+class HistoryWriter:
+    """The history writer of a :class:`~toolctl.runtime.resources.Runtime`: its writer thread
+    (made on first use), its timer thread, and how many async calls are in flight (``active``:
+    with one alone, writes happen in place)."""
 
+    def __init__(self) -> None:
+        self._writer: _Writer | None = None
+        self._lock = threading.Lock()
+        self.timers = _Timers()
+        self.active = 0
 
-def _the_writer() -> _Writer:
-    global _writer
-    if _writer is None:
-        with _writer_lock:
-            if _writer is None:
-                _writer = _Writer()
-    return _writer
+    def writer(self) -> _Writer:
+        if self._writer is None:
+            with self._lock:
+                if self._writer is None:
+                    self._writer = _Writer()
+        return self._writer
 
-
-def _reset_after_fork() -> None:
-    global _writer, _writer_lock, _timers
-    _writer = None  # the child has no writer thread
-    _writer_lock = threading.Lock()
-    _timers = _Timers()  # nor timer thread
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+    def close(self) -> None:
+        """Make the writes handed over so far, then stop both threads."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.stop()
+        self.timers.close()
 
 
 @contextlib.contextmanager
 def active() -> Iterator[None]:
     """Count an async call as in flight while the block runs."""
-    global _active
-    _active += 1
+    history = current().history
+    history.active += 1
     try:
         yield
     finally:
-        _active -= 1
+        history.active -= 1
 
 
 class Timer:
     """A callback :func:`later` runs unless it is cancelled first."""
 
-    __slots__ = ("_cancelled", "_fn", "_lock", "deadline")
+    __slots__ = ("_cancelled", "_fn", "_lock", "_timers", "deadline")
 
-    def __init__(self, deadline: float, fn: Callable[[], object]) -> None:
+    def __init__(self, deadline: float, fn: Callable[[], object], timers: _Timers) -> None:
         self.deadline = deadline
         self._fn = fn
+        self._timers = timers
         self._lock = threading.Lock()
         self._cancelled = False
 
@@ -223,7 +229,7 @@ class Timer:
         whatever the caller writes next)."""
         with self._lock:
             self._cancelled = True
-        _timers.forget(self)
+        self._timers.forget(self)
 
     def fire(self) -> None:
         with self._lock:
@@ -248,10 +254,11 @@ class _Timers:
         self._pending: dict[Timer, None] = {}
         self._cond = threading.Condition(threading.Lock())
         self._asleep = True
+        self._closed = False
         self._thread: threading.Thread | None = None
 
     def start(self, delay: float, fn: Callable[[], object]) -> Timer:
-        timer = Timer(time.monotonic() + delay, fn)
+        timer = Timer(time.monotonic() + delay, fn, self)
         with self._cond:
             self._pending[timer] = None
             if self._asleep:
@@ -264,6 +271,13 @@ class _Timers:
                 else:
                     self._cond.notify()
         return timer
+
+    def close(self) -> None:
+        """Stop the thread; timers not yet due never fire."""
+        with self._cond:
+            self._pending.clear()
+            self._closed = True
+            self._cond.notify()
 
     def forget(self, timer: Timer) -> None:
         with self._cond:
@@ -283,6 +297,8 @@ class _Timers:
         quiet_since = time.monotonic()
         while True:
             with self._cond:
+                if self._closed:
+                    return
                 due, wait = self._due(poll)
                 for timer in due:
                     del self._pending[timer]
@@ -300,20 +316,17 @@ class _Timers:
                     self._cond.wait(wait)
 
 
-_timers = _Timers()
-
-
 def later(delay: float, fn: Callable[[], object]) -> Timer:
     """Run ``fn`` on the timer thread after ``delay`` seconds (every caller passes the same
     delay) unless the returned timer is cancelled first. For a deferred running row: the
     calling thread may be busy running the handler in place, where no loop timer can fire."""
-    return _timers.start(delay, fn)
+    return current().history.timers.start(delay, fn)
 
 
 async def write(
     fn: Callable[[], T],
     *,
-    store: object = None,
+    store: RunStore | None = None,
     if_cancelled: Callable[[], object] | None = None,
 ) -> T:
     """Run the history write ``fn`` and return its value: in place when no other async call is
@@ -324,13 +337,14 @@ async def write(
     meanwhile; then ``if_cancelled`` runs on the writer right after it (to record the
     cancellation).
     """
-    if _active <= 1 or owns_running_loop():
+    history = current().history
+    if history.active <= 1 or owns_running_loop():
         return fn()
     import asyncio
 
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
-    writer = _the_writer()
+    writer = history.writer()
     writer.submit(_Job(fn, store, loop, future))
     try:
         return await future  # cancelling the caller cancels only this future, not the write

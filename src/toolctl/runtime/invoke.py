@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import os
 import queue
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl.runtime.context import AbortSignal, SuspendRequested
+from toolctl.runtime.resources import current
 from toolctl.runtime.sync import cancelled_error, owns_running_loop, running_loop
 
 if TYPE_CHECKING:
@@ -161,24 +161,12 @@ class HandlerPool:
                         job = None
 
 
-_pool = HandlerPool(MAX_THREADS)
-
-
-def _reset_after_fork() -> None:
-    global _pool
-    _pool = HandlerPool(MAX_THREADS)  # the child has none of the parent's threads
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
-
-
 _PLAIN = frozenset({dict, list, str, int, float, bool, type(None)})  # never awaitable
 
 
 def busy_workers() -> int:
     """How many handler workers are running a handler right now (stuck ones included)."""
-    return _pool.busy
+    return current().handler_pool.busy
 
 
 @functools.lru_cache(maxsize=1024)
@@ -240,7 +228,7 @@ def _on_worker(
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_settle, afut, value, error)
 
-    _pool.submit(job)
+    current().handler_pool.submit(job)
     return afut
 
 

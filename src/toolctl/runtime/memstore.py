@@ -7,10 +7,16 @@ import dataclasses
 import secrets
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from toolctl.runtime.capabilities import Capabilities
 from toolctl.runtime.errors import RunNotFoundError
 from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from toolctl.runtime.records import RowChanges
 
 
 class MemoryStore:
@@ -21,6 +27,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self.path: Path | None = None
         self._key = secrets.token_bytes(32)
+        self.capabilities = Capabilities.probe(self, history=False)
 
     def binding_key(self) -> bytes:
         """This process's secret (the runs it binds live in this process only)."""
@@ -37,7 +44,7 @@ class MemoryStore:
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
         durable: bool = False,
-        **changes: Any,
+        **changes: Unpack[RowChanges],
     ) -> bool:
         check_changes(changes)
         with self._lock:
@@ -84,8 +91,14 @@ class MemoryStore:
         runs.sort(key=lambda r: (r.created_at, r.run_id), reverse=True)  # as the SQL stores
         return runs[:limit]
 
+    def running(self) -> list[RunRecord]:
+        with self._lock:
+            return [dataclasses.replace(r) for r in self._runs.values() if r.status == "running"]
+
     def sweep(self) -> list[str]:
-        return []
+        from toolctl.runtime import ledger
+
+        return ledger.sweep(self)
 
     def close(self) -> None:
         pass

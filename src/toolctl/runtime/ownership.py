@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from toolctl.runtime.result import ErrorCode, RunStatus
 
 if TYPE_CHECKING:
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.records import RowChanges, RunRecord
 
 # A run on a shared (PostgreSQL) history: renewed every third of it by the heartbeat, so a run of
 # a process that died is seen as lost from another host at most this long after its last renewal.
@@ -60,7 +60,7 @@ def _own_start_time() -> str | None:
     return _SELF[pid]
 
 
-def owner_fields(owner: str, lease: float | None = None) -> dict[str, Any]:
+def owner_fields(owner: str, lease: float | None = None) -> RowChanges:
     """Columns that claim a run for this process."""
     pid = os.getpid()
     return {
@@ -107,7 +107,7 @@ INTERRUPTED_ERROR = {
 }
 
 
-def end_changes(status: RunStatus, error: dict[str, Any], now: float) -> dict[str, Any]:
+def end_changes(status: RunStatus, error: dict[str, Any], now: float) -> RowChanges:
     """The row changes that end a pending run as ``status``: its raw input and context (kept
     only for a run that will continue) are dropped, and nobody owns it any more."""
     return {
@@ -120,6 +120,6 @@ def end_changes(status: RunStatus, error: dict[str, Any], now: float) -> dict[st
     }
 
 
-def interrupt_changes(now: float) -> dict[str, Any]:
+def interrupt_changes(now: float) -> RowChanges:
     """:func:`end_changes` for a run whose process died (``interrupted``)."""
     return end_changes(RunStatus.INTERRUPTED, INTERRUPTED_ERROR, now)

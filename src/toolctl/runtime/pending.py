@@ -12,12 +12,11 @@ import dataclasses
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime import binding, jsondata
+from toolctl.runtime import binding, jsondata, ledger
 from toolctl.runtime.calls import resolve_store, site_of
 from toolctl.runtime.errors import RunStateError
 from toolctl.runtime.options import CallOptions
 from toolctl.runtime.options import build as build_options
-from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.pipeline import Call
 from toolctl.runtime.result import RunResult, RunStatus
 from toolctl.runtime.state import StepFailed
@@ -26,9 +25,9 @@ from toolctl.runtime.sync import run_sync
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from toolctl.registry import Registry
     from toolctl.runtime.options import ContinueKeywords, StoreChoice
-    from toolctl.runtime.records import RunRecord, RunStore
+    from toolctl.runtime.records import RowChanges, RunRecord, RunStore
+    from toolctl.runtime.source import ToolSource
     from toolctl.spec import ToolSpec
 
 
@@ -71,7 +70,7 @@ class _Continuing:
     call: Call | None = None
 
     def make(
-        self, registry: Registry, rec: RunRecord, store: RunStore, options: CallOptions
+        self, registry: ToolSource, rec: RunRecord, store: RunStore, options: CallOptions
     ) -> Call:
         spec = registry.get(rec.tool)
         self.call = Call.continue_pending(rec, spec, store, site_of(registry), options)
@@ -81,21 +80,33 @@ class _Continuing:
         return KeyboardInterrupt() if self.call is None else self.call.cancelled_error()
 
 
-def _pending(registry: Registry, rec: RunRecord, store: RunStore, options: CallOptions) -> Call:
+def _pending(registry: ToolSource, rec: RunRecord, store: RunStore, options: CallOptions) -> Call:
     return _Continuing().make(registry, rec, store, options)
 
 
+async def _load(
+    registry: ToolSource, run_id: str, options: CallOptions
+) -> tuple[RunStore, RunRecord]:
+    """The store and the stored run, read off the event loop (opening a history, reading a
+    row: file or database I/O)."""
+
+    def load() -> tuple[RunStore, RunRecord]:
+        st = resolve_store(registry, options.store)
+        return st, st.get(run_id)
+
+    return await ledger.off_loop(None, load)
+
+
 async def _resume(
-    registry: Registry, run_id: str, data: Any, options: CallOptions, box: _Continuing
+    registry: ToolSource, run_id: str, data: Any, options: CallOptions, box: _Continuing
 ) -> RunResult:
-    st = resolve_store(registry, options.store)
-    rec = st.get(run_id)
+    st, rec = await _load(registry, run_id, options)
     if rec.status != RunStatus.SUSPENDED.value:
         if rec.resume_count:
             raise RunStateError(f"run {rec.run_id} was already resumed (status: {rec.status})")
         raise RunStateError(f"run {rec.run_id} is not suspended (status: {rec.status})")
     spec = registry.get(rec.tool)
-    _check_binding(st, rec, spec, for_resume=True)
+    await ledger.off_loop(st, _check_binding, st, rec, spec, for_resume=True)
     c = box.make(registry, rec, st, options)
     try:
         problem = await c.suspension.check_resume(data, rec.suspend)
@@ -109,14 +120,15 @@ async def _resume(
             ended=False,
             model_output={"type": "text", "value": problem.text()},
         )
-    c.recorder.claim(resume_count=rec.resume_count + 1, resume=c.state.transcript.get("resume"))
+    resumed = c.state.transcript.get("resume")
+    await c.recorder.claim({"resume_count": rec.resume_count + 1, "resume": resumed})
     if rec.tool_digest != spec.digest:
         c.state.note("the tool definition changed since this run started")
     return await c.execute()
 
 
 def resume(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     data: Any = None,
     options: CallOptions | None = None,
@@ -133,7 +145,7 @@ def resume(
 
 
 async def aresume(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     data: Any = None,
     options: CallOptions | None = None,
@@ -144,13 +156,12 @@ async def aresume(
 
 
 async def _approve(
-    registry: Registry, run_id: str, by: str, options: CallOptions, box: _Continuing
+    registry: ToolSource, run_id: str, by: str, options: CallOptions, box: _Continuing
 ) -> RunResult:
-    st = resolve_store(registry, options.store)
-    rec = st.get(run_id)
+    st, rec = await _load(registry, run_id, options)
     spec = registry.get(rec.tool)
     if rec.status == RunStatus.SUSPENDED.value and rec.approval:
-        return _reapprove(registry, rec, spec, st, by)
+        return await ledger.off_loop(st, _reapprove, registry, rec, spec, st, by)
     if rec.status != RunStatus.AWAITING_APPROVAL.value:
         raise RunStateError(f"run {rec.run_id} is not awaiting approval (status: {rec.status})")
     if rec.tool_digest != spec.digest:
@@ -160,13 +171,13 @@ async def _approve(
             "old definition",
             hint=f"toolctl decline {rec.run_id}, then run the tool again",
         )
-    _check_binding(st, rec, spec, for_resume=False)
+    await ledger.off_loop(st, _check_binding, st, rec, spec, for_resume=False)
     c = box.make(registry, rec, st, options)
     c.approval.approve(by)
     approval = c.state.approval.to_dict() if c.state.approval else None
     if rec.background:
-        return _approve_background(c, rec, st, approval)
-    c.recorder.claim(approval=approval)
+        return await ledger.off_loop(st, _approve_background, c, rec, st, approval)
+    await c.recorder.claim({"approval": approval})
     return await c.execute()
 
 
@@ -176,23 +187,16 @@ def _approve_background(
     from toolctl.runtime import background
 
     token = secrets.token_hex(8)
-    changes: dict[str, Any] = {"approval": approval}
-    if not st.update(
-        rec.run_id,
-        expect_status=RunStatus.AWAITING_APPROVAL.value,
-        status=RunStatus.RUNNING.value,
-        durable=True,
-        binding=binding.sign_record(st, dataclasses.replace(rec, **changes)),
-        **changes,
-        **owner_fields(token, background.SPAWN_LEASE_S),
-    ):
+    mac = binding.sign_record(st, dataclasses.replace(rec, approval=approval))
+    row: RowChanges = {"binding": mac, "approval": approval}
+    if not ledger.approve_to_worker(st, rec.run_id, token, background.SPAWN_LEASE_S, row):
         raise RunStateError(f"run {rec.run_id} was already approved or declined")
     background.spawn(st, rec.run_id, token, c.recorder.locator)
     return c.state.result(RunStatus.RUNNING, ended=False)
 
 
 def _reapprove(
-    registry: Registry, rec: RunRecord, spec: ToolSpec, st: RunStore, by: str
+    registry: ToolSource, rec: RunRecord, spec: ToolSpec, st: RunStore, by: str
 ) -> RunResult:
     """Approve a suspended run again after its tool definition changed."""
     approval = rec.approval or {}
@@ -204,24 +208,17 @@ def _reapprove(
     _check_binding(st, rec, spec, for_resume=False)
     c = _pending(registry, rec, st, CallOptions(store=st))
     c.approval.approve(by)
-    changes: dict[str, Any] = {
-        "approval": c.state.approval.to_dict() if c.state.approval else None,
-        "tool_digest": spec.digest,
-    }
-    if not st.update(
-        rec.run_id,
-        expect_status=RunStatus.SUSPENDED.value,
-        durable=True,
-        binding=binding.sign_record(st, dataclasses.replace(rec, **changes)),
-        **changes,
-    ):
+    renewed = c.state.approval.to_dict() if c.state.approval else None
+    changed = dataclasses.replace(rec, approval=renewed, tool_digest=spec.digest)
+    mac = binding.sign_record(st, changed)
+    if not ledger.rebind(st, rec.run_id, binding=mac, approval=renewed, tool_digest=spec.digest):
         raise RunStateError(f"run {rec.run_id} changed state while approving; try again")
     c.state.note("approved again for the changed tool definition; resume it to continue")
     return c.state.result(RunStatus.SUSPENDED, ended=False)
 
 
 def approve(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     options: CallOptions | None = None,
     *,
@@ -240,7 +237,7 @@ def approve(
 
 
 async def aapprove(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     options: CallOptions | None = None,
     *,
@@ -252,7 +249,7 @@ async def aapprove(
 
 
 def decline(
-    registry: Registry,
+    registry: ToolSource,
     run_id: str,
     reason: str | None = None,
     *,

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.install import install_hint
 from toolctl.runtime import rowcodec
+from toolctl.runtime.capabilities import Capabilities
 from toolctl.runtime.errors import DatabaseUnavailableError, RunNotFoundError, StateError
-from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
     from procrastinate import App
     from psycopg_pool import ConnectionPool
+    from typing_extensions import Unpack
+
+    from toolctl.runtime.records import RowChanges
 
 SCHEMA_VERSION = 4
 PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
@@ -164,6 +167,7 @@ class PostgresStore:
         self._rate_ready = False  # toolctl_rate_limits made (on the first rate-limited call)
         self._rate_takes = 0
         self.max_size = max_size
+        self.capabilities = Capabilities.probe(self)
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
             self._setup()
@@ -349,10 +353,11 @@ class PostgresStore:
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
         durable: bool = False,
-        **changes: Any,
+        **changes: Unpack[RowChanges],
     ) -> bool:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
-        ``expect_owner``; False when another writer got there first (compare-and-set)."""
+        ``expect_owner``; False when another writer got there first (compare-and-set).
+        Status changes come from the run ledger (:mod:`toolctl.runtime.ledger`) only."""
         check_changes(changes)
         sets = ", ".join(f"{k} = %s" for k in changes)
         args = rowcodec.change_values(changes, booleans=True)
@@ -404,43 +409,18 @@ class PostgresStore:
         )
         return [rowcodec.decode(r) for r in rows]
 
-    def sweep(self) -> list[str]:
-        """Mark runs left ``running`` by a dead owner as ``interrupted`` (never re-run them),
-        except a background run of an idempotent tool, which goes back on the queue
-        (:func:`toolctl.runtime.queue.requeue`, with a note).
-
-        An owner on this machine is checked by pid; one elsewhere only by its lease, so a
-        replica on another host never takes a live run away. A run waiting in the task queue
-        whose grace lease is over is checked against its job (:func:`queue.reconcile`).
-        """
-        from toolctl.runtime.queue import QUEUED_HOST, reconcile
-
-        now = time.time()
+    def running(self) -> list[RunRecord]:
+        """Every run now ``running`` (on every machine sharing the database)."""
         rows = self._run("SELECT * FROM toolctl_runs WHERE status = 'running'", fetch=True)
-        done = []
-        for rec in map(rowcodec.decode, rows):
-            if rec.owner_host == QUEUED_HOST and (rec.lease_expires or 0) <= now:
-                # waiting in the task queue: its job tells whether it still waits
-                if reconcile(self, rec, now):
-                    done.append(rec.run_id)
-                continue
-            if owner_alive(rec, now):
-                continue
-            if rec.background and (rec.registry or {}).get("idempotent"):
-                from toolctl.runtime.queue import requeue
+        return [rowcodec.decode(r) for r in rows]
 
-                if requeue(self, rec):
-                    done.append(rec.run_id)
-                    continue
-            if self.update(
-                rec.run_id,
-                expect_status="running",
-                expect_owner=rec.owner,
-                durable=True,
-                **interrupt_changes(now),
-            ):
-                done.append(rec.run_id)
-        return done
+    def sweep(self) -> list[str]:
+        """End the runs whose owner died (:func:`toolctl.runtime.ledger.sweep`): marked
+        ``interrupted``, except a background run of an idempotent tool, which goes back on the
+        queue, and a run waiting in the queue, which is checked against its job."""
+        from toolctl.runtime import ledger
+
+        return ledger.sweep(self)
 
     def sweep_exclusive(self, then: Callable[[], object] | None = None) -> list[str] | None:
         """:meth:`sweep`, unless another process on this database is sweeping right now (then

@@ -130,7 +130,7 @@ class Call:
             site.locator,
             recorded=recorded,
             owner=owner,
-            expect_status=status,
+            status=status,
         )
         self.executor = Executor(self.state, site)
         self.interrupted: RunResult | None = None  # the cancelled result, after Ctrl-C

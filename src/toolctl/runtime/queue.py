@@ -39,17 +39,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.config import DEFAULT_APPROVAL_TTL_S
-from toolctl.runtime import heartbeat
-from toolctl.runtime.ownership import HOST, end_changes, owner_fields
-from toolctl.runtime.result import ErrorCode, RunStatus
+from toolctl.runtime import heartbeat, ledger
+from toolctl.runtime.ownership import HOST
+from toolctl.runtime.result import ErrorCode
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from procrastinate import App
 
+    from toolctl.runtime.capabilities import QueueStore
     from toolctl.runtime.pgstore import PostgresStore
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.records import RowChanges, RunRecord, RunStore
 
 log = logging.getLogger("toolctl.worker")
 
@@ -69,7 +70,7 @@ STALLED_AFTER_S = 30
 FINISHED_JOB_HOURS = 24  # failed, cancelled and aborted jobs kept this long, for inspection
 
 
-def _queued() -> dict[str, Any]:
+def _queued() -> RowChanges:
     """The owner fields of a run waiting in the queue: no process, a grace lease."""
     return {
         "owner_host": QUEUED_HOST,
@@ -109,20 +110,28 @@ def make_app(url: str, pool_max: int | None = None) -> App:
     return app
 
 
-def ensure_schema(store: PostgresStore) -> None:
+def ensure_schema(store: QueueStore) -> None:
     """Create Procrastinate's tables once per database (under the store's set-up lock)."""
     store.ensure_queue_schema()
 
 
-def enqueue(store: PostgresStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
+def _queue_of(store: RunStore) -> QueueStore:
+    queue = store.capabilities.queue
+    if queue is None:  # callers check the capability first
+        raise TypeError("this run store has no task queue")
+    return queue
+
+
+def enqueue(store: RunStore, run_id: str, token: str, locator: dict[str, Any]) -> int:
     """Put run ``run_id`` (stored ``running``, owned by ``token``) on the queue; the job id."""
-    ensure_schema(store)
-    store.update(run_id, expect_owner=token, durable=True, registry=locator, **_queued())
-    job_id = store.queue_app().tasks[TASK].defer(run_id=run_id, token=token)
+    queue = _queue_of(store)
+    ensure_schema(queue)
+    ledger.hand_off(store, run_id, token, {**_queued(), "registry": locator})
+    job_id = queue.queue_app().tasks[TASK].defer(run_id=run_id, token=token)
     return int(job_id)
 
 
-def requeue(store: PostgresStore, rec: RunRecord) -> bool:
+def requeue(store: RunStore, rec: RunRecord) -> bool:
     """Give a lost run of an idempotent tool to another worker; False when it may not be."""
     locator = dict(rec.registry or {})
     attempt = int(locator.get("attempt", 1))
@@ -134,33 +143,21 @@ def requeue(store: PostgresStore, rec: RunRecord) -> bool:
         f"the worker running this run was lost (host {rec.owner_host}, pid {rec.owner_pid}); "
         f"re-queued as attempt {attempt + 1} of {MAX_ATTEMPTS} because the tool is idempotent"
     )
-    if not store.update(
-        rec.run_id,
-        expect_status="running",
-        expect_owner=rec.owner,
-        durable=True,
-        owner=token,
-        notes=[*rec.notes, note],
-        registry=locator,
-        **_queued(),  # in the same compare-and-set: a sweep in between would re-queue it again
-    ):
+    # in the same compare-and-set: a sweep in between would re-queue it again
+    row: RowChanges = {**_queued(), "notes": [*rec.notes, note], "registry": locator}
+    if not ledger.requeue(store, rec, token, row):
         return False
     enqueue(store, rec.run_id, token, locator)
     return True
 
 
-def reconcile(store: PostgresStore, rec: RunRecord, now: float) -> bool:
+def reconcile(store: RunStore, rec: RunRecord, now: float) -> bool:
     """A queued run (host ``queue``) whose grace lease is over or missing: extend it while its
     job still waits (False); else the job failed or vanished before any worker claimed the
     run, so nothing ran: re-queue it per :func:`requeue`, or end it ``failed`` (True)."""
-    job = store.queue_job_status(rec.run_id, rec.owner or "")
+    job = _queue_of(store).queue_job_status(rec.run_id, rec.owner or "")
     if job in WAITING_JOB:
-        store.update(
-            rec.run_id,
-            expect_status="running",
-            expect_owner=rec.owner,
-            lease_expires=now + QUEUE_GRACE_S,
-        )
+        ledger.extend_grace(store, rec, now + QUEUE_GRACE_S)
         return False
     if requeue(store, rec):
         return True
@@ -171,13 +168,7 @@ def reconcile(store: PostgresStore, rec: RunRecord, now: float) -> bool:
         "never ran (call it again)",
         "details": [],
     }
-    return store.update(
-        rec.run_id,
-        expect_status="running",
-        expect_owner=rec.owner,
-        durable=True,
-        **end_changes(RunStatus.FAILED, error, now),
-    )
+    return ledger.fail_unclaimed(store, rec, error, now)
 
 
 # ---------------------------------------------------------------- the worker side
@@ -191,13 +182,7 @@ def _job(context: Any, run_id: str, token: str) -> None:
     store = open_store(url)
     mine = f"worker-{secrets.token_hex(8)}"
     lease = float(context.additional_context.get("toolctl_lease", LEASE_S))
-    if not store.update(
-        run_id,
-        expect_status="running",
-        expect_owner=token,
-        durable=True,
-        **owner_fields(mine, lease),
-    ):
+    if not ledger.take(store, run_id, token, mine, lease):
         log.info("run %s: not claimed (cancelled, or taken by another job)", run_id)
         return
     log.info("run %s: claimed by %s on %s", run_id, mine, HOST)

@@ -30,26 +30,20 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.result import ErrorCode, ToolErrorInfo
 
 if TYPE_CHECKING:
     from toolctl.principal import Principal
+    from toolctl.runtime.capabilities import RateLimitStore
+    from toolctl.runtime.records import RunStore
     from toolctl.runtime.state import CallSite
     from toolctl.spec import ToolSpec
 
 WINDOW_S = 60.0  # callsPerMinute: N calls in any burst, then one every WINDOW_S / N
 LOCAL = "local"  # the bucket of calls without a principal
 MAX_LOCAL_BUCKETS = 100_000  # past this, buckets whose calls have all drained are dropped
-
-
-class SharedBuckets(Protocol):
-    """A store that keeps rate-limit buckets for every process on it (PostgreSQL)."""
-
-    def take_call(self, bucket: str, per_minute: int) -> float:
-        """Take one call from ``bucket``: 0.0 when allowed, else seconds until one is free."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -130,17 +124,17 @@ _STRONG: dict[int, tuple[Any, LocalBuckets]] = {}
 _LOCAL_LOCK = threading.Lock()
 
 
-def is_shared(store: Any) -> bool:
-    """Whether ``store`` keeps buckets for every process on it (a database round trip).
-    Looked up on the class: ``isinstance`` on a runtime Protocol costs ~100 us a call."""
-    return callable(getattr(type(store), "take_call", None))
+def is_shared(store: RunStore) -> bool:
+    """Whether ``store`` keeps buckets for every process on it (a database round trip)."""
+    return store.capabilities.rate_limits is not None
 
 
-def buckets_for(store: Any) -> SharedBuckets | LocalBuckets:
+def buckets_for(store: RunStore) -> RateLimitStore | LocalBuckets:
     """Where ``store``'s buckets live: the store itself when it shares them across processes
     (PostgreSQL), else a :class:`LocalBuckets` kept for as long as the store object lives."""
-    if is_shared(store):
-        return cast("SharedBuckets", store)
+    shared = store.capabilities.rate_limits
+    if shared is not None:
+        return shared
     with _LOCAL_LOCK:
         try:
             found = _LOCAL.get(store)
@@ -152,7 +146,7 @@ def buckets_for(store: Any) -> SharedBuckets | LocalBuckets:
 
 
 def take(
-    store: Any, spec: ToolSpec, site: CallSite, principal: Principal | None
+    store: RunStore, spec: ToolSpec, site: CallSite, principal: Principal | None
 ) -> RateLimited | None:
     """Charge one call of ``spec`` by ``principal``: None when allowed (or unlimited), else
     what the caller is told."""

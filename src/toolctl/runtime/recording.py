@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import secrets
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import binding, heartbeat, history, jsondata
-from toolctl.runtime.memstore import MemoryStore
+from toolctl.runtime import binding, heartbeat, history, jsondata, ledger
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.records import RunRecord
 from toolctl.runtime.redact import hide_values
@@ -17,7 +16,7 @@ from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInf
 from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.records import RowChanges, RunStore
     from toolctl.runtime.state import RunState
     from toolctl.runtime.views import Views
 
@@ -68,43 +67,46 @@ class Recorder:
         *,
         recorded: bool = False,
         owner: str | None = None,
-        expect_status: str = RunStatus.RUNNING.value,
+        status: str = RunStatus.RUNNING.value,
     ) -> None:
         self.state = state
         self.views = views
         self.store = store
         self.locator = locator  # how a background worker finds the registry again
-        self.history = not isinstance(store, MemoryStore)
+        self.history = store.capabilities.history
         self.recorded = recorded
         self.owner = owner
-        self.expect_status = expect_status  # the state the stored row is in
+        self.expect_status = status  # the state the stored row is in
         self.handler_started_at: float | None = None  # when no running row recorded it
 
     async def error_result_async(
         self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED
     ) -> RunResult:
         """:meth:`error_result`, with a callable error transform run off the event loop."""
-        if not self.views.plan.calls_code("error"):
-            return self.error_result(info, status)
         info = self.state.scrub_error(info)  # as error_result: the transform is user code
-        try:
-            await self.views.aphase("error", info.to_dict())
-        except StepFailed:  # no worker free: the views are made in place, as before
+        if not self.views.plan.calls_code("error"):
             self.views.phase("error", info.to_dict())
-        return self._ended(info, status)
+        else:
+            try:
+                await self.views.aphase("error", info.to_dict())
+            except StepFailed:  # no worker free: the views are made in place, as before
+                self.views.phase("error", info.to_dict())
+        result = self._failed(info, status)
+        await self.finish_async(result)  # as a success: through the history writer
+        return result
 
     def error_result(self, info: ToolErrorInfo, status: RunStatus = RunStatus.FAILED) -> RunResult:
         """End the run with ``info``: its views, its row, its result."""
         info = self.state.scrub_error(info)  # what a failure says never quotes a secret
         self.views.phase("error", info.to_dict())
-        return self._ended(info, status)
-
-    def _ended(self, info: ToolErrorInfo, status: RunStatus) -> RunResult:
-        result = self.state.result(
-            status, error=info, model_output={"type": "text", "value": info.text()}
-        )
+        result = self._failed(info, status)
         self.finish(result)
         return result
+
+    def _failed(self, info: ToolErrorInfo, status: RunStatus) -> RunResult:
+        return self.state.result(
+            status, error=info, model_output={"type": "text", "value": info.text()}
+        )
 
     def _record(self, result: RunResult, **extra: Any) -> dict[str, Any]:
         transcript = self.state.transcript
@@ -156,20 +158,16 @@ class Recorder:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
-            store.insert(rec, durable=durable)
+            ledger.begin(store, rec, durable=durable)
             self.recorded = True
             return None
+        run_id = self.state.run_id
         if cas:
-            done = store.update(
-                self.state.run_id,
-                expect_status=self.expect_status,
-                expect_owner=self.owner,
-                durable=durable,
-                **fields,
-            )
-        else:
-            done = store.update(self.state.run_id, durable=durable, **fields)
-        return None if done else str(store.get(self.state.run_id).status)
+            status, owner = self.expect_status, self.owner
+            row = cast("RowChanges", fields)  # the keys above: all run fields
+            return ledger.settle(store, run_id, row, status=status, owner=owner, durable=durable)
+        ledger.record(store, run_id, cast("RowChanges", fields), durable=durable)
+        return None
 
     def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
         """``fields`` with the run's secret values scrubbed from every stored view: the one
@@ -192,7 +190,8 @@ class Recorder:
 
     def finish(self, result: RunResult, **extra: Any) -> None:
         """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
-        heartbeat.release(self.state.run_id)  # a failed final write leaves the run to the sweep
+        if self.store.capabilities.shared:  # only a shared store's runs are held
+            heartbeat.release(self.state.run_id)  # a failed final write: the sweep ends it
         if not self.history and result.status.final and not self.recorded:
             return
         if not self.recorded and self.handler_started_at is not None:
@@ -205,29 +204,25 @@ class Recorder:
             return
         await history.write(lambda: self.finish(result), store=self.store)
 
-    def claim(self, **changes: Any) -> None:
+    async def claim(self, changes: RowChanges) -> None:
         """Take over a pending run (approve, resume): ``running``, owned by this call, with a
-        durable compare-and-set from the state it was read in, so it happens at most once (a
-        claim lost to a power loss would let the run be approved or resumed again)."""
+        durable compare-and-set from the state it was read in (:func:`ledger.claim`), so it
+        happens at most once. The write runs off the event loop."""
         from toolctl.runtime.errors import RunStateError
 
         owner = secrets.token_hex(8)
-        lease = heartbeat.lease_for(self.store, self.state.timeout)
+        store, run_id = self.store, self.state.run_id
+        lease = heartbeat.lease_for(store, self.state.timeout)
         expect = self.expect_status
-        if not self.store.update(
-            self.state.run_id,
-            expect_status=expect,
-            status=RunStatus.RUNNING.value,
-            durable=True,
-            binding=None,
-            **owner_fields(owner, lease),
-            **changes,
-        ):
-            now = self.store.get(self.state.run_id).status
-            done = "resumed" if expect == RunStatus.SUSPENDED.value else "approved or declined"
-            raise RunStateError(f"run {self.state.run_id} was already {done} (status now: {now})")
+        done = await ledger.off_loop(
+            store, ledger.claim, store, run_id, expect=expect, owner=owner, lease=lease, row=changes
+        )
+        if not done:
+            now = (await ledger.off_loop(store, store.get, run_id)).status
+            what = "resumed" if expect == RunStatus.SUSPENDED.value else "approved or declined"
+            raise RunStateError(f"run {run_id} was already {what} (status now: {now})")
         self.owner, self.expect_status = owner, RunStatus.RUNNING.value
-        heartbeat.hold(self.store, self.state.run_id, owner, lease, self.state.abort)
+        heartbeat.hold(store, run_id, owner, lease, self.state.abort)
 
     def mark_running(self) -> None:
         """Write the ``running`` row before any side effect can happen.
@@ -269,7 +264,8 @@ class Recorder:
 
     def persist_pending(self, result: RunResult) -> None:
         """Store a run entering a pending state (durable), with its raw data bound by MAC."""
-        heartbeat.release(self.state.run_id)
+        if self.store.capabilities.shared:
+            heartbeat.release(self.state.run_id)
         fields = self._record(result, owner=None, **self._bound())
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 from toolctl.runtime.errors import RunNotFoundError
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from toolctl.config import Project
+    from toolctl.runtime.capabilities import Capabilities
 
 
 @dataclass
@@ -78,11 +82,48 @@ class Origin:
     MCP = "mcp"
 
 
+class RowChanges(TypedDict, total=False):
+    """The columns one ``update`` of a run row may set (every :class:`RunRecord` field but the
+    id): a typed ``**changes``, so a misspelt column is a type error, not a runtime one."""
+
+    tool: str
+    status: str
+    tool_digest: str
+    created_at: float
+    input_hash: str | None
+    input: Any
+    output: Any
+    error: dict[str, Any] | None
+    suspend: Any
+    resume: Any
+    notes: list[str]
+    raw_input: Any
+    raw_context: Any
+    approval: dict[str, Any] | None
+    background: bool
+    timeout: float | None
+    started_at: float | None
+    ended_at: float | None
+    duration_ms: float | None
+    owner: str | None
+    owner_pid: int | None
+    owner_host: str | None
+    owner_start: str | None
+    lease_expires: float | None
+    resume_count: int
+    registry: dict[str, Any] | None
+    model_output: dict[str, Any] | None
+    display: dict[str, Any] | None
+    binding: str | None
+    traceback: str | None
+    origin: str | None
+
+
 FIELDS = tuple(f.name for f in dataclasses.fields(RunRecord))  # the stores' column names
 _FIELD_NAMES = frozenset(FIELDS)
 
 
-def check_changes(changes: dict[str, Any]) -> None:
+def check_changes(changes: Mapping[str, object]) -> None:
     """Raise :class:`ValueError` naming any key of ``changes`` that is not a run field: every
     store's ``update`` refuses them alike (a programming error, not a damaged history)."""
     unknown = set(changes) - _FIELD_NAMES
@@ -105,11 +146,19 @@ class HasProject(Protocol):
 
 
 class RunStore(Protocol):
-    """What the pipeline needs from a state store.
+    """Row storage for the run history: what every store does.
+
+    A store only stores rows: which status change is allowed when is decided by the run
+    ledger (:mod:`toolctl.runtime.ledger`), the only caller of ``update`` with an
+    ``expect_status``. Optional abilities (lease renewal, a task queue, batched writes, a
+    readiness ping) are in ``capabilities``, worked out once when the store is made
+    (:mod:`toolctl.runtime.capabilities`).
 
     Calls come from any thread: the caller's, the event loop's, or the history writer's (see
     :mod:`toolctl.runtime.history`), so a store must be safe to use across threads.
     """
+
+    capabilities: Capabilities
 
     @property
     def path(self) -> Path | None:
@@ -129,7 +178,7 @@ class RunStore(Protocol):
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
         durable: bool = False,
-        **changes: Any,
+        **changes: Unpack[RowChanges],
     ) -> bool: ...
 
     def get(self, run_id: str) -> RunRecord: ...
@@ -145,4 +194,14 @@ class RunStore(Protocol):
         """The latest runs, newest first; ``principal`` keeps those of that subject."""
         ...
 
-    def sweep(self) -> list[str]: ...
+    def running(self) -> list[RunRecord]:
+        """Every run now ``running`` (what a sweep looks at)."""
+        ...
+
+    def close(self) -> None:
+        """Release its connections (a closed store is not used again)."""
+        ...
+
+    def sweep(self) -> list[str]:
+        """End the runs whose owner died (:func:`toolctl.runtime.ledger.sweep`); their ids."""
+        ...

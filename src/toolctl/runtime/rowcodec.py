@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import operator
+from collections.abc import Mapping
 from typing import Any
 
 from toolctl.runtime.records import FIELDS as FIELDS
@@ -100,7 +101,7 @@ def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
     return values
 
 
-def change_values(changes: dict[str, Any], *, booleans: bool = False) -> list[Any]:
+def change_values(changes: Mapping[str, Any], *, booleans: bool = False) -> list[Any]:
     """The column value of each value of ``changes``, in order (as :func:`record_values`)."""
     return [
         _json(value)

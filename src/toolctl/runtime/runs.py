@@ -6,16 +6,12 @@ import os
 import signal
 import time
 
+from toolctl.runtime import ledger
 from toolctl.runtime.errors import RunStateError
-from toolctl.runtime.ownership import HOST, end_changes, owner_alive
+from toolctl.runtime.ledger import CANCELLED_ERROR as CANCELLED_ERROR
+from toolctl.runtime.ownership import HOST, owner_alive
 from toolctl.runtime.records import RunRecord, RunStore
-from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-
-CANCELLED_ERROR = {
-    "code": ErrorCode.CANCELLED.value,
-    "message": "the run was cancelled",
-    "details": [],
-}
+from toolctl.runtime.result import RunResult, RunStatus, ToolErrorInfo
 
 
 def to_result(rec: RunRecord) -> RunResult:
@@ -86,9 +82,8 @@ def wait(
 def cancel(store: RunStore, run_id: str) -> RunRecord:
     """Cancel a pending run: awaiting approval, suspended, or running in a background worker."""
     rec: RunRecord = store.get(run_id)
-    changes = end_changes(RunStatus.CANCELLED, CANCELLED_ERROR, time.time())
     if rec.status in (RunStatus.AWAITING_APPROVAL.value, RunStatus.SUSPENDED.value):
-        if not store.update(rec.run_id, expect_status=rec.status, **changes):
+        if not ledger.cancel(store, rec):
             raise RunStateError(f"run {rec.run_id} changed state while cancelling; look again")
         return store.get(rec.run_id)
     if rec.status != RunStatus.RUNNING.value:
@@ -98,21 +93,13 @@ def cancel(store: RunStore, run_id: str) -> RunRecord:
             f"run {rec.run_id} is running in the foreground (pid "
             f"{rec.owner_pid}); stop it there with Ctrl-C"
         )
-    notes = [*rec.notes]
-    if not store.update(
-        rec.run_id,
-        expect_status=RunStatus.RUNNING.value,
-        expect_owner=rec.owner,
-        notes=notes,
-        **changes,
-    ):
+    if not ledger.cancel(store, rec):
         raise RunStateError(f"run {rec.run_id} finished while cancelling; look again")
     # A background process of a one-machine history runs this run only: stop it. On a shared
     # history the run is a queue job: the worker's lease heartbeat sees the cancellation and
     # aborts the handler, and the worker process, which runs other jobs, is never signalled.
-    from toolctl.runtime.heartbeat import shared
-
-    if rec.owner_host == HOST and rec.owner_pid and not shared(store):
+    if rec.owner_host == HOST and rec.owner_pid and not store.capabilities.shared:
+        notes = [*rec.notes]
         try:
             os.killpg(rec.owner_pid, signal.SIGTERM)
             notes.append(f"worker process {rec.owner_pid} was sent SIGTERM")

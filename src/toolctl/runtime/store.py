@@ -24,22 +24,26 @@ import functools
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime import checkpoint, rowcodec
+from toolctl.runtime.capabilities import Capabilities
 from toolctl.runtime.errors import RunNotFoundError, StateError
 from toolctl.runtime.memstore import MemoryStore as MemoryStore
 from toolctl.runtime.ownership import DEFAULT_LEASE_S as DEFAULT_LEASE_S
-from toolctl.runtime.ownership import interrupt_changes, owner_alive
 from toolctl.runtime.ownership import owner_fields as owner_fields
 from toolctl.runtime.records import HasProject, ambiguous_prefix, check_changes
 from toolctl.runtime.records import RunRecord as RunRecord
 from toolctl.runtime.records import RunStore as RunStore
 from toolctl.runtime.rowcodec import FIELDS
 from toolctl.yamlsrc import real_path
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from toolctl.runtime.records import RowChanges
 
 SCHEMA_VERSION = 5
 BUSY_TIMEOUT_S = 5.0
@@ -172,6 +176,7 @@ class SqliteStore:
         self._lock = threading.RLock()
         self._batching = False  # inside batch(): writes join its transaction
         self._commits = 0  # a checkpoint is asked for every checkpoint.EVERY_COMMITS
+        self.capabilities = Capabilities.probe(self)
         with self._mapped("opening it"):
             self._db = sqlite3.connect(
                 str(self.path),
@@ -333,11 +338,12 @@ class SqliteStore:
         expect_status: str | tuple[str, ...] | None = None,
         expect_owner: str | None = None,
         durable: bool = False,
-        **changes: Any,
+        **changes: Unpack[RowChanges],
     ) -> bool:
         """Apply ``changes`` if the run is (still) in ``expect_status`` / owned by
         ``expect_owner``; False when another writer got there first (compare-and-set).
-        ``durable`` for transitions that must survive a power loss."""
+        ``durable`` for transitions that must survive a power loss. Status changes come from
+        the run ledger (:mod:`toolctl.runtime.ledger`) only."""
         check_changes(changes)
         args = rowcodec.change_values(changes)
         where, wargs = _where(run_id, expect_status, expect_owner)
@@ -379,22 +385,18 @@ class SqliteStore:
             ).fetchall()
         return [_decode(r) for r in rows]
 
-    def sweep(self) -> list[str]:
-        """Mark runs left ``running`` by a dead process as ``interrupted`` (never re-run them)."""
-        now = time.time()
+    def running(self) -> list[RunRecord]:
+        """Every run now ``running``."""
         with self._lock, self._mapped("looking for interrupted runs"):
             rows = self._db.execute("SELECT * FROM runs WHERE status = 'running'").fetchall()
-        dead = [r for r in map(_decode, rows) if not owner_alive(r, now)]
-        done = []
-        for rec in dead:
-            if self.update(
-                rec.run_id,
-                expect_status="running",
-                expect_owner=rec.owner,
-                **interrupt_changes(now),
-            ):
-                done.append(rec.run_id)
-        return done
+        return [_decode(r) for r in rows]
+
+    def sweep(self) -> list[str]:
+        """Mark runs left ``running`` by a dead process as ``interrupted`` (never re-run them):
+        :func:`toolctl.runtime.ledger.sweep`."""
+        from toolctl.runtime import ledger
+
+        return ledger.sweep(self)
 
 
 @functools.lru_cache(maxsize=256)
@@ -426,9 +428,6 @@ def _where(
 
 # ---------------------------------------------------------------- opening
 
-_OPEN: dict[str, RunStore] = {}
-_OPEN_LOCK = threading.Lock()
-
 
 def default_state_path(registry: HasProject | None = None) -> Path:
     """``state`` from the project config, else ``<project root>/.toolctl/state.db``."""
@@ -456,7 +455,8 @@ def is_url(state: object) -> bool:
 
 
 def open_store(path: str | Path | None = None, registry: HasProject | None = None) -> RunStore:
-    """The (per-process shared) store at ``path`` or at the registry's place.
+    """The store at ``path`` or at the registry's place, shared by the calls of the current
+    :class:`~toolctl.runtime.resources.Runtime` (which closes it).
 
     ``path`` (or the registry's ``state``) is a file for SQLite or a ``postgresql://`` URL for
     :class:`~toolctl.runtime.pgstore.PostgresStore`. The default ``.toolctl`` folder is created
@@ -487,8 +487,6 @@ def _postgres(url: str) -> RunStore:
 
 
 def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:
-    with _OPEN_LOCK:
-        store = _OPEN.get(key)
-        if store is None:
-            store = _OPEN[key] = make()
-        return store
+    from toolctl.runtime.resources import current
+
+    return current().stores.get(key, make)

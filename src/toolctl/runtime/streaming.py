@@ -23,8 +23,8 @@ from toolctl.runtime.sync import run_sync
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from toolctl.registry import Registry
     from toolctl.runtime.options import CallKeywords
+    from toolctl.runtime.source import ToolSource
 
 
 class InputStream:
@@ -32,7 +32,7 @@ class InputStream:
 
     def __init__(
         self,
-        registry: Registry,
+        registry: ToolSource,
         name: str,
         options: CallOptions | None = None,
         **keywords: Unpack[CallKeywords],

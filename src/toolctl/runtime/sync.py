@@ -35,6 +35,8 @@ import types
 from collections.abc import Callable, Coroutine, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from toolctl.runtime.resources import current
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -51,32 +53,31 @@ class _Loop:
         self.loop._toolctl_private = True  # type: ignore[attr-defined]
         self.pid = os.getpid()
 
-    def __del__(self) -> None:
+    def __del__(self, getpid: Callable[[], int] = os.getpid) -> None:
         # Not in a forked child: its copy shares the parent's epoll instance, and closing the
         # loop would unregister the parent's self-pipe from it (the parent's loop would then
         # stop hearing other threads, and a call with a timeout would wait all of it).
-        if os.getpid() == self.pid:
-            with contextlib.suppress(Exception):
+        # (getpid bound early, no contextlib: at interpreter exit, when the runtime that holds
+        # this goes, this module's globals may be gone already.)
+        if getpid() == self.pid:
+            try:  # noqa: SIM105
                 self.loop.close()
+            except Exception:
+                pass
 
 
-class _Local(threading.local):
+class Loops(threading.local):
+    """Each thread's private loop (a :class:`~toolctl.runtime.resources.Runtime` holds one;
+    a forked child gets a new runtime, so it never reuses its parent's selector)."""
+
     holder: _Loop | None = None
     # In the eager first step of run_sync, before anything asked for the loop: the step owns
     # this thread as if the private loop were running (see running_loop).
     loopless: bool = False
 
 
-_local = _Local()
-
-
-def _reset_after_fork() -> None:
-    global _local
-    _local = _Local()  # the child must not reuse the parent's selector
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
+def _loops() -> Loops:
+    return current().loops
 
 
 def _current_loop() -> asyncio.AbstractEventLoop | None:
@@ -88,7 +89,7 @@ def _current_loop() -> asyncio.AbstractEventLoop | None:
 def owns_running_loop() -> bool:
     """True when the running loop is a private loop of :func:`run_sync` (nothing else runs on
     it, so blocking it stalls nobody), or would be (the eager step before it needed one)."""
-    if _local.loopless:
+    if _loops().loopless:
         return True
     return getattr(_current_loop(), "_toolctl_private", False) is True
 
@@ -98,9 +99,10 @@ def running_loop() -> asyncio.AbstractEventLoop:
     :func:`run_sync`, the thread's private loop, created and set running on first use."""
     import asyncio
 
-    if _local.loopless:
-        _local.loopless = False
-        asyncio.events._set_running_loop(_private_loop())
+    local = _loops()
+    if local.loopless:
+        local.loopless = False
+        asyncio.events._set_running_loop(_private_loop(local))
     return asyncio.get_running_loop()
 
 
@@ -119,7 +121,7 @@ def run_sync(
     Ctrl-C while it waits cancels it (it records what it must) and then raises
     ``on_interrupt()`` (default: the ``KeyboardInterrupt``).
     """
-    if _local.loopless or _current_loop() is not None:
+    if _loops().loopless or _current_loop() is not None:
         import concurrent.futures
 
         with concurrent.futures.ThreadPoolExecutor(1, "toolctl-sync") as helper:
@@ -127,10 +129,10 @@ def run_sync(
     return _run_here(coro, on_interrupt)
 
 
-def _private_loop() -> asyncio.AbstractEventLoop:
-    holder = _local.holder
+def _private_loop(local: Loops) -> asyncio.AbstractEventLoop:
+    holder = local.holder
     if holder is None or holder.loop.is_closed():
-        holder = _local.holder = _Loop()
+        holder = local.holder = _Loop()
     return holder.loop
 
 
@@ -157,17 +159,18 @@ async def _finish(coro: Coroutine[Any, Any, T], pending: Any) -> T:
 def _run_here(coro: Coroutine[Any, Any, T], on_interrupt: Callable[[], BaseException] | None) -> T:
     # The eager first step: no task (user coroutines run in tasks of their own, see
     # invoke.in_task) and no loop until running_loop() sets the private one running.
-    _local.loopless = True
+    local = _loops()
+    local.loopless = True
     try:
         pending = coro.send(None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
     finally:
-        if _local.loopless:
-            _local.loopless = False
+        if local.loopless:
+            local.loopless = False
         else:
             sys.modules["asyncio"].events._set_running_loop(None)
-    loop = _private_loop()
+    loop = _private_loop(local)
     task = loop.create_task(_finish(coro, pending))
     try:
         return loop.run_until_complete(task)

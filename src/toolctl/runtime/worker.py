@@ -10,13 +10,12 @@ import argparse
 import json
 import signal
 import sys
-import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from toolctl.runtime.ownership import end_changes
+from toolctl.runtime import ledger
 from toolctl.runtime.pipeline import Call, RunCancelled
 from toolctl.runtime.redact import redact_text
-from toolctl.runtime.result import ErrorCode, RunStatus
+from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.store import SqliteStore
 from toolctl.runtime.sync import run_sync
 
@@ -31,12 +30,7 @@ def _on_term(signum: int, frame: Any) -> NoReturn:
 
 def _fail(store: RunStore, run_id: str, token: str, message: str) -> None:
     error = {"code": ErrorCode.HANDLER_ERROR.value, "message": redact_text(message), "details": []}
-    store.update(
-        run_id,
-        expect_status=RunStatus.RUNNING.value,
-        expect_owner=token,
-        **end_changes(RunStatus.FAILED, error, time.time()),
-    )
+    ledger.fail_owned(store, run_id, token, error)
 
 
 def load_registry_at(locator: dict[str, Any]) -> Registry:

@@ -194,9 +194,9 @@ def store_check(registry: Registry) -> Callable[[], None]:
         from toolctl.runtime.api import resolve_store
 
         store = resolve_store(registry)
-        ping = getattr(store, "ping", None)
+        ping = store.capabilities.ping
         if ping is not None:
-            ping()
+            ping.ping()
         else:
             store.query(limit=1)
 

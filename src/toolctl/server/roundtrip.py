@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
+    from toolctl.runtime.records import RunStore
     from toolctl.spec import ToolSpec
 
 log = logging.getLogger("toolctl.server")
@@ -256,8 +257,8 @@ def state_keys(registry: Registry) -> list[bytes]:
             )
         return keys
     store = _history(registry)
-    path = getattr(store, "path", None)
-    if path is None and hasattr(store, "ensure_queue_schema"):
+    path = None if store is None else store.path
+    if store is not None and store.capabilities.shared:
         # A PostgreSQL history shares its binding secret through the database: every replica
         # derives the same sealing key from it (a separate key, not the binding key itself).
         import hashlib
@@ -266,7 +267,7 @@ def state_keys(registry: Registry) -> list[bytes]:
         secret = store.binding_key()
         return [hmac.new(secret, b"toolctl requestState", hashlib.sha256).digest()]
     if path is None:  # no file to share it through: this process alone continues its runs
-        if store is not None and type(store).__name__ != "MemoryStore":  # a shared history
+        if store is not None and store.capabilities.history:  # a history of its own
             log.warning(
                 "requestState is sealed with a key of this process; set %s on every replica "
                 "so any of them can take an approval or resume follow-up",
@@ -285,7 +286,7 @@ def state_keys(registry: Registry) -> list[bytes]:
     return [key]
 
 
-def _history(registry: Registry) -> Any:
+def _history(registry: Registry) -> RunStore | None:
     from toolctl.runtime.api import resolve_store
 
     try:
