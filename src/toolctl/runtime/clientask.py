@@ -23,6 +23,21 @@ REQUESTS_KEY = "dev.toolctl/inputRequests"
 ANSWERED_KEY = "dev.toolctl/answered"
 ANSWERS_KEY = "dev.toolctl/answers"
 METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+# The client capability each request needs (MCP ClientCapabilities keys).
+CAPABILITIES = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+def can_answer(capabilities: dict[str, Any] | None, method: str) -> bool:
+    """True when a caller with ``capabilities`` (an MCP client's ``ClientCapabilities``, None
+    when the caller does not say) can answer a ``method`` request."""
+    needed = CAPABILITIES.get(method)
+    if needed is None:
+        return False
+    return capabilities is None or isinstance(capabilities.get(needed), dict)
 
 
 def answers_in(resume_data: Any) -> dict[str, Any]:

@@ -252,6 +252,7 @@ class RunState:
             on_progress=self.options.on_progress,
             abort=self.abort,
             scrub=self.scrub,
+            client_capabilities=self.options.client_capabilities,
         )
 
 

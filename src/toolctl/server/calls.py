@@ -22,6 +22,7 @@ from toolctl.server.background import wait_for_run
 from toolctl.server.interaction import (
     Relay,
     client_elicits,
+    declared_capabilities,
     make_approver,
     make_on_suspend,
     missing_capability,
@@ -212,6 +213,7 @@ class CallHandler:
                 "on_suspend": make_on_suspend(ctx, spec),
                 "run_id": run_id,
                 "origin": Origin.MCP,  # only such runs are this server's to list and act on
+                "client_capabilities": declared_capabilities(ctx),
             }
             if relay is not None and Relay.wanted(ctx):
                 options["on_progress"] = relay.report
@@ -229,7 +231,9 @@ class CallHandler:
             if params.input_responses and result.status.value == "suspended":
                 # Answers sent with a first call (no requestState): the ephemeral form of
                 # SEP-2322. They answer the handler's own requests; unknown keys are ignored.
-                result = await answer_at_once(registry, result, params.input_responses)
+                result = await answer_at_once(
+                    registry, result, params.input_responses, options["client_capabilities"]
+                )
             if as_task and result.status.value == "running":  # the client polls the task
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"

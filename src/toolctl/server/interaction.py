@@ -206,13 +206,21 @@ def missing_capability(
     needed: dict[str, Any] = {}
     for request in requests.values():
         method = request.get("method") if isinstance(request, dict) else None
-        name = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}.get(
-            str(method), "roots"
-        )
+        name = clientask.CAPABILITIES.get(str(method), "roots")
         caps = types.ClientCapabilities.model_validate({name: {}})
         if not ctx.session.check_client_capability(caps):
             needed[name] = {}
     return needed or None
+
+
+def declared_capabilities(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    """The client capabilities the caller declared (at ``initialize``, or in the request's
+    2026-07-28 envelope), as JSON: what the handler sees as ``ctx.client_capabilities``."""
+    caps = ctx.session.client_capabilities
+    if caps is None:
+        return {}
+    dumped: dict[str, Any] = caps.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
 
 
 class Relay:

@@ -33,7 +33,12 @@ from mcp.shared.exceptions import MCPError
 from toolctl.keyfile import ensure_key_file
 from toolctl.runtime import clientask
 from toolctl.runtime.errors import StateError, key_file_errors
-from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
+from toolctl.server.interaction import (
+    approval_question,
+    declared_capabilities,
+    elicitation_schema,
+    resume_question,
+)
 from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 from toolctl.server.visibility import visible_over_mcp
@@ -126,10 +131,11 @@ async def follow_up(
         answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
         responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
         data = {clientask.ANSWERS_KEY: {**answered, **responses}}
-        return await resume_input(registry, run_id, data)
+        return await resume_input(registry, run_id, data, declared_capabilities(ctx))
     answer = (params.input_responses or {}).get(ask)
     try:
-        return await continue_run(registry, spec, run_id, ask, answer)
+        caps = declared_capabilities(ctx)
+        return await continue_run(registry, spec, run_id, ask, answer, caps)
     except DatabaseUnavailableError as exc:
         # Every claim is a compare-and-set: one that failed left the run pending as it was.
         log.error("cannot continue run %s: %s", run_id, exc)
@@ -146,7 +152,12 @@ def _unavailable(run_id: str) -> dict[str, Any]:
 
 
 async def continue_run(
-    registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
+    registry: Registry,
+    spec: ToolSpec,
+    run_id: str,
+    ask: str,
+    answer: Any,
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult | dict[str, Any]:
     """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
     decline or resume it through the runtime. Its result, or a final result (a dict).
@@ -163,13 +174,15 @@ async def continue_run(
     action = getattr(answer, "action", None)
     try:
         if ask == "approval" and action == "accept":
-            return await aapprove(registry, run_id, by="mcp-client")
+            return await aapprove(
+                registry, run_id, by="mcp-client", client_capabilities=capabilities
+            )
         if ask == "approval" and action == "decline":
             return await anyio.to_thread.run_sync(decline, registry, run_id, "declined by the user")
         content = getattr(answer, "content", None)
         if ask == "resume" and action == "accept":
             data = dict(content) if isinstance(content, dict) else {}
-            result = await aresume(registry, run_id, data)
+            result = await aresume(registry, run_id, data, client_capabilities=capabilities)
             if result.error is None or result.error.code != "invalid_resume":
                 return result
             pending = await anyio.to_thread.run_sync(get_run, registry, run_id)
@@ -182,21 +195,28 @@ async def continue_run(
 
 
 async def resume_input(
-    registry: Registry, run_id: str, data: dict[str, Any]
+    registry: Registry,
+    run_id: str,
+    data: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult | dict[str, Any]:
     """Resume ``run_id`` with the answers to its handler's requests (``data``): its result, or
-    an ``isError`` result when it cannot continue."""
+    an ``isError`` result when it cannot continue. ``capabilities``: what the answering client
+    declared (the handler asks it only what it can answer); None in a background worker."""
     from toolctl.runtime.api import aresume
     from toolctl.runtime.errors import RunStateError
 
     try:
-        return await aresume(registry, run_id, data)
+        return await aresume(registry, run_id, data, client_capabilities=capabilities)
     except RunStateError as exc:
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
 
 
 async def answer_at_once(
-    registry: Registry, result: RunResult, responses: dict[str, Any]
+    registry: Registry,
+    result: RunResult,
+    responses: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult:
     """A run that just suspended asking the client, resumed at once with the ``responses``
     the call already carried (those its requests name); else ``result`` unchanged."""
@@ -208,7 +228,8 @@ async def answer_at_once(
     answers = {k: _plain(v) for k, v in responses.items() if k in asked[0]}
     if not answers:
         return result
-    return await aresume(registry, result.run_id, {clientask.ANSWERS_KEY: answers})
+    data = {clientask.ANSWERS_KEY: answers}
+    return await aresume(registry, result.run_id, data, client_capabilities=capabilities)
 
 
 def _plain(answer: Any) -> Any:

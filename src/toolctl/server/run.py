@@ -15,6 +15,7 @@ from toolctl.server.app import ToolServer
 from toolctl.server.headers import TrimmedHeaders
 from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
+from toolctl.server.sseevents import resumable_streams
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
@@ -175,6 +176,7 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager)
+    resumable_streams(server.lowlevel._session_manager)
     app = ExactOrigins(
         StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
     )

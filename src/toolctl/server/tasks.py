@@ -186,6 +186,10 @@ class Tasks:
         """``tasks/get``: the task's state (with its result once it ended, in 2026-07-28)."""
         _check_request(ctx, params.taskId)
         record = await self._record(params.taskId)
+        if record.status == RunStatus.RUNNING.value:
+            # A worker that died mid-run leaves its run "running": the poll is what notices
+            # (the task then reads "failed", a protocol-level error, not a tool result).
+            record = await anyio.to_thread.run_sync(_unless_lost, _store(self._current()), record)
         return self._detailed(record, ctx.protocol_version)
 
     async def update(
@@ -294,6 +298,19 @@ def _store(toolset: ToolSet) -> Any:
     from toolctl.runtime.api import resolve_store
 
     return resolve_store(toolset.registry)
+
+
+def _unless_lost(store: Any, record: RunRecord) -> RunRecord:
+    """``record``, or once its owner has died, the record the sweep left (``interrupted``)."""
+    import time
+
+    from toolctl.runtime.ownership import owner_alive
+
+    if owner_alive(record, time.time()):
+        return record
+    store.sweep()
+    swept: RunRecord = store.get(record.run_id)
+    return swept
 
 
 def _elicit_result(value: Any) -> types.ElicitResult | None:
