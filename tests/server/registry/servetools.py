@@ -124,3 +124,10 @@ def survey_later(data: dict[str, Any], ctx: Any) -> str:
         }
     )
     return f"{got['who']['content']['name']} at {got['where']['roots'][0]['uri']}"
+
+
+def vanish(data: dict[str, Any]) -> str:
+    """Ends the worker process running it, as a crash would."""
+    import os
+
+    os._exit(70)
