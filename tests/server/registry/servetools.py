@@ -131,3 +131,11 @@ def vanish(data: dict[str, Any]) -> str:
     import os
 
     os._exit(70)
+
+
+def consult(data: dict[str, Any], ctx: Any) -> str:
+    """Asks the client's model only when the client declared sampling."""
+    if not ctx.can_ask("sampling/createMessage"):
+        return "no model to ask: answered alone"
+    reply = ctx.sample([{"role": "user", "content": {"type": "text", "text": "Any advice?"}}])
+    return f"the model said: {reply['content']['text']}"
