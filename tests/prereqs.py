@@ -68,6 +68,12 @@ def _tests_node() -> str | None:
     return None
 
 
+def _haproxy() -> str | None:
+    if shutil.which("haproxy") is None or _hidden("haproxy"):
+        return "haproxy not found on PATH: install the `haproxy` package to run these tests"
+    return None
+
+
 # name → a check that returns why the prerequisite is missing (None: present)
 CHECKS: dict[str, Callable[[], str | None]] = {
     "postgres": _postgres,
@@ -76,6 +82,8 @@ CHECKS: dict[str, Callable[[], str | None]] = {
     "node": _npm,
     # the SARIF Multitool and the YAML 1.2 parser of tests/node (npm ci --prefix tests/node)
     "tests-node": _tests_node,
+    # the load balancer of docs/deploy/haproxy.cfg, checked and run for real
+    "haproxy": _haproxy,
 }
 
 

@@ -470,7 +470,7 @@ def to_entry(
     formats: list[str] | None,
 ) -> dict[str, Any]:
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
-    from toolctl.spec.model import SCHEMA_KEYS
+    from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS
 
     tools = []
     for spec in specs:
@@ -481,6 +481,9 @@ def to_entry(
                 schema = spec.schema(key)
                 if schema is not raw[key]:
                     bundled[key] = schema  # $refs bundled in: differs from the file
+        when = raw.get("requireApproval")
+        if isinstance(when, dict) and spec.approval_when is not when.get("when"):
+            bundled[APPROVAL_WHEN] = spec.approval_when  # the approval condition, bundled
         loc = spec.location
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {

@@ -4,7 +4,8 @@ Keys (all optional): ``tools`` (a path or list of paths to tool files or directo
 ``tools.d``), ``pythonPath`` (directories searched for handler modules; default ``.``),
 ``state`` (the run-history database; default ``.toolctl/state.db``), ``schemas`` (directories
 inside the project whose YAML and JSON files a ``$ref`` may name besides ``*.schema.yaml``
-files), and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
+files), ``toolsets`` (named groups of tools and their loading; see :mod:`toolctl.catalog`),
+and free sections for the commands (``lint``, ``export``, ``test``, ``serve``). Paths are
 relative to the config file.
 
 The project root is found from a path upward, as git finds a repository: the nearest directory at
@@ -33,7 +34,19 @@ from toolctl.yamlsrc import MAX_DEPTH, decode_text, load_file, loads, read_bytes
 CONFIG_NAME = "toolctl.yaml"
 STATE_ENV = "TOOLCTL_STATE"  # overrides ``state:``; the place for a URL with a password
 TOOLS_DIR = "tools.d"
-KNOWN_KEYS = {"tools", "pythonPath", "state", "schemas", "lint", "export", "test", "serve", "run"}
+KNOWN_KEYS = {
+    "tools",
+    "pythonPath",
+    "state",
+    "schemas",
+    "toolsets",
+    "lint",
+    "export",
+    "test",
+    "serve",
+    "run",
+    "limits",
+}
 _STATE_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 POSTGRES_URLS = ("postgresql://", "postgres://")  # a ``state`` naming a PostgreSQL database
 
@@ -94,6 +107,51 @@ def validation_budget_ms(settings: dict[str, Any], origin: Callable[[], str]) ->
             f"{origin()}: run.validationBudgetMs must be a positive whole number of "
             f"milliseconds, not {value!r}",
             hint=f"e.g. run: {{validationBudgetMs: {DEFAULT_BUDGET_MS}}}",
+        )
+    return value
+
+
+DEFAULT_APPROVAL_TTL_S = 7 * 86_400
+_DURATION = re.compile(r"^([1-9][0-9]{0,8})([smhd])$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+
+
+def approval_ttl(settings: dict[str, Any], origin: Callable[[], str]) -> float:
+    """``run.approvalTtl`` of ``settings`` in seconds (7 days when absent): how long a run may
+    wait for approval or a resume before a sweep ends it. A whole number of seconds or a
+    duration such as ``"7d"``, ``"12h"``, ``"30m"``; anything else is a :class:`ConfigError` at
+    ``origin()``. Call after :func:`memory_limit_mb`, which checks that ``run`` is a mapping."""
+    value = (settings.get("run") or {}).get("approvalTtl", DEFAULT_APPROVAL_TTL_S)
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 10**10:
+        return float(value)
+    match = _DURATION.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise ConfigError(
+            f"{origin()}: run.approvalTtl must be a positive duration such as 7d, 12h or 30m "
+            f"(or a whole number of seconds), not {value!r}",
+            hint="e.g. run: {approvalTtl: 7d}",
+        )
+    return float(int(match.group(1)) * _UNIT_S[match.group(2)])
+
+
+def calls_per_minute(settings: dict[str, Any], origin: Callable[[], str]) -> int | None:
+    """``limits.callsPerMinute`` of ``settings``: the rate limit of every tool that declares
+    none of its own (None: no limit), or a :class:`ConfigError` at ``origin()``."""
+    section = settings.get("limits")
+    if section is None:
+        return None
+    if not isinstance(section, dict) or set(section) - {"callsPerMinute"}:
+        raise ConfigError(
+            f"{origin()}: limits must be a mapping with callsPerMinute, not {section!r}",
+            hint="e.g. limits: {callsPerMinute: 60}",
+        )
+    value = section.get("callsPerMinute")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10**9:
+        raise ConfigError(
+            f"{origin()}: limits.callsPerMinute must be a positive whole number, not {value!r}",
+            hint="e.g. limits: {callsPerMinute: 60} (per caller and tool)",
         )
     return value
 
@@ -159,6 +217,12 @@ def _setting_at(config_file: Path | None, key: str) -> str:
     if config_file.name == "pyproject.toml":
         return f"{_shown(config_file)}:{_toml_key_line(config_file.read_text('utf-8'), key)}:1"
     return _yaml_locator(config_file, load_file(config_file))(key)
+
+
+def setting_location(config_file: Path | None, key: str) -> str:
+    """``file:line:col`` of the top-level setting ``key`` of ``config_file``, for an error
+    about it (the file is read again)."""
+    return _setting_at(config_file, key)
 
 
 def _toml_key_line(text: str, key: str) -> int:
@@ -422,6 +486,13 @@ def _project(start: Path, tools: list[Path] | None, *, root: Path | None = None)
     if "run" in settings:  # checked with the rest of the config: `validate` reports it too
         memory_limit_mb(settings, lambda: _setting_at(config_file, "run"))
         validation_budget_ms(settings, lambda: _setting_at(config_file, "run"))
+        approval_ttl(settings, lambda: _setting_at(config_file, "run"))
+    if "toolsets" in settings:
+        from toolctl.catalog import parse_toolsets
+
+        parse_toolsets(settings, lambda: _setting_at(config_file, "toolsets"))
+    if "limits" in settings:
+        calls_per_minute(settings, lambda: _setting_at(config_file, "limits"))
     if state.startswith(POSTGRES_URLS):
         default = root / ".toolctl" / "state.db"
         return Project(

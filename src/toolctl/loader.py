@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
+from toolctl.catalog import unknown_toolsets
 from toolctl.config import Project, project_at, project_for
 from toolctl.diagnostics import (
     Diagnostic,
@@ -29,7 +30,7 @@ from toolctl.diagnostics import (
 from toolctl.errors import DeclarationError, YamlError
 from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
 from toolctl.registry import Registry
-from toolctl.spec.model import SCHEMA_KEYS, Origin, ToolSpec
+from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
     Document,
     JsonPath,
@@ -286,6 +287,17 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
             )
 
 
+def _schema_slots(raw: dict[str, Any]) -> Iterator[tuple[str, JsonPath, Any]]:
+    """Every schema a declaration holds: (bundled key, path in the declaration, schema). The
+    schema keys, and the condition of ``requireApproval: {when: ...}``."""
+    for key in SCHEMA_KEYS:
+        if key in raw:
+            yield key, (key,), raw[key]
+    approval = raw.get("requireApproval")
+    if isinstance(approval, dict) and isinstance(approval.get("when"), (dict, bool)):
+        yield APPROVAL_WHEN, ("requireApproval", "when"), approval["when"]
+
+
 def _check_schemas(
     raw: dict[str, Any],
     doc: Document,
@@ -322,20 +334,18 @@ def _check_schemas(
         line, col = doc.locate((*pointer, *path))
         return Location(doc.file, line, col)
 
-    for key in SCHEMA_KEYS:
-        if key not in raw:
-            continue
+    for key, at, declared in _schema_slots(raw):
         if dollars:
             schema, problems, has_refs = refs.bundle(
-                raw[key], file=file, display=doc.file, scope=scope, load=ctx.load_doc
+                declared, file=file, display=doc.file, scope=scope, load=ctx.load_doc
             )
         else:
-            schema, problems, has_refs = raw[key], [], False
+            schema, problems, has_refs = declared, [], False
         for p in problems:
             own = p.file == doc.file
             out.append(
                 error(
-                    loc((key, *p.path) if own else p.path, p.file),
+                    loc((*at, *p.path) if own else p.path, p.file),
                     p.code,
                     p.message,
                     hint=p.hint,
@@ -347,7 +357,7 @@ def _check_schemas(
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
                 error(
-                    loc((key,)),
+                    loc(at),
                     "TC307",
                     f"{key} nests {depth} levels deep once its $refs are followed "
                     f"(at most {refs.MAX_EXPANDED_DEPTH})",
@@ -361,7 +371,7 @@ def _check_schemas(
         for sp in check_schema(schema, patterns=patterns):
             out.append(
                 error(
-                    loc((key, *sp.path)),
+                    loc((*at, *sp.path)),
                     "TC301",
                     f"{key} is not a valid JSON Schema: {sp.message}",
                     tool=name,
@@ -369,10 +379,10 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        for at, chain in cycles:
+        for where, chain in cycles:
             out.append(
                 error(
-                    loc((key, *at)),
+                    loc((*at, *where)),
                     "TC303",
                     f"{key} has a $ref cycle that never ends: {' -> '.join(chain)}",
                     tool=name,
@@ -762,7 +772,32 @@ def _load_registry(
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
-    return Registry(tools, sorted_unique(ctx.diagnostics), project, ctx.directives, packs)
+    registry = Registry(tools, [], project, ctx.directives, packs)
+    ctx.diagnostics.extend(unknown_toolsets(tools.values(), registry.toolsets))
+    registry.diagnostics = sorted_unique(ctx.diagnostics)
+    return registry
+
+
+def source_files(project: Project, pack_dirs: Sequence[Path] = ()) -> list[Path]:
+    """Every tool file a load of ``project`` with packs in ``pack_dirs`` (see
+    :func:`pack_directories`) reads, found as a load finds them; nothing is parsed. What
+    ``toolctl search`` stats to tell whether its kept index still holds."""
+    paths = [*project.tool_paths, *pack_dirs]
+    return [file for path in paths for file, _ in _discover(path)]
+
+
+def pack_directories(project: Project) -> list[Path]:
+    """The directories of the installed registry packs (the load cache's list of them when
+    the CLI keeps one)."""
+    store = None
+    if DEFAULTS.cache:
+        directory = cache.cache_dir(project.state_path, project.config_file is not None)
+        store = LoadCache(directory, project.python_path)
+    ctx = _Context(project.python_path, store)
+    found = [directory for _, directory in _pack_dirs(ctx)]
+    if store is not None:
+        store.flush()
+    return found
 
 
 def _protected(project: Project) -> frozenset[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from toolctl.errors import UnknownToolError
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from toolctl.catalog import Toolset
     from toolctl.config import Project
     from toolctl.runtime.options import CallKeywords, CallOptions, ContinueKeywords, StoreChoice
     from toolctl.runtime.result import RunResult
@@ -46,6 +48,15 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self.tools
+
+    @functools.cached_property
+    def toolsets(self) -> dict[str, Toolset]:
+        """The toolsets the project declares (``toolsets:`` in toolctl.yaml), by name."""
+        from toolctl.catalog import parse_toolsets
+
+        settings = self.project.settings if self.project is not None else {}
+        # checked when the project was read: a bad setting never gets this far
+        return parse_toolsets(settings, lambda: "toolsets")
 
     @property
     def ok(self) -> bool:

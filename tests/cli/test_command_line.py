@@ -165,8 +165,8 @@ def test_a_config_key_typo_is_located_with_a_suggestion(
     assert code == 1
     assert err.splitlines()[:2] == [
         f"toolctl: error: {where}: unknown setting(s) stat",
-        "  hint: did you mean 'state'? known settings: export, lint, pythonPath, run, schemas, "
-        "serve, state, test, tools",
+        "  hint: did you mean 'state'? known settings: export, limits, lint, pythonPath, run, "
+        "schemas, serve, state, test, tools, toolsets",
     ]
 
 

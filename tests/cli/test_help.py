@@ -45,6 +45,7 @@ LOADS_A_REGISTRY = {
     ("serve",),
     ("lock",),
     ("diff",),
+    ("search",),
 }
 
 

@@ -62,6 +62,11 @@ TREE_BASE = variant(
 )
 
 
+LARGE = {"properties": {"input": {"required": ["city"]}}}
+CONDITIONAL = variant(lambda r: r.update(requireApproval={"when": LARGE}))
+LIMITED = variant(lambda r: r.update(limits={"callsPerMinute": 10}))
+
+
 def _set(path: list[Any], value: Any) -> Edit:
     def edit(raw: dict[str, Any]) -> None:
         node = raw
@@ -316,6 +321,35 @@ CORPUS: list[tuple[str, dict[str, Any], Edit, set[str], set[str]]] = [
         {"TD213"},
     ),
     ("requireApproval removed", BASE, _drop(["requireApproval"]), {"TD205"}, {"TD503"}),
+    (
+        "requireApproval true → {when}",
+        BASE,
+        _set(["requireApproval"], {"when": LARGE}),
+        {"TD214"},
+        {"TD503"},
+    ),
+    (
+        "requireApproval {when} → false",
+        CONDITIONAL,
+        _set(["requireApproval"], False),
+        {"TD205"},
+        {"TD503"},
+    ),
+    (
+        "requireApproval.when changed",
+        CONDITIONAL,
+        _set(["requireApproval", "when"], {"properties": {"input": {"required": ["units"]}}}),
+        {"TD215"},
+        {"TD215"},
+    ),
+    (
+        "callsPerMinute raised",
+        LIMITED,
+        _set(["limits", "callsPerMinute"], 60),
+        {"TD216"},
+        {"TD503"},
+    ),
+    ("callsPerMinute removed", LIMITED, _drop(["limits"]), {"TD216"}, {"TD503"}),
     ("isolation loosened", BASE, _set(["isolation"], "inprocess"), {"TD206"}, {"TD503"}),
     ("timeout raised", BASE, _set(["timeout"], 60), {"TD207"}, {"TD503"}),
     ("timeout removed", BASE, _drop(["timeout"]), {"TD207"}, {"TD503"}),

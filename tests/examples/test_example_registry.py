@@ -60,6 +60,12 @@ def test_config_file_points_at_the_registry() -> None:
         "tools": "tools.d",
         "pythonPath": ["examples"],
         "state": ".toolctl/state.db",
+        "toolsets": {
+            "text": {
+                "description": "Text utilities that count and convert text.",
+                "loading": "eager",
+            }
+        },
     }
 
 

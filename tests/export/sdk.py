@@ -53,10 +53,24 @@ def _typed_dicts(tools: list[Any], typed: Any) -> list[Any]:
     return out
 
 
-def validate_openai(data: Any) -> None:
-    from openai.types.chat import ChatCompletionFunctionToolParam
+def _typed(value: Any, typed: Any) -> Any:
+    from pydantic import ConfigDict, TypeAdapter
 
-    assert set(data) == {"tools"}
+    # in a list: pydantic takes no config for a bare TypedDict
+    adapter = TypeAdapter(list[typed], config=ConfigDict(extra="forbid"))  # type: ignore[valid-type]
+    return adapter.validate_python([value], strict=True)[0]
+
+
+def validate_openai(data: Any) -> None:
+    from openai.types.chat import (
+        ChatCompletionAllowedToolChoiceParam,
+        ChatCompletionFunctionToolParam,
+    )
+
+    assert set(data) <= {"tools", "tool_choice"}
+    if "tool_choice" in data:
+        _typed(data["tool_choice"], ChatCompletionAllowedToolChoiceParam)
+        list(data["tool_choice"]["allowed_tools"]["tools"])
     _typed_dicts(data["tools"], ChatCompletionFunctionToolParam)
     _names("openai", [t["function"]["name"] for t in data["tools"]])
     for t in data["tools"]:
@@ -65,13 +79,37 @@ def validate_openai(data: Any) -> None:
         assert isinstance(t["function"]["strict"], bool)
 
 
-def validate_openai_responses(data: Any) -> None:
-    from openai.types.responses import FunctionTool, FunctionToolParam
+def _responses_functions(tools: list[Any]) -> list[Any]:
+    """The function tools of a Responses ``tools`` list, namespaces opened; every other entry
+    (namespace, tool_search) checked against its own SDK type."""
+    from openai.types.responses import NamespaceToolParam, ToolSearchToolParam
 
-    assert set(data) == {"tools"}
-    _typed_dicts(data["tools"], FunctionToolParam)
-    _names("openai-responses", [t["name"] for t in data["tools"]])
-    for t in data["tools"]:
+    functions = []
+    for t in tools:
+        if t["type"] == "namespace":
+            _typed(t, NamespaceToolParam)
+            assert re.fullmatch(NAME_RULES["openai-responses"], t["name"]), t["name"]
+            assert t["tools"], f"empty namespace {t['name']}"
+            functions.extend(t["tools"])
+        elif t["type"] == "tool_search":
+            _typed(t, ToolSearchToolParam)
+        else:
+            functions.append(t)
+    return functions
+
+
+def validate_openai_responses(data: Any) -> None:
+    from openai.types.responses import FunctionTool, FunctionToolParam, ToolChoiceAllowedParam
+
+    assert set(data) <= {"tools", "tool_choice"}
+    if "tool_choice" in data:
+        _typed(data["tool_choice"], ToolChoiceAllowedParam)
+    tools = _responses_functions(data["tools"])
+    if any(t.get("defer_loading") for t in tools):
+        assert {"type": "tool_search"} in data["tools"], "deferred functions need tool_search"
+    _typed_dicts(tools, FunctionToolParam)
+    _names("openai-responses", [t["name"] for t in tools])
+    for t in tools:
         assert len(t.get("description") or "") <= OPENAI_DESCRIPTION_LIMIT
         FunctionTool.model_validate(t, strict=True)
         _schema_ok(t["parameters"])
@@ -80,12 +118,23 @@ def validate_openai_responses(data: Any) -> None:
 
 
 def validate_anthropic(data: Any) -> None:
-    from anthropic.types import ToolParam
+    from anthropic.types import (
+        ToolParam,
+        ToolSearchToolBm25_20251119Param,
+        ToolSearchToolRegex20251119Param,
+    )
 
     assert set(data) == {"tools"}
-    _typed_dicts(data["tools"], ToolParam)
-    _names("anthropic", [t["name"] for t in data["tools"]])
-    for t in data["tools"]:
+    search = [t for t in data["tools"] if str(t.get("type", "")).startswith("tool_search")]
+    custom = [t for t in data["tools"] if t not in search]
+    for t in search:
+        _typed(t, ToolSearchToolBm25_20251119Param | ToolSearchToolRegex20251119Param)
+    if any(t.get("defer_loading") for t in custom):
+        assert len(search) == 1, "deferred tools need exactly one tool search tool"
+        assert not all(t.get("defer_loading") for t in data["tools"]), "nothing up front"
+    _typed_dicts(custom, ToolParam)
+    _names("anthropic", [t["name"] for t in custom])
+    for t in custom:
         _schema_ok(t["input_schema"])
         validator = make_validator(t["input_schema"])
         for example in t.get("input_examples", []):
@@ -96,7 +145,9 @@ def validate_gemini(data: Any) -> None:
     # google-genai has no Python 3.10 release; the test extra installs it on 3.11+ only.
     types = pytest.importorskip("google.genai.types")
 
-    assert set(data) == {"tools"}
+    assert set(data) <= {"tools", "toolConfig"}
+    if "toolConfig" in data:
+        types.ToolConfig.model_validate(data["toolConfig"])
     decls = []
     for tool in data["tools"]:
         assert set(tool) == {"functionDeclarations"}

@@ -178,6 +178,8 @@ def test_list_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixtur
         "background": False,
         "handler": "fixture_full_handlers:echo",
         "tags": ["users", "read-only"],
+        "toolset": None,
+        "loading": "eager",
         "enabled": True,
         "origin": {"kind": "file", "name": "", "file": "tools.d/lookup.yaml"},
         "location": "tools.d/lookup.yaml:3:7",

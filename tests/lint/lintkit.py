@@ -45,8 +45,15 @@ class Project:
         path.write_text(textwrap.dedent(text), encoding="utf-8")
         return path
 
-    def lint(self, settings: dict[str, Any] | None = None, **options: Any) -> list[Diagnostic]:
-        config = {"tools": "tools.d", "pythonPath": ".", "lint": settings or {}}
+    def lint(
+        self,
+        settings: dict[str, Any] | None = None,
+        config: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> list[Diagnostic]:
+        """Lint the registry; ``settings`` is the ``lint:`` section, ``config`` other keys of
+        toolctl.yaml (``toolsets:``)."""
+        config = {"tools": "tools.d", "pythonPath": ".", "lint": settings or {}, **(config or {})}
         (self.root / "toolctl.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         from toolctl.config import project_for
 

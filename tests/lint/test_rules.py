@@ -46,6 +46,7 @@ class Case:
     settings: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
 
 
 CASES = [
@@ -184,6 +185,16 @@ CASES = [
     ),
     Case("TL403", "toolctl: 1\nname: get_weather\n" + DESC, [(2, 7)]),
     Case(
+        "TL406",
+        tool(DESC + "requireApproval:\n  when: {properties: {input: {required: [x]}}}\n").replace(
+            "readOnlyHint: true", "readOnlyHint: false\n    destructiveHint: true"
+        ),
+        [(12, 9)],
+        good=tool(DESC + "requireApproval: true\n").replace(
+            "readOnlyHint: true", "readOnlyHint: false\n    destructiveHint: true"
+        ),
+    ),
+    Case(
         "TL404",
         tool(DESC + "background: true\n").replace(
             "readOnlyHint: true",
@@ -289,6 +300,34 @@ CASES = [
         good=TINY,
     ),
     Case(
+        "TL703",
+        "toolctl: 1\ntools:\n"
+        + "".join(
+            f"  - {{name: crm_{i}, description: 'Customer record number {i}.', toolset: crm}}\n"
+            for i in range(11)
+        ),
+        [(3, 70)],
+        settings={"select": ["TL703"]},
+        config={"toolsets": {"crm": {"description": "Customer records"}}},
+        good="toolctl: 1\ntools:\n"
+        + "".join(
+            f"  - {{name: crm_{i}, description: 'Customer record number {i}.', toolset: crm}}\n"
+            for i in range(10)
+        ),
+    ),
+    Case(
+        "TL704",
+        "toolctl: 1\ntools:\n"
+        "  - {name: getCurrentWeather, description: 'Current weather for a city, in Celsius.'}\n"
+        "  - {name: get_current_weather_v2, description: 'Weather forecast for a whole week.'}\n"
+        "  - {name: read_forecast, description: 'Current weather for a city in Celsius'}\n",
+        [(4, 49), (5, 40)],
+        settings={"select": ["TL704"]},
+        good="toolctl: 1\ntools:\n"
+        "  - {name: current_weather, description: 'Current weather for a city, in Celsius.'}\n"
+        "  - {name: week_forecast, description: 'Weather forecast for a week, day by day.'}\n",
+    ),
+    Case(
         "TL801",
         tool(DESC + "handler: lint_h801:missing\n"),
         [(10, 10)],
@@ -319,7 +358,7 @@ def test_rule_fires_exactly_there(project: Project, case: Case) -> None:
     for name, text in case.files.items():
         (project.root / name).write_text(text, encoding="utf-8")
     project.write(case.bad)
-    diags = project.lint(case.settings, **case.options)
+    diags = project.lint(case.settings, case.config, **case.options)
     assert found(diags, case.code) == case.where, [d.format() for d in diags]
 
 
@@ -328,7 +367,7 @@ def test_rule_passes_on_good_fixture(project: Project, case: Case) -> None:
     for name, text in case.files.items():
         (project.root / name).write_text(text, encoding="utf-8")
     project.write(case.good)
-    diags = project.lint(case.settings, **case.options)
+    diags = project.lint(case.settings, case.config, **case.options)
     assert found(diags, case.code) == [], [d.format() for d in diags]
 
 

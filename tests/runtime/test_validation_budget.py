@@ -18,7 +18,7 @@ import toolctl
 from toolctl.cli.app import run as cli
 from toolctl.errors import ConfigError
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus
+from toolctl.runtime import RunStatus, pending
 
 HOSTILE = "^(?!x)(a|a)+$"  # lookahead: the backtracking fallback, exponential on "aaa...!"
 
@@ -70,13 +70,24 @@ tools:
     inputSchema:
       type: object
       properties: {{fail: {{type: boolean}}}}
+  - name: resumable
+    description: Suspends; its resume data has a backtracking pattern and a blocking transform.
+    handler: budget_handlers:suspend_or_fail
+    resumeSchema:
+      type: object
+      properties: {{s: {{type: string, pattern: "{HOSTILE}"}}}}
+    transform:
+      display:
+        resume: {{call: budget_handlers:blocking_resume}}
 """
 
 HANDLERS = """\
 import threading
 
 THREADS = {}
-PHASES = ("hook", "transform", "toModelOutput", "error", "approval", "suspend", "failure")
+PHASES = (
+    "hook", "transform", "toModelOutput", "error", "approval", "suspend", "failure", "resume"
+)
 RELEASE = {name: threading.Event() for name in PHASES}
 
 def echo(args):
@@ -109,7 +120,13 @@ def blocking_failure(payload):
     _block("failure")
     return payload
 
+def blocking_resume(payload):
+    _block("resume")
+    return payload
+
 def suspend_or_fail(args, ctx):
+    if ctx.resumed:
+        return {"resumed": True}
     if args.get("fail"):
         raise RuntimeError("the handler failed")
     ctx.suspend({"question": "go on?"})
@@ -252,3 +269,33 @@ def test_validation_runs_on_a_worker_thread_on_a_shared_loop(
     seen.clear()
     assert reg.call("guarded", {"s": "aaa"}, store=False).ok  # the sync API: in place
     assert seen == [threading.current_thread().name]
+
+
+def test_resume_data_is_checked_within_the_budget_and_off_a_shared_loop(reg: Registry) -> None:
+    """Resume data is validated like input: a value over the budget is refused (the run stays
+    suspended), and the resume transforms and validation run off the server's loop."""
+    import budget_handlers
+
+    budget_handlers.THREADS.clear()
+    first = reg.call("resumable", {})
+    assert first.status is RunStatus.SUSPENDED
+    refused = reg.resume(first.run_id, {"s": "a" * 60 + "!"})
+    assert refused.status is RunStatus.SUSPENDED and refused.error is not None
+    assert refused.error.code == "invalid_resume"
+    assert "run.validationBudgetMs" in refused.error.message
+
+    async def main() -> object:
+        async def release_when_blocked() -> None:
+            while "resume" not in budget_handlers.THREADS:
+                await asyncio.sleep(0.01)
+            budget_handlers.RELEASE["resume"].set()
+
+        releaser = asyncio.ensure_future(release_when_blocked())
+        result = await pending.aresume(reg, first.run_id, {"s": "aaa"})
+        await releaser
+        return result
+
+    result = asyncio.run(main())
+    assert getattr(result, "ok", False), result
+    assert budget_handlers.THREADS["resume:released"] is True
+    assert budget_handlers.THREADS["resume"] != threading.main_thread().name

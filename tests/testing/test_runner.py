@@ -69,6 +69,37 @@ tests:
     assert [p.name for p in marks.values() if p.exists()] == ["approved.txt"]
 
 
+def test_cases_cover_both_branches_of_a_conditional_approval(project: Path) -> None:
+    mark = project / "ran.txt"
+    (project / "tools.d" / "cond.yaml").write_text(f"""\
+toolctl: 1
+name: cond
+description: Writes a marker file; needs approval unless the caller holds the admin scope.
+handler: tc_testing_fixtures:touch
+requireApproval:
+  when:
+    properties:
+      principal: {{not: {{type: object, properties: {{scopes: {{contains: {{const: admin}}}}}}}}}}
+inputSchema: {{type: object, properties: {{path: {{type: string}}}}, required: [path]}}
+tests:
+  - {{name: operator waits, input: {{path: "{mark}"}}, status: awaiting_approval}}
+  - name: admin runs
+    input: {{path: "{mark}"}}
+    principal: {{iss: "https://idp.example", sub: root, scopes: [admin]}}
+  - name: reader waits
+    input: {{path: "{mark}"}}
+    principal: {{iss: "https://idp.example", sub: bob, scopes: [read]}}
+    status: awaiting_approval
+""")
+    report = run_tests(load_registry(), TestOptions(tools=["cond"]))
+    assert outcomes(report) == {
+        "cond::operator waits": "passed",
+        "cond::admin runs": "passed",
+        "cond::reader waits": "passed",
+    }
+    assert mark.exists()  # only the admin's case ran the handler
+
+
 def test_selection_by_tool_tag_and_keyword(project: Path) -> None:
     registry = load_registry()
     by_tool = run_tests(registry, TestOptions(tools=["divide"]))

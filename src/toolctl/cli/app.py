@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "toolctl.cli.lock",
     "toolctl.cli.diff",
     "toolctl.cli.completion",
+    "toolctl.cli.search",
 ]
 # The module of each command, so that `toolctl validate` registers (and Typer builds) only the
 # command it runs. A command missing here still works: everything is registered for it.
@@ -57,6 +58,7 @@ COMMAND_OF = {
     "lock": "toolctl.cli.lock",
     "diff": "toolctl.cli.diff",
     "completion": "toolctl.cli.completion",
+    "search": "toolctl.cli.search",
 }
 ROOT_FLAGS = ("--no-cache",)  # root options that take no value (skipped to find the command)
 

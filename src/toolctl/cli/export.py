@@ -122,6 +122,41 @@ def export_command(
             "--mcp-protocol", metavar="2025-11-25|2026-07-28", help="mcp: the protocol version."
         ),
     ] = "2025-11-25",
+    toolset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--toolset",
+            metavar="NAME",
+            help="Export only the tools of this toolset (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    allowed_toolset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-toolset",
+            metavar="NAME",
+            help="Export every tool but let the model call only this toolset's, through the "
+            "provider's allowed-names list (openai, openai-responses, gemini; repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    tool_search: Annotated[
+        str,
+        typer.Option(
+            "--tool-search",
+            metavar="bm25|regex",
+            help="anthropic: the tool search tool listed with deferred tools.",
+        ),
+    ] = "bm25",
+    budget: Annotated[
+        bool,
+        typer.Option(
+            "--budget",
+            help="Report the definition bytes and estimated tokens a model sees up front, per "
+            "provider (all of them unless one is named); exit 1 over export.budget.",
+        ),
+    ] = False,
     verbose: VerboseOpt = False,
     path: PathAliasOpt = None,
     locked: LockedOpt = False,
@@ -141,6 +176,18 @@ def export_command(
 
     # Errors go to the CLI's one error boundary (cli/app.run): UsageError exits 2, others 1.
     names, paths = split_targets(targets)
+    if budget:
+        from toolctl.cli.exportbudget import report_budget
+
+        report_budget(
+            provider,
+            fmt,
+            names + (tool or []),
+            load(registry_path(registry, path), paths, packs=packs),
+            tags=tag,
+            toolsets=toolset,
+            tool_search=tool_search,
+        )
     target = _provider(provider, fmt, names)
     try:
         get_exporter(target)
@@ -167,6 +214,9 @@ def export_command(
         examples_in_description=examples_in_description,
         gemini_parameters=gemini_parameters,
         mcp_protocol=mcp_protocol,
+        toolsets=toolset,
+        allowed_toolsets=allowed_toolset,
+        tool_search=tool_search,
     )
     shown = [d for d in result.diagnostics if verbose or d.severity.value != "info"]
     print_diagnostics(shown)

@@ -45,7 +45,9 @@ def _convert_bool(value: Any, param: Any, ctx: Any) -> Any:
 
 def _number(kind: type[Any], pattern: re.Pattern[str], low: Any, high: Any) -> Convert:
     def convert(value: Any, param: Any, ctx: Any) -> Any:
-        if isinstance(value, str) and pattern.match(value):
+        # a default arrives as the number itself (an int option's default of 5)
+        plain = type(value) is kind or (kind is float and type(value) is int)
+        if plain or (isinstance(value, str) and pattern.match(value)):
             number = kind(value)
             if (low is None or number >= low) and (high is None or number <= high):
                 return number

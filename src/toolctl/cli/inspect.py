@@ -22,6 +22,7 @@ from toolctl.cli.options import (
 )
 
 if TYPE_CHECKING:
+    from toolctl.catalog import Toolsets
     from toolctl.spec import ToolSpec
 
 _HINTS = (
@@ -37,15 +38,21 @@ def _annotations(spec: ToolSpec) -> str:
     return ", ".join(words) or "-"
 
 
-def _row(spec: ToolSpec) -> dict[str, Any]:
+def _row(spec: ToolSpec, toolsets: Toolsets) -> dict[str, Any]:
+    from toolctl.catalog import loading_of
+    from toolctl.contract.model import approval_of
+
     return {
         "name": spec.name,
         "title": spec.title,
         "annotations": spec.annotations,
-        "requireApproval": spec.require_approval,
+        # true, false, or {"when": schema} (bundled)
+        "requireApproval": approval_of(spec),
         "background": spec.background,
         "handler": spec.handler,
         "tags": list(spec.tags),
+        "toolset": spec.toolset,
+        "loading": loading_of(spec, toolsets),
         "enabled": spec.enabled,
         "origin": {"kind": spec.origin.kind, "name": spec.origin.name, "file": spec.origin.file},
         "location": str(spec.location),
@@ -61,6 +68,8 @@ def list_tools(
     packs: PacksOpt = True,
 ) -> None:
     """List the tools: name, title, annotations, approval, handler, tags and origin.
+
+    With toolsets or deferred tools in the registry, also each tool's toolset and loading.
 
     Disabled tools are left out (a note says how many) unless --all or named.
 
@@ -80,23 +89,33 @@ def list_tools(
     if hidden and fmt is not OutputFormat.json:
         note(f"{hidden} disabled tool(s) not shown; toolctl list --all lists them too")
     if fmt is OutputFormat.json:
-        print_json([_row(s) for s in specs])
+        print_json([_row(s, loaded.toolsets) for s in specs])
         raise typer.Exit(code)
     from rich.markup import escape
 
+    from toolctl.catalog import loading_of
     from toolctl.cli.render import table as make_table
     from toolctl.cli.runview import escape_controls
 
-    table = make_table("name", "title", "annotations", "approval", "handler", "tags", "origin")
+    # Toolset and loading columns only for a registry that uses them: the usual table stays narrow.
+    catalog = any(s.toolset is not None or s.loading is not None for s in specs)
+    extra = ("toolset", "loading") if catalog else ()
+    table = make_table(
+        "name", "title", "annotations", "approval", "handler", "tags", *extra, "origin"
+    )
     for s in specs:
         name = s.name if s.enabled else f"{s.name} (disabled)"
+        shown = (s.toolset or "-", loading_of(s, loaded.toolsets)) if catalog else ()
         cells = (
             name,
             s.title or "",
             _annotations(s),
-            "required" if s.require_approval else "-",
+            ("conditional" if s.approval_when is not None else "required")
+            if s.require_approval
+            else "-",
             s.handler or "(none)",
             ", ".join(s.tags),
+            *shown,
             str(s.origin),
         )
         # YAML text is data: never rich markup ("[/]"), never terminal control sequences

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -45,6 +46,7 @@ _HTTP_ONLY = (
     "auth_token_env",
     "max_request_bytes",
     "max_sessions",
+    "max_sessions_per_principal",
     "session_idle_timeout",
 )
 
@@ -138,6 +140,17 @@ def serve(
             "[default: serve.maxSessions or 1000].",
         ),
     ] = None,
+    max_sessions_per_principal: Annotated[
+        int | None,
+        typer.Option(
+            "--max-sessions-per-principal",
+            min=1,
+            metavar="N",
+            help="Most sessions one caller (principal; every unauthenticated client counts as "
+            "one) may hold [default: serve.maxSessionsPerPrincipal or a quarter of "
+            "--max-sessions, at least 2].",
+        ),
+    ] = None,
     session_idle_timeout: Annotated[
         float | None,
         typer.Option(
@@ -170,6 +183,15 @@ def serve(
             help="Server log level on stderr.",
         ),
     ] = LogLevel.warning,
+    search: Annotated[
+        bool | None,
+        typer.Option(
+            "--search/--no-search",
+            help="List the eager tools plus search_tools and call_tool; deferred tools are "
+            "found by search (and stay callable by name) [default: serve.search or off].",
+            show_default=False,
+        ),
+    ] = None,
     locked: LockedOpt = False,
 ) -> None:
     """Serve the registry's enabled tools to MCP clients (protocols 2026-07-28 and 2025-11-25).
@@ -228,22 +250,29 @@ def serve(
     def ready(where: str) -> None:
         count = len(loaded.select(tool, tag))
         note = " (no enabled tool matches --tool/--tag)" if not count and (tool or tag) else ""
-        sys.stderr.write(f"toolctl: serving {count} tool(s) on {where}{note}\n")
+        # the address stays last on the line: scripts and tests read it from there
+        how = " behind search_tools and call_tool" if search else ""
+        sys.stderr.write(f"toolctl: serving {count} tool(s){how} on {where}{note}\n")
         sys.stderr.flush()
 
     from toolctl.server.sessions import session_limits
 
     section = loaded.project.section("serve") if loaded.project is not None else {}
     try:
-        sessions = session_limits(section, max_sessions, session_idle_timeout)
+        sessions = session_limits(
+            section, max_sessions, session_idle_timeout, max_sessions_per_principal
+        )
     except ToolctlError as exc:
         print_error(exc)
         raise typer.Exit(exitcodes.USAGE) from None
+    if search is None:
+        where = loaded.project.config_file if loaded.project is not None else None
+        search = _search_setting(section, where)
     options = ServeOptions(
         transport=transport.value,
         host=host,
         port=port,
-        selection=Selection(tuple(tool or ()), tuple(tag or ())),
+        selection=Selection(tuple(tool or ()), tuple(tag or ()), search=search),
         reload=reload,
         allowed_hosts=tuple(allowed_host or ()),
         allowed_origins=tuple(allowed_origin or ()),
@@ -261,6 +290,21 @@ def serve(
     except ServeUsageError as exc:
         print_error(exc)
         raise typer.Exit(exitcodes.USAGE) from None
+
+
+def _search_setting(section: dict[str, Any], config_file: Path | None) -> bool:
+    """``serve.search`` of toolctl.yaml (default off); a non-boolean is a usage error."""
+    value = section.get("search", False)
+    if not isinstance(value, bool):
+        from toolctl.config import setting_location
+        from toolctl.errors import UsageError
+
+        raise UsageError(
+            f"{setting_location(config_file, 'serve')}: serve.search must be true or false, "
+            f"not {value!r}",
+            hint="write serve: {search: true}, or pass --search",
+        )
+    return value
 
 
 def register(app: typer.Typer) -> None:

@@ -41,12 +41,15 @@ def worker(
     give --registry): each run is taken by one worker. SIGTERM or Ctrl-C stops taking new runs
     and lets running ones finish for --shutdown-timeout seconds. Imports and runs tool handlers.
     """
+    from toolctl.cli.options import project_of
     from toolctl.cli.registries import state_store
     from toolctl.cli.render import print_error
+    from toolctl.config import approval_ttl
     from toolctl.runtime.queue import run_worker
     from toolctl.runtime.store import is_url
 
     store = state_store(registry_path, state)
+    ttl = approval_ttl(project_of(registry_path).settings, lambda: "toolctl.yaml: run")
     url = getattr(store, "url", None)
     if not is_url(url):
         from toolctl.errors import UsageError
@@ -71,4 +74,5 @@ def worker(
         lease=lease,
         shutdown_timeout=shutdown_timeout,
         registry=override,
+        approval_ttl=ttl,
     )

@@ -59,6 +59,7 @@ _HANDLED_RUNTIME = frozenset(
     {
         "isolation",
         "timeout",
+        "callsPerMinute",
         "background",
         "outputValidation",
         "requestContextSchema",
@@ -89,6 +90,7 @@ _COVERED_RAW = frozenset(
         "inputExamples",
         "background",
         "timeout",
+        "limits",
         "isolation",
         "enabled",
     }
@@ -155,16 +157,35 @@ def _open_objects(schema: Any, path: JsonPath = ()) -> Iterator[JsonPath]:
             yield from _open_objects(sub, (*path, key, i))
 
 
-def _switches(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
-    if old.get("requireApproval", False) and not new.get("requireApproval", False):
+def _approval_label(value: Any) -> str:
+    return "{when}" if isinstance(value, dict) else str(bool(value)).lower()
+
+
+def _approval(tool: str, old: Any, new: Any) -> Iterator[Change]:
+    """``requireApproval`` between true, ``{when: schema}`` and false: any loosening (fewer
+    calls approved, or a condition we cannot compare) is a safety change."""
+    if same(old, new) or (not old and not new):
+        return
+    text = f"requireApproval {_approval_label(old)} → {_approval_label(new)}"
+    at = ("requireApproval",)
+    if not new:
+        yield change(tool, "TD205", f"{text}: calls run without approval", at)
+    elif old is True:  # new is a condition
+        unapproved = f"{text}: calls the condition does not match run unapproved"
+        yield change(tool, "TD214", unapproved, at)
+    elif new is True or not old:
+        yield change(tool, "TD503", text, at)
+    else:  # both conditions: whether the new one matches fewer calls is undecidable here
         yield change(
             tool,
-            "TD205",
-            "requireApproval true → false: calls run without approval",
-            ("requireApproval",),
+            "TD215",
+            "requireApproval.when changed: calls it no longer matches run unapproved",
+            (*at, "when"),
         )
-    elif new.get("requireApproval", False) and not old.get("requireApproval", False):
-        yield change(tool, "TD503", "requireApproval false → true", ("requireApproval",))
+
+
+def _switches(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Change]:
+    yield from _approval(tool, old.get("requireApproval", False), new.get("requireApproval", False))
     if new.get("strict", False) and not old.get("strict", False):
         opened = next(_open_objects(new["inputSchema"]), None)
         if opened is not None:
@@ -229,6 +250,7 @@ def _runtime(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Ch
             yield change(tool, "TD207", text, ("timeout",))
         else:
             yield change(tool, "TD503", text, ("timeout",))
+    yield from _rate_limit(tool, old.get("callsPerMinute"), new.get("callsPerMinute"))
     v_o, v_n = old.get("outputValidation", "strict"), new.get("outputValidation", "strict")
     if v_o != v_n:
         text = f"outputValidation {v_o} → {v_n}"
@@ -262,6 +284,19 @@ def _runtime(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Ch
     for key in sorted((set(old) | set(new)) - _HANDLED_RUNTIME):
         if not same(old.get(key), new.get(key)):
             yield change(tool, "TD501", f"{key} changed", (key,))
+
+
+def _rate_limit(tool: str, old: int | None, new: int | None) -> Iterator[Change]:
+    """``limits.callsPerMinute``: raised or removed lets more calls through (safety)."""
+    if old == new:
+        return
+    text = f"limits.callsPerMinute {old if old is not None else 'none'} → "
+    text += str(new) if new is not None else "none"
+    at = ("limits", "callsPerMinute")
+    if old is not None and (new is None or new > old):
+        yield change(tool, "TD216", text, at)
+    else:
+        yield change(tool, "TD503", text, at)
 
 
 def _dump(value: Any) -> str | None:

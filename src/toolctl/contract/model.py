@@ -40,7 +40,7 @@ def contract_of(spec: ToolSpec) -> JsonDict:
         "description": spec.description,
         "inputSchema": spec.input_schema,
         "strict": spec.strict,
-        "requireApproval": spec.require_approval,
+        "requireApproval": approval_of(spec),
     }
     contract.update({k: values[k] for k in _OPTIONAL if values[k] is not None})
     if spec.provider_options:
@@ -48,6 +48,14 @@ def contract_of(spec: ToolSpec) -> JsonDict:
     if spec.to_model_output is not None:
         contract["toModelOutput"] = spec.to_model_output
     return contract
+
+
+def approval_of(spec: ToolSpec) -> bool | JsonDict:
+    """``requireApproval`` as the contract holds it: true, false, or ``{when: schema}`` (the
+    condition bundled)."""
+    if spec.approval_when is not None:
+        return {"when": spec.approval_when}
+    return spec.require_approval
 
 
 def runtime_of(spec: ToolSpec) -> JsonDict:
@@ -60,6 +68,8 @@ def runtime_of(spec: ToolSpec) -> JsonDict:
     }
     if spec.background_timeout is not None:
         runtime["backgroundTimeout"] = spec.background_timeout
+    if spec.calls_per_minute is not None:  # only then: older locks stay as they were
+        runtime["callsPerMinute"] = spec.calls_per_minute
     for key, schema in (
         ("requestContextSchema", spec.request_context_schema),
         ("suspendSchema", spec.suspend_schema),

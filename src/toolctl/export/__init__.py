@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolctl import refs
+from toolctl.catalog import members
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
 from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
@@ -65,20 +66,44 @@ def get_exporter(fmt: str) -> Exporter:
 
 
 def select(
-    tools: Any, names: Sequence[str] | None = None, tags: Sequence[str] | None = None
+    tools: Any,
+    names: Sequence[str] | None = None,
+    tags: Sequence[str] | None = None,
+    toolsets: Sequence[str] | None = None,
 ) -> list[ToolSpec]:
-    """Tools of a registry (or of an iterable of specs) by name and tag, in name order.
+    """Tools of a registry (or of an iterable of specs) by name, tag and toolset, in name order.
 
     Follows :meth:`Registry.select`: disabled tools are left out unless named.
     """
     if hasattr(tools, "select"):
         chosen: list[ToolSpec] = tools.select(names=names or None, tags=tags or None)
-        return chosen
-    specs = sorted(tools, key=lambda t: t.name)
-    specs = [t for t in specs if (t.name in names if names else t.enabled)]
-    if tags:
-        specs = [t for t in specs if set(tags) & set(t.tags)]
-    return specs
+    else:
+        chosen = sorted(tools, key=lambda t: t.name)
+        chosen = [t for t in chosen if (t.name in names if names else t.enabled)]
+        if tags:
+            chosen = [t for t in chosen if set(tags) & set(t.tags)]
+    return members(chosen, toolsets) if toolsets else chosen
+
+
+def _unknown_toolsets(opts: ExportOptions, toolsets: Sequence[str] | None) -> list[Diagnostic]:
+    """An error for each ``toolsets`` / ``allowed_toolsets`` name the catalog lacks."""
+    out = []
+    for option, given in (
+        ("--toolset", toolsets or ()),
+        ("--allowed-toolset", opts.allowed_toolsets),
+    ):
+        for name in given:
+            if name not in opts.catalog:
+                known = ", ".join(sorted(opts.catalog)) or "none declared"
+                out.append(
+                    error(
+                        None,
+                        "TX120",
+                        f"{option} {name!r}: no such toolset",
+                        hint=f"toolsets in toolctl.yaml: {known}",
+                    )
+                )
+    return out
 
 
 def export_result(
@@ -87,18 +112,28 @@ def export_result(
     *,
     names: Sequence[str] | None = None,
     tags: Sequence[str] | None = None,
+    toolsets: Sequence[str] | None = None,
     **options: Any,
 ) -> ExportResult:
     """Export the selected tools of a registry (or specs) as ``fmt``, with every diagnostic.
 
-    ``options``: ``examples_in_description``, ``gemini_parameters`` ("json-schema" or
-    "openapi"), ``mcp_protocol`` ("2025-11-25" or "2026-07-28"), ``check`` (lossy steps become
-    errors), and anything a third-party exporter defines. ``result.data`` is None on errors.
+    ``toolsets``: only the tools of these toolsets. ``options``: ``examples_in_description``,
+    ``gemini_parameters`` ("json-schema" or "openapi"), ``mcp_protocol`` ("2025-11-25" or
+    "2026-07-28"), ``check`` (lossy steps become errors), ``tool_search`` (anthropic: "bm25"
+    or "regex"), ``allowed_toolsets`` (the provider's allowed-names list), ``catalog`` (the
+    declared toolsets; default: the registry's), and anything a third-party exporter defines.
+    ``result.data`` is None on errors.
     """
     entry = _entry(fmt)
     exporter = load(entry)
+    if "catalog" not in options:
+        options["catalog"] = getattr(tools, "toolsets", {})
+    options["allowed_toolsets"] = tuple(options.get("allowed_toolsets") or ())
     opts = ExportOptions.from_kwargs(**options)
-    specs = select(tools, names, tags)
+    unknown = _unknown_toolsets(opts, toolsets)
+    if unknown:
+        return ExportResult(fmt, None, unknown)
+    specs = select(tools, names, tags, toolsets)
     if is_builtin(entry):
         with gc_paused():  # pure data work: nothing cyclic to collect (costly at 10,000 tools)
             result = exporter.export(specs, opts)

@@ -1,8 +1,11 @@
 """Anthropic Messages ``tools``: ``{name, description, input_schema, ...}`` entries.
 
 ``inputExamples`` become ``input_examples``; ``providerOptions.anthropic`` carries
-``cache_control``, ``defer_loading`` and the like. Strict tools follow Anthropic's rules, and the
-per-request limits (strict tools, optional and union parameters) are summed over the export.
+``cache_control``, ``allowed_callers`` and the like. A deferred tool (``loading: deferred``, its
+own or its toolset's) carries ``"defer_loading": true``, and the list then ends with Anthropic's
+tool search tool (BM25 by default, regex on request), through which the model finds it.
+Strict tools follow Anthropic's rules, and the per-request limits (strict tools, optional and
+union parameters) are summed over the export.
 """
 
 from __future__ import annotations
@@ -11,9 +14,10 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from toolctl.diagnostics import Diagnostic, error
-from toolctl.export.base import ExportOptions, Findings, ToolListExporter
+from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import PLAIN, example_inputs, parameters
 from toolctl.export.convert import Profile
+from toolctl.export.loading import allowed_problems, deferred
 from toolctl.export.names import ANTHROPIC_NAME, NameRule
 from toolctl.export.strict import ANTHROPIC_STRICT
 from toolctl.spec import ToolSpec
@@ -22,6 +26,11 @@ from toolctl.spec import ToolSpec
 MAX_STRICT_TOOLS = 20
 MAX_OPTIONAL = 24
 MAX_UNIONS = 16
+# Anthropic's server tools that search the deferred tools (anthropic.types.ToolUnionParam).
+TOOL_SEARCH = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
 
 
 def _objects(node: Any) -> Iterator[dict[str, Any]]:
@@ -77,10 +86,24 @@ class AnthropicExporter(ToolListExporter):
             tool["input_examples"] = example_inputs(spec)
         if spec.strict:
             tool["strict"] = True
+        if deferred(spec, options):
+            tool["defer_loading"] = True
         self.merge_provider_options(spec, tool, out)
         return [tool]
 
+    def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
+        # The search tool only when something is deferred (after providerOptions, which may
+        # set defer_loading too): the API refuses deferred tools without one.
+        if any(e.get("defer_loading") is True for e in entries):
+            return {"tools": [*entries, dict(TOOL_SEARCH.get(options.tool_search, {}))]}
+        return {"tools": entries}
+
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
+        out = check_choice("Anthropic tool search", options.tool_search, tuple(TOOL_SEARCH))
+        out += allowed_problems(self.label, specs, options, supported=False)
+        return out + self._strict_limits(specs)
+
+    def _strict_limits(self, specs: Sequence[ToolSpec]) -> list[Diagnostic]:
         strict = [s for s in specs if s.strict]
         if not strict:
             return []

@@ -20,9 +20,9 @@ the findings, so it copies nothing (``lint`` calls it for every tool and provide
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from toolctl.diagnostics import (
     Diagnostic,
@@ -34,6 +34,9 @@ from toolctl.diagnostics import (
     warning,
 )
 from toolctl.spec import ToolSpec
+
+if TYPE_CHECKING:
+    from toolctl.catalog import Toolset
 
 JsonPath = tuple[str | int, ...]
 
@@ -52,6 +55,14 @@ class ExportOptions:
     # False: leave out info findings (faithful rewrites) for a caller that acts only on errors
     # and warnings (the lint provider rules: building them was a fifth of their time).
     infos: bool = True
+    # The declared toolsets (``toolsets:`` in toolctl.yaml): what a tool's loading and
+    # namespace come from. export_result fills it in from a registry.
+    catalog: Mapping[str, Toolset] = field(default_factory=dict)
+    # anthropic: which tool search tool lists deferred tools ("bm25" or "regex")
+    tool_search: str = "bm25"
+    # Toolsets whose tools the model may call, through the provider's allowed-names mechanism
+    # (OpenAI tool_choice allowed_tools, Gemini allowedFunctionNames); the rest stay listed.
+    allowed_toolsets: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -169,6 +180,14 @@ class ToolListExporter:
         """The request fragment around the entries."""
         return {"tools": entries}
 
+    def request(
+        self, specs: Sequence[ToolSpec], per_tool: list[list[Any]], options: ExportOptions
+    ) -> Any:
+        """The request fragment from each tool's entries (``per_tool[i]`` belongs to
+        ``specs[i]``): :meth:`wrap` of them all, unless a target groups them (namespaces) or
+        adds request-level fields (allowed names)."""
+        return self.wrap([e for group in per_tool for e in group], options)
+
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
         """Findings about the request as a whole (limits summed over tools)."""
         return []
@@ -190,11 +209,11 @@ class ToolListExporter:
 
     def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult:
         """Export ``specs`` (already selected); ``data`` is None when there are errors."""
-        entries: list[Any] = []
+        per_tool: list[list[Any]] = []
         diags: list[Diagnostic] = []
         for spec in specs:
             got, found = self._convert(spec, options)
-            entries.extend(detach(got))
+            per_tool.append(detach(got))
             diags.extend(found)
         diags.extend(self.finish(specs, options))
         if not specs:
@@ -208,7 +227,7 @@ class ToolListExporter:
                 )
             )
         diags = finalize(diags, options)
-        data = None if has_errors(diags) else self.wrap(entries, options)
+        data = None if has_errors(diags) else self.request(specs, per_tool, options)
         return ExportResult(self.name, data, diags)
 
     def merge_provider_options(

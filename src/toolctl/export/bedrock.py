@@ -8,10 +8,13 @@ follow Anthropic's strict rules (Bedrock's own rules are not published per model
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
+from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter
 from toolctl.export.common import PLAIN, description, parameters
+from toolctl.export.loading import allowed_problems, sent_up_front
 from toolctl.export.names import BEDROCK_NAME
 from toolctl.export.strict import ANTHROPIC_STRICT
 from toolctl.spec import ToolSpec
@@ -52,6 +55,10 @@ class BedrockExporter(ToolListExporter):
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
         return {"toolConfig": {"tools": entries}}
+
+    def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
+        out = allowed_problems(self.label or self.name, specs, options, supported=False)
+        return out + sent_up_front(self.label or self.name, specs, options)
 
 
 EXPORTER = BedrockExporter()

@@ -5,6 +5,10 @@ The default puts the schema in ``parametersJsonSchema``, which Gemini reads as J
 type declares. ``gemini_parameters="openapi"`` emits the older ``parameters`` form instead: an
 OpenAPI 3.0 subset with upper-case types and ``nullable``, every ``$ref`` inlined and recursion
 refused.
+
+Gemini loads every declaration up front: deferred tools are exported too (with a note). To keep
+a request small, export one toolset (``--toolset``); ``allowed_toolsets`` adds a
+``toolConfig.functionCallingConfig`` in ``VALIDATED`` mode with ``allowedFunctionNames``.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, JsonPath, ToolListExporter, check_choice
 from toolctl.export.common import description, has_parameters, parameters
 from toolctl.export.convert import Profile, convert
+from toolctl.export.loading import allowed_names, allowed_problems, sent_up_front
 from toolctl.export.names import GEMINI_NAME
 from toolctl.spec import ToolSpec
 
@@ -160,10 +165,23 @@ class GeminiExporter(ToolListExporter):
         return [decl]
 
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
-        return check_choice("Gemini parameters form", options.gemini_parameters, MODES)
+        out = check_choice("Gemini parameters form", options.gemini_parameters, MODES)
+        out += allowed_problems(self.label, specs, options, supported=True)
+        return out + sent_up_front(self.label, specs, options)
 
     def wrap(self, entries: list[Any], options: ExportOptions) -> Any:
         return {"tools": [{"functionDeclarations": entries}] if entries else []}
+
+    def request(
+        self, specs: Sequence[ToolSpec], per_tool: list[list[Any]], options: ExportOptions
+    ) -> Any:
+        data: dict[str, Any] = self.wrap([e for group in per_tool for e in group], options)
+        names = allowed_names(specs, options)
+        if names:
+            # VALIDATED: the model may answer in text or call one of these (ANY forces a call)
+            config = {"mode": "VALIDATED", "allowedFunctionNames": names}
+            data["toolConfig"] = {"functionCallingConfig": config}
+        return data
 
 
 EXPORTER = GeminiExporter()

@@ -15,6 +15,7 @@ from toolctl.contract.model import META_KEY, contract_digest
 from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
+from toolctl.export.loading import allowed_problems
 from toolctl.export.names import MCP_NAME, check_mcp_name_edges
 from toolctl.export.viewschema import view_schema
 from toolctl.sensitive import shown_schema
@@ -132,7 +133,9 @@ class McpExporter(ToolListExporter):
         return data
 
     def finish(self, specs: Sequence[ToolSpec], options: ExportOptions) -> list[Diagnostic]:
-        return check_choice("MCP protocol", options.mcp_protocol, PROTOCOLS)
+        # tools/list has no deferred loading: `toolctl serve --search` is the MCP form of it
+        out = check_choice("MCP protocol", options.mcp_protocol, PROTOCOLS)
+        return out + allowed_problems("MCP", specs, options, supported=False)
 
 
 EXPORTER = McpExporter()

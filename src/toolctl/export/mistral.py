@@ -23,6 +23,7 @@ class MistralExporter(OpenAIChatExporter):
     strict_profile = dataclasses.replace(OPENAI_STRICT, target="Mistral strict mode (OpenAI rules)")
     description_limit = None  # Mistral documents no limit
     max_tools = None
+    allows_names = False  # Mistral's tool_choice names one function at most
 
 
 EXPORTER = MistralExporter()

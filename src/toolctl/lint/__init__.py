@@ -25,6 +25,7 @@ from toolctl.lint.model import FAMILIES, Hit, Rule, RuleSet
 from toolctl.lint.packs import Catalogue, catalogue
 
 if TYPE_CHECKING:
+    from toolctl.catalog import Toolset
     from toolctl.registry import Registry
     from toolctl.spec import ToolSpec
 
@@ -73,11 +74,13 @@ def lint_tools(
     python_path: Sequence[Path] = (),
     root: Path | None = None,
     directive_files: Mapping[str, bool] | None = None,
+    toolsets: Mapping[str, Toolset] | None = None,
 ) -> list[Diagnostic]:
     """Lint findings for ``tools`` (e.g. built with ``ToolSpec.from_validated``).
 
     ``directive_files``: which files hold a ``toolctl:`` comment, when known (see
     :attr:`Registry.directive_files`); files it says hold none are not read for ignores.
+    ``toolsets``: the declared toolsets (:attr:`Registry.toolsets`), which say what is deferred.
     """
     from toolctl.lint.engine import run
 
@@ -88,6 +91,7 @@ def lint_tools(
         python_path=python_path,
         root=root,
         directive_files=directive_files,
+        toolsets=toolsets,
     )
 
 
@@ -121,5 +125,6 @@ def lint(
         config,
         python_path=project.python_path if project else (),
         directive_files=registry.directive_files,
+        toolsets=registry.toolsets,
     )
     return sorted_unique([*registry.diagnostics, *findings] if include_load else findings)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +13,7 @@ from toolctl.lint.walk import keyword_index, model_texts, tool_subschemas
 from toolctl.yamlsrc import JsonPath
 
 if TYPE_CHECKING:
+    from toolctl.catalog import Toolset
     from toolctl.spec import ToolSpec
 
 
@@ -23,6 +24,8 @@ class LintContext:
     config: LintConfig
     tools: Sequence[ToolSpec] = ()
     python_path: list[Path] = field(default_factory=list)
+    # The project's toolsets: which tools are deferred (not sent to a model up front)
+    toolsets: Mapping[str, Toolset] = field(default_factory=dict)
     _cache: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
     _scratch: dict[tuple[str, int], Any] = field(default_factory=dict, repr=False)
 

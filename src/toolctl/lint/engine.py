@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolctl.diagnostics import Diagnostic, Location, Severity, error, json_pointer, sorted_unique
 from toolctl.errors import ConfigError
@@ -17,6 +17,9 @@ from toolctl.lint.select import matches, specificity, unknown
 from toolctl.lint.suppress import apply, unknown_selectors, unused
 from toolctl.spec import ToolSpec
 from toolctl.yamlsrc import gc_paused, may_hold_directive
+
+if TYPE_CHECKING:
+    from toolctl.catalog import Toolset
 
 
 def check_selectors(config: LintConfig, cat: Catalogue) -> None:
@@ -207,6 +210,7 @@ def run(
     python_path: Sequence[Path] = (),
     root: Path | None = None,
     directive_files: Mapping[str, bool] | None = None,
+    toolsets: Mapping[str, Toolset] | None = None,
 ) -> list[Diagnostic]:
     """Every finding of the active rules on ``tools``, suppressions applied, sorted.
 
@@ -217,7 +221,8 @@ def run(
     check_selectors(config, cat)
     rules = active_rules(config, cat)
     with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
-        found = _findings(tools, rules, LintContext(config, tools, list(python_path)))
+        ctx = LintContext(config, tools, list(python_path), toolsets or {})
+        found = _findings(tools, rules, ctx)
     found = [*cat.problems, *found]
     read_lines = _comment_reader((root or Path.cwd()).resolve(), directive_files)
     used: set[tuple[str, int]] = set()

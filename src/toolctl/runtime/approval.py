@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import inspect
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from toolctl.budget import ValidationRefused
 from toolctl.runtime import jsondata
 from toolctl.runtime.exctext import describe
-from toolctl.runtime.invoke import in_task
+from toolctl.runtime.invoke import Saturated, in_task, off_loop
 from toolctl.runtime.result import (
     ApprovalInfo,
     ApprovalRequest,
@@ -17,11 +18,70 @@ from toolctl.runtime.result import (
     RunStatus,
     ToolErrorInfo,
 )
+from toolctl.runtime.state import validator_for
 
 if TYPE_CHECKING:
     from toolctl.runtime.recording import Recorder
     from toolctl.runtime.state import RunState
     from toolctl.runtime.views import Views
+
+
+def approval_subject(state: RunState) -> dict[str, Any]:
+    """What a ``requireApproval: {when: ...}`` schema is matched against: the validated input
+    (defaults filled in), the request context, the caller and the tool's annotations. The
+    principal is ``{iss, sub, client_id, scopes}`` (scopes sorted) or null for the local
+    operator (the CLI and the Python API without one)."""
+    principal = state.options.principal
+    shown: dict[str, Any] | None = None
+    if principal is not None:
+        shown = {
+            "iss": principal.issuer,
+            "sub": principal.subject,
+            "client_id": principal.client_id,
+            "scopes": sorted(principal.scopes),
+        }
+    return {
+        "input": state.input,
+        "context": state.context,
+        "principal": shown,
+        "annotations": dict(state.spec.annotations),
+    }
+
+
+_UNDECIDED = ("depth", "$ref")  # problems that say "could not tell", not "does not match"
+
+
+async def approval_needed(state: RunState) -> bool:
+    """Whether this call must be approved: ``requireApproval: true``, or a ``when`` schema
+    that matches :func:`approval_subject`.
+
+    A condition that cannot be decided (a pattern that cannot be evaluated, the call's
+    validation budget used up, nesting too deep, no worker free) asks for approval: a refused
+    evaluation must never read as "does not match", or a crafted input would skip approval.
+    Like every check of a value, it runs off a shared event loop unless the fast path decides.
+    """
+    spec = state.spec
+    when = spec.approval_when
+    if when is None:
+        return spec.require_approval
+    validator = validator_for(when)
+    subject = approval_subject(state)
+    if validator.quick_accept(subject):
+        return True
+    try:
+        problems = await off_loop(
+            validator.errors, subject, 1, state.budget, name="toolctl-validate"
+        )
+    except (ValidationRefused, Saturated) as exc:
+        state.note(f"requireApproval.when could not be decided ({exc}); approval is required")
+        return True
+    if problems and problems[0].keyword in _UNDECIDED:
+        state.note(
+            f"requireApproval.when could not be decided ({problems[0].message}); "
+            "approval is required"
+        )
+        return True
+    return not problems
 
 
 class ApprovalGate:

@@ -22,6 +22,9 @@ from typing import Any
 REQUESTS_KEY = "dev.toolctl/inputRequests"
 ANSWERED_KEY = "dev.toolctl/answered"
 ANSWERS_KEY = "dev.toolctl/answers"
+# the form schemas of the answers already given ({key: requestedSchema}): the secret fields of
+# an earlier round's answer stay known in every later round, whichever process resumes it
+ANSWERED_SCHEMAS_KEY = "dev.toolctl/answeredSchemas"
 METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 # The client capability each request needs (MCP ClientCapabilities keys).
 CAPABILITIES = {
@@ -91,6 +94,48 @@ def roots() -> dict[str, Any]:
     return {"method": "roots/list", "params": {}}
 
 
+def form_schema(request: Any) -> dict[str, Any] | None:
+    """The ``requestedSchema`` of a form elicitation request, else None."""
+    if not isinstance(request, dict) or request.get("method") != "elicitation/create":
+        return None
+    params = request.get("params")
+    schema = params.get("requestedSchema") if isinstance(params, dict) else None
+    return schema if isinstance(schema, dict) else None
+
+
+def answer_schemas(payload: Any) -> dict[str, dict[str, Any]]:
+    """``{key: schema of the answer}`` for the form elicitations a suspend payload asks and
+    has had answered: the schema an answer (``{"action": ..., "content": {...}}``) has, its
+    ``content`` shaped by the form's ``requestedSchema`` (whose ``writeOnly``/``x-sensitive``
+    fields, and fields with secret-like names, are the answer's secrets)."""
+    pending = pending_requests(payload)
+    if pending is None:
+        return {}
+    requests, _ = pending
+    forms = {key: form_schema(request) for key, request in requests.items()}
+    earlier = payload.get(ANSWERED_SCHEMAS_KEY)
+    if isinstance(earlier, dict):
+        forms.update({k: v for k, v in earlier.items() if isinstance(v, dict) and k not in forms})
+    return {
+        key: {"type": "object", "properties": {"content": schema}}
+        for key, schema in forms.items()
+        if schema is not None
+    }
+
+
+def suspend_payload(
+    missing: dict[str, Any], answered: dict[str, Any], seen: dict[str, Any]
+) -> dict[str, Any]:
+    """What ``ctx.ask`` suspends with: the requests still ``missing``, the answers given so
+    far, and the form schemas of those answers (from the requests ``seen`` in this run)."""
+    payload: dict[str, Any] = {REQUESTS_KEY: missing, ANSWERED_KEY: answered}
+    schemas = {k: form_schema(seen.get(k)) for k in answered}
+    kept = {k: v for k, v in schemas.items() if v is not None}
+    if kept:
+        payload[ANSWERED_SCHEMAS_KEY] = kept
+    return payload
+
+
 AskFn = Callable[[str, dict[str, Any]], Any]
 
 
@@ -111,6 +156,9 @@ def answering(
                 answers[key] = ask(key, request)
         if not set(requests) <= set(answers):
             return None
-        return {ANSWERS_KEY: {**answered, **{k: answers[k] for k in requests}}}
+        # The answers this callback gave stay its own (the payload it is shown has the secret
+        # fields of earlier answers scrubbed): the payload's only fill what it never gave.
+        given = {k: answers[k] for k in [*answered, *requests] if k in answers}
+        return {ANSWERS_KEY: {**answered, **given}}
 
     return on_suspend

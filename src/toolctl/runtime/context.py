@@ -242,6 +242,7 @@ class ToolContext:
         self._scrub = scrub
         # What the calling MCP client declared (its ClientCapabilities); None when unknown.
         self.client_capabilities = client_capabilities
+        self._asked: dict[str, Any] = {}  # every request ``ask`` has seen in this invocation
 
     @property
     def resumed(self) -> bool:
@@ -268,11 +269,12 @@ class ToolContext:
         is answered; until then the run suspends (never returns) and runs again from the start
         when answered. Several keys are asked in one round; ``ask`` after ``ask`` is rounds."""
         wanted = clientask.check_requests(requests)
+        self._asked.update(wanted)
         answers = clientask.answers_in(self.resume_data)
         missing = {k: r for k, r in wanted.items() if k not in answers}
         if missing:
             answered = {k: v for k, v in answers.items() if k not in missing}
-            self.suspend({clientask.REQUESTS_KEY: missing, clientask.ANSWERED_KEY: answered})
+            self.suspend(clientask.suspend_payload(missing, answered, self._asked))
         return {k: answers[k] for k in wanted}
 
     def can_ask(self, method: str) -> bool:

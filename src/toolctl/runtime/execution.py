@@ -16,7 +16,7 @@ from toolctl.runtime.context import AbortSignal, SuspendRequested
 from toolctl.runtime.exctext import MAX_MESSAGE_CHARS, bounded
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, invoke, wants_context
 from toolctl.runtime.loading import load_callable
-from toolctl.runtime.redact import hold_secrets, release_secrets
+from toolctl.runtime.redact import hold_more, release_secrets
 from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.state import StepFailed
 from toolctl.runtime.sync import owns_running_loop
@@ -80,7 +80,7 @@ class Executor:
         # What the handler logs on its own is scrubbed of the run's secrets until the handler
         # has ended (a timed-out one may go on after its run has ended).
         secrets_ = state.secret_values
-        hold_secrets(secrets_)
+        hold_more(secrets_)
         return await invoke(
             handler,
             args,

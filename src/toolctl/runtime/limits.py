@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolctl.budget import DEFAULT_BUDGET_MS
-from toolctl.config import DEFAULT_MEMORY_LIMIT_MB, MIB, memory_limit_mb, validation_budget_ms
+from toolctl.config import (
+    DEFAULT_MEMORY_LIMIT_MB,
+    MIB,
+    calls_per_minute,
+    memory_limit_mb,
+    validation_budget_ms,
+)
 
 if TYPE_CHECKING:
     from toolctl.runtime.records import HasProject
@@ -39,6 +45,7 @@ class ResourceLimits:
 
     memory_mb: int | None = DEFAULT_MEMORY_LIMIT_MB
     validation_budget_ms: int = DEFAULT_BUDGET_MS
+    calls_per_minute: int | None = None  # limits.callsPerMinute: every tool's default rate limit
 
     def for_child(self, timeout: float | None) -> dict[str, int | None]:
         """What the child sets: address space in bytes, CPU seconds (from the timeout)."""
@@ -56,7 +63,8 @@ def limits_of(registry: HasProject) -> ResourceLimits:
     where = str(project.config_file or "toolctl.yaml")
     memory = memory_limit_mb(project.settings, lambda: where)  # checks that run is a mapping
     budget = validation_budget_ms(project.settings, lambda: where)
-    return ResourceLimits(memory_mb=memory, validation_budget_ms=budget)
+    rate = calls_per_minute(project.settings, lambda: where)
+    return ResourceLimits(memory_mb=memory, validation_budget_ms=budget, calls_per_minute=rate)
 
 
 def apply_in_child(limits: dict[str, Any] | None) -> None:

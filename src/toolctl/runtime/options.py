@@ -56,6 +56,9 @@ class CallOptions:
       ``ClientCapabilities`` as JSON), which the handler reads as ``ctx.client_capabilities``
       and ``ctx.can_ask(method)``; None when unknown (the CLI and the API answer every
       request themselves).
+    * ``rate_charged``: the call was already charged to its rate limit (``limits:``) by the
+      front end (the HTTP server does it before the MCP session, to answer 429): the pipeline
+      does not charge it again.
     """
 
     context: Any = None  # arbitrary JSON (or its text)
@@ -71,6 +74,7 @@ class CallOptions:
     origin: str | None = "api"  # the front end starting the run (records.Origin); see there
     principal: Principal | None = None
     client_capabilities: dict[str, Any] | None = None
+    rate_charged: bool = False
 
 
 class ContinueKeywords(TypedDict, total=False):
@@ -99,6 +103,7 @@ class CallKeywords(TypedDict, total=False):
     origin: str | None
     principal: Principal | None
     client_capabilities: dict[str, Any] | None
+    rate_charged: bool
 
 
 _DEFAULT = CallOptions()

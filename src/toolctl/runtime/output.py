@@ -51,11 +51,14 @@ async def check_output(state: RunState, output: Any) -> None:
     schema = spec.output_schema
     if schema is None or spec.output_validation == "off":
         return
+    validator = state.plan.output_validator
+    if validator is not None and validator.quick_accept(output):
+        return  # (no coroutine for the common case: see validation.problems)
     problems = await validation.problems(
         state,
         schema,
         output,
-        state.plan.output_validator,
+        validator,
         code=ErrorCode.INVALID_OUTPUT.value,
         what="output",
     )
@@ -73,18 +76,29 @@ async def check_output(state: RunState, output: Any) -> None:
         log.warning("%s: %s", spec.name, state.notes[-1])
 
 
+def model_output_in_place(
+    state: RunState, output: Any, python_path: tuple[str, ...]
+) -> dict[str, Any]:
+    """Step 9 without user code (no ``toModelOutput``, or a declarative one): what the model
+    sees; :class:`StepFailed` when it fails."""
+    try:
+        return transforms.to_model_output(state.spec.to_model_output, output, python_path)
+    except (transforms.TransformError, ToolctlError) as exc:
+        raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(str(exc))) from None
+
+
 async def model_output(
     state: RunState, output: Any, python_path: tuple[str, ...]
 ) -> dict[str, Any]:
     """Step 9: what the model sees (``toModelOutput``); :class:`StepFailed` when it fails. A
     callable ``toModelOutput`` is user code: it runs off the event loop."""
     spec = state.spec.to_model_output
+    if not (spec and "call" in spec):
+        return model_output_in_place(state, output, python_path)
     try:
-        if spec and "call" in spec:
-            return await off_loop(
-                transforms.to_model_output, spec, output, python_path, name="toolctl-transform"
-            )
-        return transforms.to_model_output(spec, output, python_path)
+        return await off_loop(
+            transforms.to_model_output, spec, output, python_path, name="toolctl-transform"
+        )
     except (transforms.TransformError, ToolctlError) as exc:
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(str(exc))) from None
     except Saturated as exc:

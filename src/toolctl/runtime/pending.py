@@ -20,6 +20,7 @@ from toolctl.runtime.options import build as build_options
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.pipeline import Call
 from toolctl.runtime.result import RunResult, RunStatus
+from toolctl.runtime.state import StepFailed
 from toolctl.runtime.sync import run_sync
 
 if TYPE_CHECKING:
@@ -96,7 +97,10 @@ async def _resume(
     spec = registry.get(rec.tool)
     _check_binding(st, rec, spec, for_resume=True)
     c = box.make(registry, rec, st, options)
-    problem = c.suspension.check_resume(data)
+    try:
+        problem = await c.suspension.check_resume(data, rec.suspend)
+    except StepFailed as exc:  # over the validation budget: refused, the run stays suspended
+        problem = exc.info
     if problem is not None:
         c.views.phase("error", problem.to_dict())
         return c.state.result(

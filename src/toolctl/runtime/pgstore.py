@@ -33,7 +33,7 @@ from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
 from toolctl.runtime.rowcodec import FIELDS
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from procrastinate import App
     from psycopg_pool import ConnectionPool
@@ -159,6 +159,8 @@ class PostgresStore:
         self._queue_lock = threading.Lock()
         self._queue_pool: ConnectionPool | None = None  # the task queue's, made on first use
         self._queue_app: App | None = None
+        self._rate_ready = False  # toolctl_rate_limits made (on the first rate-limited call)
+        self._rate_takes = 0
         self.max_size = max_size
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
         try:
@@ -433,11 +435,12 @@ class PostgresStore:
                 done.append(rec.run_id)
         return done
 
-    def sweep_exclusive(self) -> list[str] | None:
+    def sweep_exclusive(self, then: Callable[[], object] | None = None) -> list[str] | None:
         """:meth:`sweep`, unless another process on this database is sweeping right now (then
         None): the periodic sweeps of every replica and worker take turns instead of all
         reading every running run. The turn is a session advisory lock on a connection of its
-        own, so it ends with the sweep, or with the process if it dies mid-sweep."""
+        own, so it ends with the sweep, or with the process if it dies mid-sweep. ``then``
+        runs after the sweep, still in the turn (the queue's housekeeping)."""
         import psycopg
 
         try:
@@ -445,7 +448,10 @@ class PostgresStore:
                 row = conn.execute("SELECT pg_try_advisory_lock(%s)", (_SWEEP_KEY,)).fetchone()
                 if not row or not row[0]:
                     return None
-                return self.sweep()
+                swept = self.sweep()
+                if then is not None:
+                    then()
+                return swept
         except psycopg.OperationalError as exc:
             raise self._unavailable(exc) from None
         except psycopg.Error as exc:
@@ -512,6 +518,11 @@ class PostgresStore:
         )
         return str(rows[0]["status"]) if rows else None
 
+    def queue_exists(self) -> bool:
+        """Whether the task queue's tables exist (a background run was ever queued here)."""
+        rows = self._run("SELECT to_regclass('procrastinate_jobs') AS t", fetch=True)
+        return bool(rows and rows[0]["t"] is not None)
+
     def ensure_queue_schema(self) -> None:
         """Create the task queue's tables (Procrastinate's schema) once per database."""
         if self._queue_ready:
@@ -562,3 +573,38 @@ class PostgresStore:
         """Raise :class:`DatabaseUnavailableError` unless the database answers within a few
         seconds (readiness checks: a balancer's probe must not hang while the server is down)."""
         self._run("SELECT 1", fetch=True, wait=PING_WAIT_S)
+
+    # ------------------------------------------------------------ rate limits
+
+    def take_call(self, bucket: str, per_minute: int) -> float:
+        """Take one call from a rate-limit bucket shared by every process on this database:
+        0.0 when allowed, else seconds until one is free (:mod:`toolctl.runtime.ratelimit`)."""
+        from toolctl.runtime import ratelimit
+
+        self._ensure_rate_table()
+        rows = self._run(
+            ratelimit.PG_TAKE, ratelimit.pg_params(bucket, per_minute), durable=False, fetch=True
+        )
+        self._rate_takes += 1
+        if self._rate_takes % ratelimit.PG_CLEAN_EVERY == 0:
+            self._run(ratelimit.PG_DRAINED, durable=False)
+        return ratelimit.pg_wait(rows[0], per_minute)
+
+    def _ensure_rate_table(self) -> None:
+        # Made on first use, not by a schema migration: a database that never limits a tool
+        # never gets the table, and an older toolctl on the same database ignores it.
+        if self._rate_ready:
+            return
+        import psycopg
+
+        from toolctl.runtime.ratelimit import PG_TABLE
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+                conn.execute(PG_TABLE)
+        except psycopg.OperationalError as exc:
+            raise self._unavailable(exc) from None
+        except psycopg.Error as exc:
+            raise self._error(exc, "cannot set up rate limits in") from None
+        self._rate_ready = True

@@ -28,13 +28,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import history, hooks, jsondata, output, validation
-from toolctl.runtime.approval import ApprovalGate
+from toolctl.runtime import history, hooks, jsondata, output, ratelimit, validation
+from toolctl.runtime.approval import ApprovalGate, approval_needed
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
 from toolctl.runtime.invoke import HandlerExit, HandlerTimeout, Saturated
@@ -55,7 +54,6 @@ from toolctl.runtime.sync import cancelled_error
 from toolctl.runtime.views import Views
 from toolctl.schemadefaults import fill_defaults
 from toolctl.schemamessages import json_type
-from toolctl.sensitive import sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.runtime.options import CallOptions
@@ -91,18 +89,16 @@ def _has_null(value: Any) -> bool:
     return False
 
 
-@contextmanager
-def _secrets_held(state: RunState) -> Iterator[None]:
-    """While the block runs, what hooks, handlers, transforms and ``toModelOutput`` callables
-    log or warn is scrubbed of the run's secrets. The source is a partial of its own: the
-    executor holds ``state.secret_values`` for the handler (a bound method, equal to every
-    other of this state) and releases it when the handler ends, which must not release this."""
+def _secrets_source(state: RunState) -> Callable[[], frozenset[str]]:
+    """What :func:`hold_secrets` holds while a run's steps run, so that what hooks, handlers,
+    transforms and ``toModelOutput`` callables log or warn is scrubbed of the run's secrets.
+    The source is a partial of its own: the executor holds ``state.secret_values`` for the
+    handler (a bound method, equal to every other of this state) and releases it when the
+    handler ends, which must not release this. (A try/finally at each use, not a context
+    manager: this is on every call's path.)"""
     source = functools.partial(RunState.secret_values, state)
     hold_secrets(source)
-    try:
-        yield
-    finally:
-        release_secrets(source)
+    return source
 
 
 class Call:
@@ -123,7 +119,7 @@ class Call:
         status: str = RunStatus.RUNNING.value,
     ) -> None:
         self.state = RunState(plan_for(spec), options)
-        self.state.budget.limit = site.limits.validation_budget_ms / 1000
+        self.state.budget_ms = site.limits.validation_budget_ms
         self.site = site
         self.views = Views(self.state, site.python_path)
         self.recorder = Recorder(
@@ -195,29 +191,67 @@ class Call:
 
     async def run(self, raw_input: Any) -> RunResult:
         """A new call, from raw arguments to the result."""
-        with _secrets_held(self.state):
-            return await self._run(raw_input)
-
-    async def _run(self, raw_input: Any) -> RunResult:
         state = self.state
+        source = _secrets_source(state)
+        try:
+            return await self._run(state, raw_input)
+        finally:
+            release_secrets(source)
+
+    async def _run(self, state: RunState, raw_input: Any) -> RunResult:
+        # (the common case of each step without a coroutine of its own: no transform that
+        # calls code, input the fast validator accepts, no hook: every call pays this path)
+        plan = state.plan
+        if state.spec.calls_per_minute is not None or self.site.limits.calls_per_minute:
+            limited = await self._rate_limited()  # 0: before any work, and never recorded
+            if limited is not None:
+                return limited
         try:
             state.input = self._parse(raw_input)  # 1
-            state.register(state.input, state.spec.input_schema)
+            accepted = plan.input_validator.quick_accept(state.input)
+            if not (accepted and plan.input_redactor.accepts_no_secrets):
+                state.register(state.input, state.spec.input_schema)
             if "inputDelta" in state.display or "inputDelta" in state.transcript:
                 self.views.rescrub_deltas()  # streamed before its secrets were known
-            await self.views.aphase("input", state.input, state.spec.input_schema)
-            await self._validate_input()  # 3
-            await self.fire("onInputAvailable", input=state.input)  # 2
+            if plan.calls_code("input"):
+                await self.views.aphase("input", state.input, state.spec.input_schema)
+            else:
+                self.views.phase("input", state.input, state.spec.input_schema)
+            if not accepted:
+                await self._validate_input()  # 3
+            if "onInputAvailable" in state.spec.hooks:
+                await self.fire("onInputAvailable", input=state.input)  # 2
             state.context = await self._check_context()  # 4
         except StepFailed as exc:
             return await self.recorder.error_result_async(exc.info, exc.status)
-        if state.spec.require_approval:  # 5
+        if state.spec.require_approval and await approval_needed(state):  # 5
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
         return await self._execute()  # already holding the run's secrets
+
+    async def _rate_limited(self) -> RunResult | None:
+        """The ``rate_limited`` result when this caller used up the tool's calls a minute
+        (:mod:`toolctl.runtime.ratelimit`), else None. Charged unless the HTTP front end already
+        charged it (and answered 429 when it was refused)."""
+        state = self.state
+        if state.options.rate_charged:
+            return None
+        store = self.recorder.store
+
+        def take() -> ratelimit.RateLimited | None:
+            return ratelimit.take(store, state.spec, self.site, state.options.principal)
+
+        # a PostgreSQL bucket is a round trip: off the event loop when other calls are in flight
+        found = await history.write(take) if ratelimit.is_shared(store) else take()
+        if found is None:
+            return None
+        info = found.error()
+        return state.result(
+            RunStatus.FAILED, error=info, model_output={"type": "text", "value": info.text()}
+        )
 
     def _parse(self, raw_input: Any) -> dict[str, Any]:
         spec = self.state.spec
@@ -274,7 +308,8 @@ class Call:
                 jsondata.check(context, what="request context")
         except InvalidJSONError as exc:
             raise StepFailed(ErrorCode.INVALID_CONTEXT.value, exc.message) from None
-        self.state.register(context, schema)
+        if context is not None:
+            self.state.register(context, schema)
         if schema is not None:
             problems = await validation.problems(
                 self.state,
@@ -314,8 +349,11 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
-        with _secrets_held(self.state):
+        source = _secrets_source(self.state)
+        try:
             return await self._execute()
+        finally:
+            release_secrets(source)
 
     async def _execute(self) -> RunResult:
         recorder = self.recorder
@@ -422,14 +460,24 @@ class Call:
 
     async def _succeeded(self, out: Any) -> RunResult:
         state, recorder = self.state, self.recorder
-        state.register(out, state.plan.output_schema, marked_only=True)
+        plan = state.plan
+        if plan.output_redactor.marks:
+            state.register(out, plan.output_schema, marked_only=True)
         try:
             await output.check_output(state, out)  # 8
-            await self.fire("onOutput", output=out)  # 9
+            if "onOutput" in state.spec.hooks:
+                await self.fire("onOutput", output=out)  # 9
             # The model sees the output without its sensitive fields (toModelOutput included).
-            shown = sensitive_map(state.plan.output_schema).prune(out)
-            model = await output.model_output(state, shown, self.site.python_path)
-            await self.views.aphase("output", out, state.plan.output_schema)
+            shown = out if plan.output_sensitive is None else plan.output_sensitive.prune(out)
+            to_model = state.spec.to_model_output
+            if to_model and "call" in to_model:  # user code: off the loop
+                model = await output.model_output(state, shown, self.site.python_path)
+            else:
+                model = output.model_output_in_place(state, shown, self.site.python_path)
+            if plan.calls_code("output"):
+                await self.views.aphase("output", out, plan.output_schema)
+            else:
+                self.views.phase("output", out, plan.output_schema)
         except StepFailed as exc:
             return await recorder.error_result_async(exc.info, exc.status)
         result = state.result(RunStatus.SUCCEEDED, output=out, model_output=model)

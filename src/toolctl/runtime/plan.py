@@ -14,6 +14,7 @@ from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import Redactor, redactor_for
 from toolctl.runtime.state import validator_for
 from toolctl.schemadefaults import has_defaults
+from toolctl.sensitive import SensitiveMap, sensitive_map
 
 if TYPE_CHECKING:
     from toolctl.schema import Validator
@@ -32,6 +33,7 @@ class ToolPlan:
         "input_validator",
         "output_redactor",
         "output_schema",
+        "output_sensitive",
         "output_validator",
         "spec",
         "timeout",
@@ -51,6 +53,10 @@ class ToolPlan:
         self.fills_defaults = spec.apply_defaults and has_defaults(spec.input_schema)
         self.output_schema = spec.output_schema if isinstance(spec.output_schema, dict) else None
         self.output_redactor: Redactor = redactor_for(self.output_schema)
+        # the output's sensitive locations, pruned from what the model sees (None: nothing to
+        # prune, the common case: no walk)
+        shown = sensitive_map(self.output_schema)
+        self.output_sensitive: SensitiveMap | None = shown if shown.any else None
         self.output_validator: Validator | None = (
             None if spec.output_schema is None else validator_for(spec.output_schema)
         )

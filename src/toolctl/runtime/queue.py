@@ -30,6 +30,7 @@ a local worker process. The run row is the source of truth; the job only says "r
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import secrets
 import threading
@@ -37,6 +38,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from toolctl.config import DEFAULT_APPROVAL_TTL_S
 from toolctl.runtime import heartbeat
 from toolctl.runtime.ownership import HOST, end_changes, owner_fields
 from toolctl.runtime.result import ErrorCode, RunStatus
@@ -61,6 +63,10 @@ QUEUE_GRACE_S = LEASE_S  # how often a sweep checks that a queued run's job stil
 # (attempts, seconds between them); about a minute in all.
 CLAIM_RETRY = (8, 8)
 WAITING_JOB = ("todo", "doing")  # Procrastinate job states that will still claim the run
+# A job is stalled when its worker has sent no heartbeat for this long (Procrastinate's workers
+# beat every 10 s; its own default threshold).
+STALLED_AFTER_S = 30
+FINISHED_JOB_HOURS = 24  # failed, cancelled and aborted jobs kept this long, for inspection
 
 
 def _queued() -> dict[str, Any]:
@@ -228,9 +234,11 @@ def run_worker(
     shutdown_timeout: float = 30.0,
     name: str | None = None,
     registry: Path | None = None,
+    approval_ttl: float = DEFAULT_APPROVAL_TTL_S,
 ) -> None:
     """Process queue jobs until SIGTERM/SIGINT (then finish running jobs within
-    ``shutdown_timeout`` seconds, and abort the rest), sweeping for lost runs meanwhile.
+    ``shutdown_timeout`` seconds, and abort the rest), sweeping for lost runs meanwhile (with
+    the :func:`housekeeping` of pending runs older than ``approval_ttl`` and of the queue).
 
     ``registry``: load tools from this project (a tools path or project root) instead of the
     path recorded by the process that started each run (for workers on other machines)."""
@@ -246,7 +254,7 @@ def run_worker(
     stop = threading.Event()
     sweeper = threading.Thread(
         target=_sweeper,
-        args=(lambda: store, lease / 2, stop),
+        args=(lambda: store, lease / 2, stop, approval_ttl),
         name="toolctl-sweeper",
         daemon=True,
     )
@@ -284,10 +292,18 @@ def registry_override(registry: Path) -> dict[str, Any]:
     return project_locator(find_project(registry))
 
 
-def _sweeper(store: Callable[[], PostgresStore], every: float, stop: threading.Event) -> None:
+def _sweeper(
+    store: Callable[[], PostgresStore],
+    every: float,
+    stop: threading.Event,
+    approval_ttl: float = DEFAULT_APPROVAL_TTL_S,
+) -> None:
     while not stop.wait(every):
         try:  # opened here, not before: a process may start while the database is away
-            swept = store().sweep_exclusive()
+            opened = store()
+            swept = opened.sweep_exclusive(
+                then=functools.partial(housekeeping, opened, approval_ttl)
+            )
         except Exception as exc:  # the database is away: try again next time
             log.warning("could not sweep for lost runs: %s", exc)
             continue
@@ -295,12 +311,70 @@ def _sweeper(store: Callable[[], PostgresStore], every: float, stop: threading.E
             log.info("swept lost runs: %s", ", ".join(swept))
 
 
+def housekeeping(store: PostgresStore, approval_ttl: float) -> None:
+    """What the process whose turn it is to sweep also does (D7): end pending runs older than
+    ``approval_ttl`` (:func:`toolctl.runtime.expiry.expire_pending`) and tidy the task queue
+    (:func:`tidy_queue`). Each part fails alone: a failure is logged, the other still runs."""
+    from toolctl.runtime.expiry import expire_pending
+
+    try:
+        expired = expire_pending(store, approval_ttl)
+        if expired:
+            log.info("expired pending runs (run.approvalTtl): %s", ", ".join(expired))
+    except Exception as exc:
+        log.warning("could not expire pending runs: %s", exc)
+    try:
+        tidy_queue(store)
+    except Exception as exc:
+        log.warning("could not tidy the task queue: %s", exc)
+
+
+def tidy_queue(store: PostgresStore, finished_hours: int = FINISHED_JOB_HOURS) -> list[int]:
+    """Procrastinate's own housekeeping for the run queue: jobs stalled in ``doing`` (their
+    worker died: no heartbeat for :data:`STALLED_AFTER_S`) are retried, and failed, cancelled
+    and aborted jobs older than ``finished_hours`` deleted (succeeded ones are deleted as they
+    finish). The stalled jobs' ids.
+
+    Retrying a stalled job is always safe: its claim is a compare-and-set from the run's queue
+    token, so a run its dead worker had claimed (now the lease sweep's to end or re-queue) is
+    not taken again, and one it died before claiming is run by the next worker, once."""
+    if not store.queue_exists():
+        return []
+    import asyncio
+
+    return asyncio.run(_tidy(store.url, finished_hours))
+
+
+async def _tidy(url: str, finished_hours: int) -> list[int]:
+    app = make_app(url, pool_max=1)
+    async with app.open_async():
+        jobs = app.job_manager
+        stalled = await jobs.get_stalled_jobs(
+            queue=QUEUE, task_name=TASK, seconds_since_heartbeat=STALLED_AFTER_S
+        )
+        for job in stalled:
+            log.warning("job %s (run %s): its worker is gone; retried", job.id, job.task_kwargs)
+            await jobs.retry_job(job)
+        await jobs.delete_old_jobs(
+            nb_hours=finished_hours,
+            queue=QUEUE,
+            include_failed=True,
+            include_cancelled=True,
+            include_aborted=True,
+        )
+    return [int(job.id) for job in stalled if job.id is not None]
+
+
 @contextlib.contextmanager
-def sweeping(state: object, every: float) -> Iterator[None]:
+def sweeping(
+    state: object, every: float, approval_ttl: float = DEFAULT_APPROVAL_TTL_S
+) -> Iterator[None]:
     """Inside the block, sweep a PostgreSQL history ``state`` (a URL) for lost runs every
     ``every`` seconds, taking turns with the other processes on it
     (:meth:`PostgresStore.sweep_exclusive`), so expired leases end even with no worker
-    running. Any other ``state`` (an SQLite file: one machine, swept when opened): nothing."""
+    running; the process whose turn it is also does the :func:`housekeeping` (pending runs
+    older than ``approval_ttl`` end, the task queue is tidied). Any other ``state`` (an SQLite
+    file: one machine, swept when opened): nothing."""
     from toolctl.runtime.store import is_url, open_store
 
     if not is_url(state):
@@ -312,7 +386,10 @@ def sweeping(state: object, every: float) -> Iterator[None]:
 
     stop = threading.Event()
     thread = threading.Thread(
-        target=_sweeper, args=(store, every, stop), name="toolctl-sweeper", daemon=True
+        target=_sweeper,
+        args=(store, every, stop, approval_ttl),
+        name="toolctl-sweeper",
+        daemon=True,
     )
     thread.start()
     try:

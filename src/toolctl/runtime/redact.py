@@ -127,6 +127,64 @@ def _leaves(value: Any, out: set[str]) -> None:
             out.add(text)
 
 
+def _named(value: Any, out: set[str]) -> None:
+    """The secret values under secret-like key names in ``value`` (no schema marks): the
+    walk :meth:`Redactor.secret_values` does for a schema that marks nothing."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(item, (str, dict, list)):
+                    if is_sensitive_key(key):
+                        _leaves(item, out)
+                    elif not isinstance(item, str):
+                        stack.append(item)
+        elif isinstance(node, list):
+            stack.extend(item for item in node if isinstance(item, (dict, list)))
+
+
+_SCALAR_TYPES = frozenset({"string", "integer", "number", "boolean", "null"})
+# keywords under which a schema may accept members or items the walk below does not see
+_OPENING = frozenset(
+    {
+        "$ref", "$dynamicRef", "$recursiveRef", "allOf", "anyOf", "oneOf", "not", "if",
+        "then", "else", "dependentSchemas", "patternProperties", "unevaluatedProperties",
+        "unevaluatedItems", "prefixItems", "additionalItems", "contains", "definitions",
+    }
+)  # fmt: skip
+
+
+def _closed_without_secret_names(schema: Any, depth: int = 0) -> bool:
+    """Whether no value ``schema`` accepts has a member with a secret-like name: scalars,
+    closed objects (``additionalProperties: false``) whose property names are plain, arrays
+    of those. Conservative: a ``$ref``, an applicator or an open object is "may have"."""
+    if not isinstance(schema, dict) or depth > 32 or not _OPENING.isdisjoint(schema):
+        return False
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind in _SCALAR_TYPES:
+        return True
+    if isinstance(kind, list) and kind and all(k in _SCALAR_TYPES for k in kind):
+        return True
+    if kind == "array":
+        return _closed_without_secret_names(schema.get("items"), depth + 1)
+    if kind != "object" or schema.get("additionalProperties") is not False:
+        return False
+    props = schema.get("properties", {})
+    return isinstance(props, dict) and all(
+        isinstance(name, str)
+        and not is_sensitive_key(name)
+        and _closed_without_secret_names(sub, depth + 1)
+        for name, sub in props.items()
+    )
+
+
+def hold_more(source: Callable[[], Collection[str]]) -> None:
+    """:func:`hold_secrets` for a part of a run already holding (its handler, which may
+    outlive it): the guards were checked when the run began."""
+    _in_flight.add(source)
+
+
 MAX_PATTERN_FORMS = 2000  # past this many quoted forms, search them one by one
 
 
@@ -195,6 +253,14 @@ class Redactor:
         self.schema = schema
         self.map: SensitiveMap | None = sensitive_map(schema) if schema is not None else None
         self._annotated = self.map is not None and self.map.any
+        # every value the schema accepts is free of secrets by name and by mark: a value the
+        # schema's validator accepted needs no walk to find them
+        self.accepts_no_secrets = not self._annotated and _closed_without_secret_names(schema)
+
+    @property
+    def marks(self) -> bool:
+        """Whether the schema marks any location ``x-sensitive``/``writeOnly``."""
+        return self._annotated
 
     def redact(self, value: Any) -> Any:
         """A copy of ``value`` with secrets replaced by ``[REDACTED]``."""
@@ -208,17 +274,19 @@ class Redactor:
         """The secret values inside ``value`` (the text of what :meth:`redact` hides by field:
         schema-marked fields and fields with secret-like names)."""
         out: set[str] = set()
-        if self._annotated and self._secret(None, value, [self.schema]):
+        if not self._annotated:
+            _named(value, out)  # the common case: no schema marks, key names only
+        elif self._secret(None, value, [self.schema]):
             _leaves(value, out)
         else:
-            self._collect(value, [self.schema] if self._annotated else [], out)
+            self._collect(value, [self.schema], out)
         return out
 
     def marked_values(self, value: Any) -> set[str]:
         """The text of the values at schema-marked locations only (for output, whose key names
         are not the caller's to choose)."""
         out: set[str] = set()
-        if self.map is not None:
+        if self._annotated and self.map is not None:
             for found in self.map.values(value):
                 _leaves(found, out)
         return out
@@ -325,10 +393,11 @@ _in_flight: set[Callable[[], Collection[str]]] = set()
 def hold_secrets(source: Callable[[], Collection[str]]) -> None:
     """While a run is in flight: every log record made (whatever its logger or handler) and
     every warning shown is scrubbed of the values ``source`` returns."""
+    factory, show, last = _guarded
     if (
-        getattr(logging.getLogRecordFactory(), _SCRUBS, False) is not True
-        or getattr(warnings.showwarning, _SCRUBS, False) is not True
-        or logging.lastResort is not _guarded[0]
+        logging.getLogRecordFactory() is not factory
+        or warnings.showwarning is not show
+        or logging.lastResort is not last
     ):
         _guard_record_factory()
         _guard_warnings()
@@ -337,11 +406,13 @@ def hold_secrets(source: Callable[[], Collection[str]]) -> None:
             # A program that never set up logging prints a handler's warnings through
             # ``logging.lastResort``: secret shapes are redacted there too.
             install_log_filter(last)
-        _guarded[0] = last
+        _guarded[:] = [logging.getLogRecordFactory(), warnings.showwarning, last]
     _in_flight.add(source)
 
 
-_guarded: list[logging.Handler | None] = [None]  # the lastResort handler already guarded
+# What hold_secrets last found guarded (the record factory, showwarning, lastResort): one
+# identity check each on every call, the guards reinstalled only when something replaced them.
+_guarded: list[Any] = [None, None, None]
 
 
 def release_secrets(source: Callable[[], Collection[str]]) -> None:

@@ -54,6 +54,8 @@ class ErrorCode(str, enum.Enum):
     HANDLER_NOT_FOUND = "handler_not_found"
     INTERRUPTED = "interrupted"
     DAMAGED_RECORD = "damaged_record"  # a history row read back with unreadable columns
+    EXPIRED = "expired"  # a pending run nobody answered within run.approvalTtl
+    RATE_LIMITED = "rate_limited"  # limits.callsPerMinute reached for this caller and tool
 
     def __str__(self) -> str:
         return self.value

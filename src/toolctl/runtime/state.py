@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolctl.budget import ValidationBudget
+from toolctl.budget import DEFAULT_BUDGET_MS, ValidationBudget
 from toolctl.runtime.context import AbortSignal, ToolContext
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.limits import ResourceLimits
@@ -111,11 +111,12 @@ class RunState:
     """What one run knows: its tool, options, input, context, views, notes and approval."""
 
     __slots__ = (
+        "_budget",
         "_t0",
         "abort",
         "approval",
         "background",
-        "budget",
+        "budget_ms",
         "context",
         "display",
         "input",
@@ -157,8 +158,17 @@ class RunState:
         # The secret values seen so far (registered once, as each value arrives; replaced, never
         # mutated, so a logging thread reading it never sees it change).
         self.secrets: frozenset[str] = frozenset()
-        # input and output validation share it (the pipeline sets the project's)
-        self.budget = ValidationBudget()
+        # input, output and resume validation share one budget (the pipeline sets the
+        # project's), made when a check first needs it (most calls never do: see validation)
+        self.budget_ms: float = DEFAULT_BUDGET_MS
+        self._budget: ValidationBudget | None = None
+
+    @property
+    def budget(self) -> ValidationBudget:
+        """The call's validation budget (``run.validationBudgetMs``)."""
+        if self._budget is None:
+            self._budget = ValidationBudget(self.budget_ms)
+        return self._budget
 
     def result(
         self,
@@ -204,9 +214,14 @@ class RunState:
         output, whose key names are not the caller's) fields with secret-like names."""
         if not isinstance(value, (dict, list, str, int, float)) or isinstance(value, bool):
             return
-        redactor = redactor_for(schema)
-        found = redactor.marked_values(value) if marked_only else redactor.secret_values(value)
-        if found - self.secrets:
+        redactor = self.plan.redactor(schema)
+        if marked_only:
+            if not redactor.marks:
+                return  # the common case: an output schema that marks nothing
+            found = redactor.marked_values(value)
+        else:
+            found = redactor.secret_values(value)
+        if found and not found <= self.secrets:
             self.secrets = self.secrets | found
 
     def secret_values(self) -> frozenset[str]:

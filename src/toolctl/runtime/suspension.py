@@ -6,12 +6,12 @@ import inspect
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
-from toolctl.runtime import jsondata, validation
+from toolctl.runtime import clientask, jsondata, validation
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
 from toolctl.runtime.redact import redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
-from toolctl.runtime.state import StepFailed, schema_problems
+from toolctl.runtime.state import StepFailed
 
 if TYPE_CHECKING:
     from toolctl.runtime.recording import Recorder
@@ -101,14 +101,22 @@ class Suspension:
             return False
         if data is None:
             return False
-        problem = self.check_resume(data)
+        try:
+            problem = await self.check_resume(data, payload)
+        except StepFailed as exc:
+            state.note(f"resume data from on_suspend refused: {exc.info.message}")
+            return False
         if problem is None:
             return True
         state.note(f"resume data from on_suspend rejected: {problem.message}")
         return False
 
-    def check_resume(self, data: Any) -> ToolErrorInfo | None:
-        """Validate resume data (sets ``resume_data``); the problem, or None when fine."""
+    async def check_resume(self, data: Any, payload: Any = None) -> ToolErrorInfo | None:
+        """Validate resume data (sets ``resume_data``); the problem, or None when fine.
+        ``payload`` is the suspend payload it answers: the secret fields of the forms it
+        asked (``ctx.ask``/``ctx.elicit``) are registered before the data is shown anywhere.
+        Like the input, the data is validated within the call's validation budget and, with
+        the resume transforms, off the event loop (:class:`StepFailed` past the budget)."""
         state = self.state
         spec = state.spec
         try:
@@ -120,8 +128,15 @@ class Suspension:
             return ToolErrorInfo(ErrorCode.INVALID_RESUME.value, exc.message)
         schema = spec.resume_schema
         state.register(data, schema)
+        answers = clientask.answers_in(data)
+        if answers:
+            for key, form in clientask.answer_schemas(payload).items():
+                if key in answers:
+                    state.register(answers[key], form)
         if schema is not None:
-            problems = schema_problems(schema, data)
+            problems = await validation.problems(
+                state, schema, data, code=ErrorCode.INVALID_RESUME.value, what="resume data"
+            )
             if problems:
                 return ToolErrorInfo(
                     ErrorCode.INVALID_RESUME.value,
@@ -130,5 +145,5 @@ class Suspension:
                     problems,
                 )
         state.resume_data = data
-        self.views.phase("resume", data, schema)
+        await self.views.aphase("resume", data, schema)
         return None

@@ -26,6 +26,7 @@ from mcp_types.methods import serialize_server_result
 from toolctl import __version__
 from toolctl.server.calls import CallHandler
 from toolctl.server.clientlog import ClientLog
+from toolctl.server.drain import Drain
 from toolctl.server.roundtrip import STATE_TTL, state_keys
 from toolctl.server.tasks import Tasks
 from toolctl.server.telemetry import ConnectionAttributes
@@ -66,8 +67,12 @@ class ToolServer:
         # Registered by method so the handlers may return prebuilt wire dicts.
         low = self.lowlevel
         low.add_request_handler("tools/list", types.PaginatedRequestParams, self._list_tools)
+        self.drain = Drain()  # set by the HTTP front on SIGTERM (toolctl.server.drain)
         self._calls = CallHandler(
-            lambda: self._toolset, self.client_log, trace_arguments=trace_arguments
+            lambda: self._toolset,
+            self.client_log,
+            trace_arguments=trace_arguments,
+            drain=self.drain,
         )
         low.add_request_handler("tools/call", types.CallToolRequestParams, self._calls)
         Tasks(lambda: self._toolset).register(low)

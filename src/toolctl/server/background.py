@@ -1,6 +1,10 @@
 """Background tools over MCP: the runtime hands the run to a worker process; the call waits for
 it, reports progress while it runs, and cancels the run when the client cancels the call.
 
+A replica that starts draining stops waiting: the call answers with the run id and status
+``running`` (:func:`toolctl.server.results.handed_off_text`), and the run goes on on its worker.
+Being cut off because this replica stops is not the client cancelling: the run is not cancelled.
+
 (MCP tasks would let the client collect the result later; the server does not offer them yet.)
 """
 
@@ -18,14 +22,20 @@ if TYPE_CHECKING:
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
     from toolctl.runtime.records import RunStore
+    from toolctl.server.drain import Drain
 
 POLL_START, POLL_MAX, SWEEP_EVERY = 0.05, 1.0, 5.0
 
 
 async def wait_for_run(
-    registry: Registry, started: RunResult, ctx: ServerRequestContext[Any, Any], progress: bool
+    registry: Registry,
+    started: RunResult,
+    ctx: ServerRequestContext[Any, Any],
+    progress: bool,
+    drain: Drain | None = None,
 ) -> RunResult:
-    """The result of the background run ``started``, once its worker has finished it."""
+    """The result of the background run ``started``, once its worker has finished it; or, once
+    ``drain`` is active, the run as it stands (still ``running``, on its worker)."""
     from toolctl.runtime.api import resolve_store
     from toolctl.runtime.runs import cancel, sweep_if_lost, to_result
 
@@ -34,7 +44,7 @@ async def wait_for_run(
     try:
         while True:
             record = await anyio.to_thread.run_sync(store.get, run_id)
-            if record.status != "running":
+            if record.status != "running" or (drain is not None and drain.active):
                 return to_result(record)
             now = time.monotonic()
             if now - swept > SWEEP_EVERY:  # a worker that died becomes interrupted
@@ -47,6 +57,8 @@ async def wait_for_run(
             await anyio.sleep(poll)
             poll = min(poll * 1.5, POLL_MAX)
     except anyio.get_cancelled_exc_class():
+        if drain is not None and drain.active:
+            raise  # this replica is stopping, not the client cancelling: the run goes on
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(_cancel_quietly, cancel, store, run_id)
         raise

@@ -14,11 +14,13 @@ from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolctl.errors import ToolctlError
+from toolctl.export.mcpsearch import META_NAMES, SEARCH_TOOLS
 from toolctl.runtime.clientask import pending_requests
 from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.pipeline import new_run_id
 from toolctl.runtime.records import Origin
 from toolctl.server.background import wait_for_run
+from toolctl.server.drain import Drain
 from toolctl.server.interaction import (
     Relay,
     client_elicits,
@@ -27,8 +29,10 @@ from toolctl.server.interaction import (
     make_on_suspend,
     missing_capability,
 )
+from toolctl.server.ratelimits import charged
 from toolctl.server.results import call_result, error_result, unavailable_message
 from toolctl.server.roundtrip import answer_at_once, follow_up, input_required, state_run_id
+from toolctl.server.search import search_result, unwrap_call
 from toolctl.server.strictwire import RAW_ARGUMENTS_KEY
 from toolctl.server.tasks import (
     created,
@@ -66,10 +70,12 @@ class CallHandler:
         client_log: ClientLog,
         *,
         trace_arguments: bool = False,
+        drain: Drain | None = None,
     ) -> None:
         self._current = current
         self._client_log = client_log
         self._trace_arguments = trace_arguments
+        self._drain = drain or Drain()
 
     async def __call__(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -83,6 +89,13 @@ class CallHandler:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any]:
         toolset = self._current()  # one snapshot for the whole call
+        if toolset.search and params.name in META_NAMES:
+            if params.name == SEARCH_TOOLS:
+                return await search_result(ctx, toolset, params)
+            unwrapped = unwrap_call(ctx, toolset, params)
+            if isinstance(unwrapped, dict):  # a call_tool the model got wrong
+                return unwrapped
+            params = unwrapped  # from here on, exactly a direct call of that tool
         spec = toolset.specs.get(params.name)
         if spec is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
@@ -215,6 +228,8 @@ class CallHandler:
                 "origin": Origin.MCP,  # only such runs are this server's to list and act on
                 "client_capabilities": declared_capabilities(ctx),
             }
+            if charged(ctx.request):  # the HTTP edge took it from the rate limit (429 if not)
+                options["rate_charged"] = True
             if relay is not None and Relay.wanted(ctx):
                 options["on_progress"] = relay.report
             meta: dict[str, Any] = dict(ctx.meta or {})  # an open map beyond its typed keys
@@ -238,7 +253,7 @@ class CallHandler:
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"
         if stored:  # a background tool: its worker finishes it; the result is stored
-            result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx))
+            result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx), self._drain)
         return result, stored
 
 

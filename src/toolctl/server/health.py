@@ -3,13 +3,18 @@ endpoints, and a graceful shutdown on SIGTERM.
 
 * ``GET /healthz``: 200 while the process serves (liveness).
 * ``GET /readyz``: 200 when the run history answers (a PostgreSQL store is pinged, an SQLite one
-  read), 503 otherwise and while draining, so a balancer stops sending calls to a replica that
-  cannot record them or is going away.
+  read), 503 otherwise, and 404 while draining, so a balancer stops sending calls to a replica
+  that cannot record them or is going away (404, not 503, so that a balancer that can tell the
+  two, such as HAProxy with ``http-check disable-on-404``, sends no new session here but keeps
+  routing the sessions already here, whose in-flight calls may still need an answer).
 * Draining (:meth:`Lifecycle.drain`, on the first SIGTERM or Ctrl-C): a request that would start a
   new session gets 503 with ``Retry-After`` (a balancer retries it on another replica), and so
-  does every 2026-07-28 request (it has no session; any replica takes it, follow-ups included);
-  sessions already here finish what they are doing, up to a time limit; then the server stops.
-  A second signal stops at once.
+  does every 2026-07-28 request (it has no session; any replica takes it, follow-ups included)
+  and every new ``tools/call`` of a session already here (:mod:`toolctl.server.drain`); the
+  rest of those sessions' traffic (an elicitation's answer, ``tools/list``) passes, so the calls
+  in flight finish, up to a time limit; then the server stops. A call waiting for a background
+  run answers at once with the run id; the run goes on on its worker. A second signal stops at
+  once.
 
 The endpoints answer a fixed word and nothing else (no version, no store address), in front of the
 bearer-token check (a probe has no token) and of the Host/Origin checks (probes use the replica's
@@ -26,10 +31,13 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import uvicorn
 
+from toolctl.server.drain import Drain, read_body, refused_call
+
 if TYPE_CHECKING:
     from toolctl.registry import Registry
 
 PATHS = ("/healthz", "/readyz")
+SESSION_REFUSAL = b"shutting down: this session takes no new calls; call again in a new session\n"
 QUIET_S = 0.3  # draining ends after this long with no request in flight
 
 
@@ -41,11 +49,27 @@ def _in_session(scope: Any) -> bool:
 class Lifecycle:
     """ASGI middleware: :data:`PATHS`, the count of requests in flight, and draining."""
 
-    def __init__(self, app: Any, check_ready: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        app: Any,
+        check_ready: Callable[[], None],
+        drain_state: Drain | None = None,
+        max_body: int = 4 * 1024 * 1024,
+    ) -> None:
         self.app = app
         self.check_ready = check_ready
-        self.draining = False
+        self.state = drain_state or Drain()
+        self.max_body = max_body
         self.inflight = 0
+
+    @property
+    def draining(self) -> bool:
+        """Whether this server is draining (see the module doc)."""
+        return self.state.active
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self.state.active = value
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -60,6 +84,11 @@ class Lifecycle:
         else:
             self.inflight += 1
             try:
+                if self.draining:  # a session here: its new calls are refused, the rest passes
+                    body, receive = await read_body(receive, self.max_body)
+                    if body is not None and refused_call(body):
+                        await _answer(send, 503, SESSION_REFUSAL, retry=True)
+                        return
                 await self.app(scope, receive, send)
             finally:
                 self.inflight -= 1
@@ -69,6 +98,8 @@ class Lifecycle:
             await _answer(send, 405, b"method not allowed\n")
         elif scope["path"] == "/healthz":
             await _answer(send, 200, b"ok\n")
+        elif self.draining:  # 404: HAProxy's `http-check disable-on-404` keeps sessions here
+            await _answer(send, 404, b"draining\n")
         elif await self._ready():
             await _answer(send, 200, b"ready\n")
         else:

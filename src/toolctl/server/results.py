@@ -142,6 +142,17 @@ def hidden_text(result: RunResult) -> str:
     )
 
 
+def handed_off_text(result: RunResult) -> str:
+    """What a client reads when the replica waiting on a background run stops waiting (it is
+    shutting down): the run goes on on its worker, and where to get its result."""
+    return (
+        f"The tool {result.tool} is still running in the background (run {result.run_id}); "
+        "this server is shutting down and stopped waiting, but the run goes on and its result "
+        f"is kept: poll it with `toolctl runs wait {result.run_id}`. "
+        "Do not call the tool again for the same work."
+    )
+
+
 def error_text(result: RunResult) -> str:
     """The runtime's error message (already redacted) with one line per detail."""
     if result.error is None:
@@ -181,6 +192,8 @@ def call_result(
         out = error_result(suspended_text(result), _meta(result))
     elif status == "awaiting_approval":
         out = error_result(approval_text(result), _meta(result))
+    elif status == "running":  # a draining replica hands a background run over
+        out = error_result(handed_off_text(result), _meta(result))
     else:
         out = error_result(error_text(result), _meta(result))
     # The one way out to a client: no secret value the run saw, in any block or field.

@@ -175,14 +175,18 @@ def http_app(server: ToolServer, options: ServeOptions, security: HttpSecurity) 
         max_sessions=options.sessions.max_sessions,
         session_idle_timeout=options.sessions.idle_timeout,
     )
-    bound_sessions(server.lowlevel._session_manager)
+    bound_sessions(server.lowlevel._session_manager, options.sessions.share)
     resumable_streams(server.lowlevel._session_manager)
-    app = ExactOrigins(
-        StrictBodies(RetryAfter(TrimmedHeaders(app)), options.max_request_bytes), security
-    )
+    from toolctl.server.ratelimits import RateLimitedCalls
+
+    # rate limits inside StrictBodies: the body is whole (and size-checked) by then
+    limited = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
+    app = ExactOrigins(StrictBodies(limited, options.max_request_bytes), security)
     if security.token:
         app = BearerAuth(app, security.token)
-    return Lifecycle(app, store_check(server.toolset.registry))
+    return Lifecycle(
+        app, store_check(server.toolset.registry), server.drain, options.max_request_bytes
+    )
 
 
 async def serve_http(
@@ -223,11 +227,16 @@ def lost_run_sweeper(registry: Registry) -> contextlib.AbstractContextManager[No
     """While serving a shared (PostgreSQL) history, sweep it for expired leases every half
     lease, taking turns with the other replicas and workers, so a killed replica's runs end
     even when no worker runs (:func:`toolctl.runtime.queue.sweeping`)."""
+    from toolctl.config import DEFAULT_APPROVAL_TTL_S, approval_ttl
     from toolctl.runtime.heartbeat import foreground_lease
     from toolctl.runtime.queue import sweeping
     from toolctl.runtime.store import state_location
 
-    return sweeping(state_location(registry), foreground_lease() / 2)
+    project = registry.project
+    ttl = float(DEFAULT_APPROVAL_TTL_S)  # (checked when the project loaded)
+    if project is not None:
+        ttl = approval_ttl(project.settings, lambda: "toolctl.yaml: run")
+    return sweeping(state_location(registry), foreground_lease() / 2, ttl)
 
 
 async def _announce(web: Any, options: ServeOptions) -> None:

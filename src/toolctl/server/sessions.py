@@ -8,6 +8,15 @@ is busy (a request in flight or an open GET stream) does a new client get ``503`
 ``Retry-After`` header. So a flood of ``initialize`` requests that are never used again cannot
 lock later clients out, and costs bounded memory.
 
+**Per-principal share.** One caller can hold at most ``max_sessions_per_principal`` of them
+(``--max-sessions-per-principal``, ``serve.maxSessionsPerPrincipal``; by default a quarter of
+``max_sessions``, at least 2), so one client cannot fill the server and lock every other caller
+out. A caller at its share that opens another session gets its own longest-idle session
+expired; with all of its sessions busy it is refused (``503``, ``Retry-After``) while other
+callers still get in. The caller is the SDK's owner of the session (the authenticated user's
+issuer and subject, or its client id when the token names no subject); every unauthenticated
+session (no auth, or the one static ``--auth-token-env`` token) counts as one caller.
+
 The SDK's session manager (``mcp.server.streamable_http_manager``) keeps the count and the idle
 timers; this module only changes whom it refuses.
 """
@@ -36,10 +45,27 @@ class SessionLimits:
 
     max_sessions: int = DEFAULT_MAX_SESSIONS
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT_S
+    per_principal: int | None = None  # None: default_share(max_sessions)
+
+    @property
+    def share(self) -> int:
+        """The most sessions one principal may hold."""
+        if self.per_principal is None:
+            return default_share(self.max_sessions)
+        return min(self.per_principal, self.max_sessions)
+
+
+def default_share(max_sessions: int) -> int:
+    """A quarter of the sessions (rounded up), at least 2 (a client reconnecting while its old
+    session is still open must get in), at most all of them."""
+    return min(max_sessions, max(2, -(-max_sessions // 4)))
 
 
 def session_limits(
-    section: dict[str, Any], max_sessions: int | None, idle_timeout: float | None
+    section: dict[str, Any],
+    max_sessions: int | None,
+    idle_timeout: float | None,
+    per_principal: int | None = None,
 ) -> SessionLimits:
     """The limits from the command line, else the config's ``serve:`` section, else defaults.
 
@@ -55,7 +81,10 @@ def session_limits(
         if idle_timeout is not None
         else _setting(section, "sessionIdleTimeout", DEFAULT_IDLE_TIMEOUT_S)
     )
-    return SessionLimits(int(most), float(idle))
+    share = per_principal
+    if share is None and section.get("maxSessionsPerPrincipal") is not None:
+        share = int(_setting(section, "maxSessionsPerPrincipal", 250, whole=True))
+    return SessionLimits(int(most), float(idle), share)
 
 
 def _setting(section: dict[str, Any], key: str, default: float, *, whole: bool = False) -> float:
@@ -70,9 +99,9 @@ def _setting(section: dict[str, Any], key: str, default: float, *, whole: bool =
     return float(value)
 
 
-def bound_sessions(manager: Any) -> None:
+def bound_sessions(manager: Any, share: int | None = None) -> None:
     """Make the SDK's session manager expire its longest-idle session instead of refusing a
-    new client when it is full."""
+    new client when it is full, and hold each principal to ``share`` sessions."""
     admit = getattr(manager, "_admit_session", None)
     if admit is None or not hasattr(manager, "_server_instances"):
         # another SDK release: its own limit (503 when full) still holds
@@ -80,6 +109,8 @@ def bound_sessions(manager: Any) -> None:
         return
 
     def admit_or_expire(requestor: Any) -> Any:
+        if share is not None and not _within_share(manager, requestor, share):
+            return None  # the SDK answers 503 (RetryAfter adds when to retry)
         limit = manager.max_sessions
         if limit is not None and len(manager._server_instances) >= limit:
             expire_oldest_idle(manager)
@@ -88,10 +119,42 @@ def bound_sessions(manager: Any) -> None:
     manager._admit_session = admit_or_expire
 
 
-def expire_oldest_idle(manager: Any) -> str | None:
-    """Expire the session idle the longest (no request in flight); its id, or None."""
+def owner_key(requestor: Any) -> str:
+    """The principal a session belongs to, from the SDK's ``AuthorizationContext`` (None: the
+    one unauthenticated principal)."""
+    if not requestor:
+        return "anonymous"
+    subject = requestor.get("subject")
+    if subject:
+        return f"{requestor.get('issuer') or ''} {subject}"
+    return f"client {requestor.get('client_id')}"
+
+
+def _within_share(manager: Any, requestor: Any, share: int) -> bool:
+    """Whether ``requestor`` may open another session: under its share, or at it with one of
+    its own sessions idle (expired now to make room)."""
+    key = owner_key(requestor)
+    owners = getattr(manager, "_session_owners", {})
+    mine = [sid for sid in manager._server_instances if owner_key(owners.get(sid)) == key]
+    if len(mine) < share:
+        return True
+    if expire_oldest_idle(manager, among=set(mine)) is not None:
+        return True
+    log.warning(
+        "refused a new session: its principal holds %d busy session(s), its share "
+        "(--max-sessions-per-principal)",
+        len(mine),
+    )
+    return False
+
+
+def expire_oldest_idle(manager: Any, among: set[str] | None = None) -> str | None:
+    """Expire the session idle the longest (no request in flight), of ``among`` when given;
+    its id, or None."""
     oldest: tuple[float, str, Any] | None = None
     for session_id, transport in manager._server_instances.items():
+        if among is not None and session_id not in among:
+            continue
         scope = getattr(transport, "idle_scope", None)
         if scope is None or scope.cancel_called or getattr(transport, "_requests_in_flight", 1):
             continue

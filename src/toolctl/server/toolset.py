@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.export.mcpsearch import META_NAMES, search_listing
+
 if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
     from toolctl.registry import Registry
@@ -18,6 +20,9 @@ class Selection:
 
     names: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
+    # --search: list the eager tools plus search_tools and call_tool (deferred ones stay
+    # callable by name); see toolctl.export.mcpsearch
+    search: bool = False
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,9 @@ class ToolSet:
     listing: dict[str, Any] = field(repr=False)
     diagnostics: list[Diagnostic] = field(default_factory=list, repr=False)
     _later: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False, compare=False)
+    # --search: ``listing`` holds the eager tools and the meta-tools; ``full`` every tool
+    search: bool = False
+    full: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def modern_listing(self) -> dict[str, Any]:
@@ -44,12 +52,33 @@ class ToolSet:
         hints), built on first use."""
         listing = self._later.get(MODERN)
         if listing is None:
-            specs = list(self.specs.values())
-            listing, _ = mcp_listing(
-                specs, MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public"
-            )
+            listing = self.full_listing(MODERN)
+            if self.search:
+                listing = search_listing(listing, self.specs, self.registry.toolsets)
             self._later[MODERN] = listing
         return listing
+
+    def full_listing(self, protocol: str) -> dict[str, Any]:
+        """Every served tool's ``tools/list`` entry for ``protocol`` (what ``search_tools``
+        returns from), built on first use."""
+        if protocol != MODERN:
+            return self.full if self.full is not None else self.listing
+        key = f"{MODERN} full"
+        listing = self._later.get(key)
+        if listing is None:
+            listing, _ = mcp_listing(
+                list(self.specs.values()), MODERN, mcp_ttl_ms=LIST_TTL_MS, mcp_cache_scope="public"
+            )
+            self._later[key] = listing
+        return listing
+
+    def tool_entries(self, names: Sequence[str], protocol: str) -> list[dict[str, Any]]:
+        """The full MCP Tool objects of the served tools ``names`` (others skipped), in order."""
+        by_name = self._later.get(f"{protocol} index")
+        if by_name is None:
+            by_name = {t["name"]: t for t in self.full_listing(protocol)["tools"]}
+            self._later[f"{protocol} index"] = by_name
+        return [by_name[n] for n in names if n in by_name]
 
     @property
     def fingerprint(self) -> dict[str, str]:
@@ -69,7 +98,21 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
     for spec in specs:
         spec.check_enabled("serve")
     listing, diagnostics = mcp_listing(specs)
-    return ToolSet(registry, {s.name: s for s in specs}, listing, diagnostics)
+    by_name = {s.name: s for s in specs}
+    if not selection.search:
+        return ToolSet(registry, by_name, listing, diagnostics)
+    clash = sorted(META_NAMES & set(by_name))
+    if clash:
+        from toolctl.errors import UsageError
+
+        spec = by_name[clash[0]]
+        raise UsageError(
+            f"{spec.location}: tool {clash[0]!r} has the name of a --search meta-tool",
+            hint=f"rename it, or serve without --search ({', '.join(sorted(META_NAMES))} are "
+            "listed by the server itself)",
+        )
+    served = search_listing(listing, by_name, registry.toolsets)
+    return ToolSet(registry, by_name, served, diagnostics, search=True, full=listing)
 
 
 MODERN = "2026-07-28"

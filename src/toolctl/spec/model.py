@@ -67,7 +67,8 @@ class ToolSpec:
     output_validation: str = "strict"
     apply_defaults: bool = True
     strict: bool = False
-    require_approval: bool = False
+    require_approval: bool = False  # true, or conditional (``approval_when``)
+    approval_when: dict[str, Any] | bool | None = None  # requireApproval: {when: ...}, bundled
     suspend_schema: dict[str, Any] | bool | None = None
     resume_schema: dict[str, Any] | bool | None = None
     request_context_schema: dict[str, Any] | bool | None = None
@@ -82,9 +83,12 @@ class ToolSpec:
     background_timeout: float | None = None
     hooks: dict[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    calls_per_minute: int | None = None  # limits.callsPerMinute (the tool's own, not the default)
     isolation: str = "inprocess"
     metadata: dict[str, Any] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
+    loading: str | None = None  # as written; toolctl.catalog.loading_of decides the effective one
+    toolset: str | None = None
     enabled: bool = True
     tests: tuple[dict[str, Any], ...] = ()
     extensions: dict[str, Any] = field(default_factory=dict)
@@ -124,7 +128,8 @@ class ToolSpec:
             output_validation=raw.get("outputValidation", "strict"),
             apply_defaults=raw.get("applyDefaults", True),
             strict=raw.get("strict", False),
-            require_approval=raw.get("requireApproval", False),
+            require_approval=bool(raw.get("requireApproval", False)),
+            approval_when=_approval_when(raw, get),
             suspend_schema=get("suspendSchema", raw.get("suspendSchema")),
             resume_schema=get("resumeSchema", raw.get("resumeSchema")),
             request_context_schema=get("requestContextSchema", raw.get("requestContextSchema")),
@@ -139,9 +144,12 @@ class ToolSpec:
             background_timeout=bg_conf.get("timeout"),
             hooks=dict(raw.get("hooks", {})),
             timeout=raw.get("timeout"),
+            calls_per_minute=raw.get("limits", {}).get("callsPerMinute"),
             isolation=raw.get("isolation", "inprocess"),
             metadata=raw.get("metadata", {}),
             tags=tuple(raw.get("tags", ())),
+            loading=raw.get("loading"),
+            toolset=raw.get("toolset"),
             enabled=raw.get("enabled", True),
             tests=tuple(raw.get("tests", ())),
             extensions={k: v for k, v in raw.items() if k.startswith("x-")},
@@ -172,16 +180,16 @@ class ToolSpec:
     @functools.cached_property
     def digest(self) -> str:
         """SHA-256 of the canonical declaration (with bundled schemas): changes when it changes."""
-        canon = {
-            "raw": self.raw,
-            "schemas": [
-                self.input_schema,
-                self.output_schema,
-                self.suspend_schema,
-                self.resume_schema,
-                self.request_context_schema,
-            ],
-        }
+        schemas = [
+            self.input_schema,
+            self.output_schema,
+            self.suspend_schema,
+            self.resume_schema,
+            self.request_context_schema,
+        ]
+        if self.approval_when is not None:  # only then: every other tool's digest stays as it was
+            schemas.append(self.approval_when)
+        canon = {"raw": self.raw, "schemas": schemas}
         blob = json.dumps(canon, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -195,6 +203,18 @@ class ToolSpec:
             "requestContextSchema": self.request_context_schema,
         }[key]
 
+
+def _approval_when(raw: dict[str, Any], get: Any) -> dict[str, Any] | bool | None:
+    """The ``when`` schema of a conditional ``requireApproval`` (bundled when it was), else
+    None (approval always or never)."""
+    declared = raw.get("requireApproval")
+    if not isinstance(declared, dict):
+        return None
+    when: dict[str, Any] | bool = get(APPROVAL_WHEN, declared["when"])
+    return when
+
+
+APPROVAL_WHEN = "requireApproval.when"  # the bundled-schemas key of the approval condition
 
 SCHEMA_KEYS = (
     "inputSchema",

@@ -45,6 +45,7 @@ class TestCase:
     kind: str = CASE
     input: Any = field(default_factory=dict)
     context: dict[str, Any] | None = None
+    principal: dict[str, Any] | None = None  # {iss, sub, client_id?, scopes?}: who calls
     approve: bool = False
     decline: bool | str = False
     resume: dict[str, Any] | None = None
@@ -69,6 +70,7 @@ class TestCase:
             location=spec.locate("tests", index),
             input=raw.get("input", {}),
             context=raw.get("context"),
+            principal=raw.get("principal"),
             approve=raw.get("approve", False),
             decline=raw.get("decline", False),
             resume=raw.get("resume"),

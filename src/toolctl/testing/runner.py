@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import ToolctlError
+from toolctl.principal import Principal
 from toolctl.runtime import clientask
 from toolctl.runtime.records import Origin
 from toolctl.schema import cached_validator
@@ -127,6 +128,8 @@ class Runner:
             "timeout": self.timeout_for(spec, case),
             "origin": Origin.TEST,
         }
+        if case.principal is not None:
+            options["principal"] = _principal(case.principal)
         if case.approve:
             options["approve"] = True
         if case.decline:
@@ -313,3 +316,13 @@ def _problem(exc: Exception) -> str:
     if isinstance(exc, ToolctlError):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
+
+
+def _principal(declared: dict[str, Any]) -> Principal:
+    """A case's ``principal:`` (checked by the format schema) as the caller it runs as."""
+    return Principal(
+        declared["iss"],
+        declared["sub"],
+        declared.get("client_id"),
+        frozenset(declared.get("scopes", ())),
+    )

@@ -61,6 +61,29 @@ def destructive_without_approval(tool: ToolSpec, ctx: LintContext) -> Iterator[H
 
 
 @RULES.tool(
+    "TL406",
+    "destructive-conditional-approval",
+    Severity.WARNING,
+    "destructive tool whose approval is conditional (`requireApproval: {when: ...}`)",
+)
+def destructive_conditional_approval(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
+    """``destructiveHint: true`` and ``requireApproval: {when: ...}``: some calls run unapproved.
+
+    Every call the ``when`` schema does not match runs without a human's approval. That may be
+    what you mean (small amounts, callers with an admin scope), but a condition that is too
+    narrow lets destructive calls through unseen; review it, or set ``requireApproval: true``.
+    """
+    if tool.annotations.get("destructiveHint") is True and tool.approval_when is not None:
+        yield Hit(
+            tool,
+            ("requireApproval", "when"),
+            "destructive tool runs without approval whenever requireApproval.when does not match",
+            hint="check that the condition covers every dangerous call, "
+            "or set requireApproval: true",
+        )
+
+
+@RULES.tool(
     "TL403",
     "annotations-missing",
     Severity.WARNING,

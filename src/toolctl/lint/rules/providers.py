@@ -9,6 +9,7 @@ inlined, optional made nullable) are the exporter's business and are not reporte
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Iterator, Sequence
@@ -152,10 +153,13 @@ def export_request_limits(tools: Sequence[ToolSpec], ctx: LintContext) -> Iterat
         return
     by_name = {t.name: t for t in enabled}
     found: list[tuple[str, Diagnostic]] = []
+    options = _options()
+    if ctx.toolsets:  # deferred tools do not count against a request's tools where deferred
+        options = dataclasses.replace(options, catalog=ctx.toolsets)
     for provider in ctx.config.providers:
         finish = getattr(_exporter(provider), "finish", None)
         if finish is not None:
-            found += [(provider, d) for d in finish(enabled, _options())]
+            found += [(provider, d) for d in finish(enabled, options)]
     for severity in (Severity.ERROR, Severity.WARNING):
         for diag, text, providers in _grouped(found, severity):
             yield _hit(by_name.get(diag.tool or "", enabled[0]), diag, text, providers)

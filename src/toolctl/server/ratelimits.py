@@ -1,0 +1,173 @@
+"""``429 Too Many Requests`` with ``Retry-After`` for a ``tools/call`` past its rate limit.
+
+The limit itself (``limits: {callsPerMinute: N}``, per caller and tool) is the runtime's
+(:mod:`toolctl.runtime.ratelimit`). Over Streamable HTTP a call's response has started (an SSE
+stream, status 200) before the pipeline runs, so the HTTP status has to be decided here, at the
+edge: a POST whose JSON-RPC message is a new ``tools/call`` of a limited tool is charged to its
+bucket before the MCP session sees it. Refused, the client gets ``429``, ``Retry-After`` in
+whole seconds and a JSON-RPC error naming the limit; allowed, the request is marked so that the
+call handler does not charge it a second time (``CallOptions.rate_charged``). Everything else
+(other methods, batches, the follow-up of an input-required round trip, bodies too large to
+have been buffered) passes through untouched; the pipeline still charges a call that reaches
+it uncharged, and refuses it with the error result ``rate_limited``.
+
+The caller is the SDK's authenticated user on the request (``scope["user"]``, what the SDK's
+bearer-auth middleware sets and what it binds sessions to); without one, the shared local
+bucket.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from toolctl.principal import Principal
+from toolctl.runtime import ratelimit
+
+if TYPE_CHECKING:
+    from toolctl.server.toolset import ToolSet
+    from toolctl.spec import ToolSpec
+
+log = logging.getLogger("toolctl.server")
+
+RATE_CHARGED = "toolctl.rate_charged"  # set on the ASGI scope of a call charged here
+RATE_LIMITED_CODE = -32029  # a server-defined JSON-RPC error code (-32000 to -32099)
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def principal_of(scope: Message) -> Principal | None:
+    """The verified caller of an HTTP request, or None.
+
+    A ``principal`` attribute on ``scope["user"]`` wins; else the SDK's ``AuthenticatedUser``
+    (its access token's issuer, subject and client, by the SDK's own
+    ``principal_components``, as the SDK identifies a session's owner)."""
+    user = scope.get("user")
+    found = getattr(user, "principal", None)
+    if isinstance(found, Principal):
+        return found
+    token = getattr(user, "access_token", None)
+    if token is None:
+        return None
+    from mcp.server.auth.provider import principal_components
+
+    client_id, issuer, subject = principal_components(token)
+    who = subject or f"client:{client_id}"  # a machine client without a subject
+    return Principal(issuer or "", who, client_id, frozenset(token.scopes or ()))
+
+
+def charged(request: Any) -> bool:
+    """Whether the HTTP request a call came in (``ctx.request``; None over stdio) was already
+    charged to the tool's rate limit here."""
+    scope = getattr(request, "scope", None)
+    return bool(scope and scope.get(RATE_CHARGED))
+
+
+def _new_call(body: bytes) -> tuple[Any, str] | None:
+    """``(id, tool name)`` of a JSON-RPC request that starts a new ``tools/call``, else None."""
+    if b"tools/call" not in body and b"\\" not in body:  # escapes may hide the method name
+        return None
+    try:
+        message = json.loads(body)
+    except (ValueError, RecursionError):
+        return None  # not JSON: the SDK answers it
+    if not isinstance(message, dict) or message.get("method") != "tools/call":
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return None
+    if params.get("requestState") is not None:  # continues a run that was already charged
+        return None
+    return message.get("id"), params["name"]
+
+
+class RateLimitedCalls:
+    """ASGI middleware: a new ``tools/call`` past its rate limit gets ``429`` + ``Retry-After``."""
+
+    def __init__(self, app: Any, current: Callable[[], ToolSet]) -> None:
+        self.app = app
+        self.current = current
+
+    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        first = await receive()
+        replay = _replaying(first, receive)
+        found = None
+        if first["type"] == "http.request" and not first.get("more_body", False):
+            found = _new_call(first.get("body", b""))
+        if found is not None:
+            request_id, name = found
+            toolset = self.current()
+            spec = toolset.specs.get(name)
+            if spec is not None and _limited(toolset, spec):
+                refused = await self._take(toolset, spec, scope)
+                if refused is not None:
+                    await _too_many(send, request_id, refused)
+                    return
+                scope = {**scope, RATE_CHARGED: True}
+        await self.app(scope, replay, send)
+
+    async def _take(
+        self, toolset: ToolSet, spec: ToolSpec, scope: Message
+    ) -> ratelimit.RateLimited | None:
+        from toolctl.runtime.calls import resolve_store, site_of
+
+        registry = toolset.registry
+        store, site, principal = resolve_store(registry), site_of(registry), principal_of(scope)
+        if not ratelimit.is_shared(store):
+            return ratelimit.take(store, spec, site, principal)
+        import anyio
+
+        # a PostgreSQL round trip: off the event loop
+        return await anyio.to_thread.run_sync(ratelimit.take, store, spec, site, principal)
+
+
+def _limited(toolset: ToolSet, spec: ToolSpec) -> bool:
+    from toolctl.runtime.calls import site_of
+
+    return ratelimit.limit_of(spec, site_of(toolset.registry)) is not None
+
+
+def _replaying(first: Message, receive: Receive) -> Receive:
+    """A ``receive`` that hands ``first`` out again, then the rest."""
+    pending = [first]
+
+    async def replay() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
+async def _too_many(send: Send, request_id: Any, refused: ratelimit.RateLimited) -> None:
+    log.info("rate limited a call of %s (%s)", refused.tool, refused.message())
+    error = refused.error()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": RATE_LIMITED_CODE,
+                "message": refused.message(),
+                "data": {"code": error.code, **error.details[0]},
+            },
+        },
+        separators=(",", ":"),
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(refused.retry_seconds).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,145 @@
+"""The index kept in the load cache: a warm search loads no tool file; any change rebuilds it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolctl.loader as loader
+from tests.cli_helpers import Capture, toolctl
+from toolctl.search import SearchIndex, store
+
+
+def index_file(root: Path) -> Path:
+    return Path(os.environ["TOOLCTL_CACHE_DIR"]) / store.FILE
+
+
+def found(capsys: Capture, query: str) -> list[str]:
+    import json
+
+    code, out, err = toolctl(capsys, "search", query, "-f", "json")
+    assert code == 0, err
+    return [r["name"] for r in json.loads(out)["results"]]
+
+
+def count_loads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one per registry load from now on."""
+    loads: list[int] = []
+    real = loader.load_registry
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        loads.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load_registry", counting)
+    return loads
+
+
+def test_warm_search_loads_no_tool_file(
+    search_project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = found(capsys, "read a text file")
+    blob = index_file(search_project).read_bytes()
+    assert blob.startswith(b"toolctl-cache hmac-sha256 ")  # sealed like the load cache
+    loads = count_loads(monkeypatch)
+    assert found(capsys, "read a text file") == first == found(capsys, "read a text file")
+    assert loads == []
+
+
+def test_a_changed_tool_file_rebuilds_the_index(search_project: Path, capsys: Capture) -> None:
+    assert "read_file" in found(capsys, "read a text file from disk")
+    (search_project / "tools.d" / "files.yaml").write_text(
+        (search_project / "tools.d" / "files.yaml")
+        .read_text(encoding="utf-8")
+        .replace("name: read_file", "name: load_document"),
+        encoding="utf-8",
+    )
+    after = found(capsys, "read a text file from disk")
+    assert "load_document" in after and "read_file" not in after
+
+
+def test_disabling_a_tool_drops_it(search_project: Path, capsys: Capture) -> None:
+    assert found(capsys, "stock exchange share price")[:1] == ["stock_price"]
+    path = search_project / "tools.d" / "finance.yaml"
+    text = path.read_text(encoding="utf-8").replace(
+        "  - name: stock_price\n", "  - name: stock_price\n    enabled: false\n"
+    )
+    path.write_text(text, encoding="utf-8")
+    assert "stock_price" not in found(capsys, "stock exchange share price")
+
+
+def test_a_new_tool_file_is_seen(search_project: Path, capsys: Capture) -> None:
+    assert found(capsys, "translate text into French") == []
+    (search_project / "tools.d" / "translate.yaml").write_text(
+        "toolctl: 1\nname: translate_text\n"
+        "description: Translate text into another language, e.g. French.\n",
+        encoding="utf-8",
+    )
+    assert found(capsys, "translate text into French")[:1] == ["translate_text"]
+
+
+def test_same_content_reuses_the_index(
+    search_project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file touched but unchanged: the registry is loaded again (its stat changed), the
+    index is not rebuilt (its content key matches)."""
+    first = found(capsys, "send an email")
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the index was rebuilt")
+
+    monkeypatch.setattr(SearchIndex, "build", classmethod(refuse))
+    path = search_project / "tools.d" / "mail.yaml"
+    path.write_bytes(path.read_bytes())
+    os.utime(path, ns=(1, 1))
+    assert found(capsys, "send an email") == first
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "empty"])
+def test_a_damaged_or_forged_index_is_rebuilt(
+    search_project: Path, capsys: Capture, damage: str
+) -> None:
+    first = found(capsys, "weather in Paris")
+    path = index_file(search_project)
+    blob = path.read_bytes()
+    damaged = {
+        "flip": blob[:-10] + bytes([blob[-10] ^ 1]) + blob[-9:],
+        "truncate": blob[: len(blob) // 2],
+        "garbage": b"\x00\xff" * 100,
+        "empty": b"",
+    }[damage]
+    path.write_bytes(damaged)
+    assert found(capsys, "weather in Paris") == first
+    assert path.read_bytes() != damaged  # written afresh
+
+
+def test_a_forged_index_with_a_right_shape_but_no_key_is_not_used(
+    search_project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Whoever can write the cache directory but not read the key cannot plant an index."""
+    found(capsys, "weather in Paris")
+    path = index_file(search_project)
+    monkeypatch.setenv("TOOLCTL_DATA_DIR", str(tmp_path / "other-key"))
+    planted = path.read_bytes()  # sealed under the first key
+    path.write_bytes(planted)
+    loads = count_loads(monkeypatch)
+    assert found(capsys, "weather in Paris")[:1] == ["get_current_weather"]
+    assert loads == [1]  # not taken from the planted file
+
+
+def test_no_cache_writes_no_index(search_project: Path, capsys: Capture) -> None:
+    code, out, _ = toolctl(capsys, "--no-cache", "search", "weather in Paris")
+    assert code == 0 and "get_current_weather" in out
+    assert not index_file(search_project).exists()
+
+
+def test_a_fifo_planted_as_the_index_is_a_miss_not_a_hang(
+    search_project: Path, capsys: Capture
+) -> None:
+    path = index_file(search_project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(path)
+    assert found(capsys, "weather in Paris")[:1] == ["get_current_weather"]
