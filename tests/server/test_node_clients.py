@@ -89,6 +89,10 @@ def inspector(
             "--format",
             "json",
             "-q",
+            # a loaded machine (CI's 2 cores under pytest-xdist) starts a server in more than
+            # the Inspector's default 15 s
+            "--connect-timeout",
+            "90000",
             *target,
             "--method",
             method,

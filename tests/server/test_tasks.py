@@ -281,3 +281,23 @@ def test_a_background_handler_that_asks_the_client_waits_for_tasks_update(
         wire.close()
     assert got["result"]["content"][0]["text"] == "Lin at file:///lin"
     assert got["result"]["isError"] is False
+
+
+@pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
+def test_a_task_whose_worker_died_fails_instead_of_working_forever(
+    registry_dir: Path, modern: bool
+) -> None:
+    wire = Wire(registry_dir, modern)
+    try:
+        task_id = _start(wire, "vanish", {})["taskId"]
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=task_id)["result"])["status"] == "working":
+            assert time.monotonic() < deadline, "the task never left working"
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    # a protocol-level failure (no tool result exists), not a tool error: SEP-2663's "failed"
+    assert got["status"] == "failed" and "interrupted" in got["statusMessage"]
+    if modern:
+        assert "result" not in got
+        assert isinstance(got["error"]["code"], int) and got["error"]["message"]

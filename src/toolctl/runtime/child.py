@@ -65,6 +65,7 @@ def _call(request: dict[str, Any]) -> bytes:
             timeout=request.get("timeout"),
             resume_data=request.get("resume_data"),
             approval=ApprovalInfo.from_dict(approval) if approval else None,
+            client_capabilities=request.get("client_capabilities"),
         )
         args = (request["input"], ctx) if wants_context(fn) else (request["input"],)
         value = invoke_sync(fn, args, None, ctx.abort)

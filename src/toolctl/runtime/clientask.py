@@ -26,6 +26,21 @@ ANSWERS_KEY = "dev.toolctl/answers"
 # an earlier round's answer stay known in every later round, whichever process resumes it
 ANSWERED_SCHEMAS_KEY = "dev.toolctl/answeredSchemas"
 METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
+# The client capability each request needs (MCP ClientCapabilities keys).
+CAPABILITIES = {
+    "elicitation/create": "elicitation",
+    "sampling/createMessage": "sampling",
+    "roots/list": "roots",
+}
+
+
+def can_answer(capabilities: dict[str, Any] | None, method: str) -> bool:
+    """True when a caller with ``capabilities`` (an MCP client's ``ClientCapabilities``, None
+    when the caller does not say) can answer a ``method`` request."""
+    needed = CAPABILITIES.get(method)
+    if needed is None:
+        return False
+    return capabilities is None or isinstance(capabilities.get(needed), dict)
 
 
 def answers_in(resume_data: Any) -> dict[str, Any]:

@@ -211,7 +211,9 @@ class ToolContext:
 
     ``request_context`` (validated), ``timeout`` (seconds or None), ``abort``, ``suspend(payload)``,
     ``resume_data`` (the data of a resumed run, else None), ``approval`` (how the run was approved,
-    else None), ``run_id``, ``tool_name``, ``progress(...)`` and ``observe``.
+    else None), ``run_id``, ``tool_name``, ``progress(...)`` and ``observe``; asking the client:
+    ``ask``, ``elicit``, ``elicit_url``, ``sample``, ``list_roots``, and ``can_ask`` /
+    ``client_capabilities`` (what the calling MCP client declared, None when unknown).
     """
 
     def __init__(
@@ -226,6 +228,7 @@ class ToolContext:
         on_progress: ProgressFn | None = None,
         abort: AbortSignal | None = None,
         scrub: Callable[[str], str] | None = None,
+        client_capabilities: dict[str, Any] | None = None,
     ) -> None:
         self.run_id = run_id
         self.tool_name = tool_name
@@ -237,6 +240,8 @@ class ToolContext:
         self._on_progress = on_progress
         self._observe: Observe | None = None
         self._scrub = scrub
+        # What the calling MCP client declared (its ClientCapabilities); None when unknown.
+        self.client_capabilities = client_capabilities
         self._asked: dict[str, Any] = {}  # every request ``ask`` has seen in this invocation
 
     @property
@@ -271,6 +276,14 @@ class ToolContext:
             answered = {k: v for k, v in answers.items() if k not in missing}
             self.suspend(clientask.suspend_payload(missing, answered, self._asked))
         return {k: answers[k] for k in wanted}
+
+    def can_ask(self, method: str) -> bool:
+        """True when the caller can answer a ``method`` request (``"elicitation/create"``,
+        ``"sampling/createMessage"``, ``"roots/list"``): an MCP client that declared the
+        capability, or a caller that does not say (the CLI prompts or takes ``--answer``, the
+        API resumes the run). Asking an MCP client what it cannot answer is an error
+        (-32021), so a handler with a fallback checks first."""
+        return clientask.can_answer(self.client_capabilities, method)
 
     def elicit(
         self, message: str, schema: dict[str, Any], *, key: str = "elicitation"

@@ -124,6 +124,7 @@ class Executor:
             "resume_data": state.resume_data,
             "approval": state.approval.to_dict() if state.approval else None,
             "limits": self.site.limits.for_child(state.timeout),
+            "client_capabilities": state.options.client_capabilities,
         }
         ref = state.spec.handler or ""
 

@@ -52,6 +52,10 @@ class CallOptions:
       :class:`toolctl.runtime.records.Origin`). The MCP server acts on its own runs only.
     * ``principal``: the verified caller (:class:`toolctl.principal.Principal`), None for the
       local operator (the CLI and the Python API act on every run).
+    * ``client_capabilities``: what the calling MCP client declared it can answer (its
+      ``ClientCapabilities`` as JSON), which the handler reads as ``ctx.client_capabilities``
+      and ``ctx.can_ask(method)``; None when unknown (the CLI and the API answer every
+      request themselves).
     * ``rate_charged``: the call was already charged to its rate limit (``limits:``) by the
       front end (the HTTP server does it before the MCP session, to answer 429): the pipeline
       does not charge it again.
@@ -69,6 +73,7 @@ class CallOptions:
     run_id: str | None = None
     origin: str | None = "api"  # the front end starting the run (records.Origin); see there
     principal: Principal | None = None
+    client_capabilities: dict[str, Any] | None = None
     rate_charged: bool = False
 
 
@@ -79,6 +84,7 @@ class ContinueKeywords(TypedDict, total=False):
     approver: Approver | None
     on_suspend: OnSuspend | None
     on_progress: Progress | None
+    client_capabilities: dict[str, Any] | None
 
 
 class CallKeywords(TypedDict, total=False):
@@ -96,6 +102,7 @@ class CallKeywords(TypedDict, total=False):
     run_id: str | None
     origin: str | None
     principal: Principal | None
+    client_capabilities: dict[str, Any] | None
     rate_charged: bool
 
 

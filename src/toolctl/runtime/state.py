@@ -268,6 +268,7 @@ class RunState:
             on_progress=self.options.on_progress,
             abort=self.abort,
             scrub=self.scrub,
+            client_capabilities=self.options.client_capabilities,
         )
 
 

@@ -25,6 +25,7 @@ from toolctl.server.identity import caller
 from toolctl.server.interaction import (
     Relay,
     client_elicits,
+    declared_capabilities,
     make_approver,
     make_on_suspend,
     missing_capability,
@@ -229,6 +230,7 @@ class CallHandler:
                 "run_id": run_id,
                 "origin": Origin.MCP,  # only such runs are this server's to list and act on
                 "principal": caller(ctx),  # and only its caller's (server/visibility.py)
+                "client_capabilities": declared_capabilities(ctx),
             }
             if charged(ctx.request):  # the HTTP edge took it from the rate limit (429 if not)
                 options["rate_charged"] = True
@@ -248,7 +250,9 @@ class CallHandler:
             if params.input_responses and result.status.value == "suspended":
                 # Answers sent with a first call (no requestState): the ephemeral form of
                 # SEP-2322. They answer the handler's own requests; unknown keys are ignored.
-                result = await answer_at_once(registry, result, params.input_responses)
+                result = await answer_at_once(
+                    registry, result, params.input_responses, options["client_capabilities"]
+                )
             if as_task and result.status.value == "running":  # the client polls the task
                 return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"

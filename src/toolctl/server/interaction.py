@@ -1,8 +1,13 @@
-"""Asking the user through the MCP client: approval and resume data by elicitation, progress.
+"""Asking the user through the MCP client: approval, resume data and a handler's own requests
+(``ctx.ask``), progress.
 
-Elicitation is used only when the client declared the capability and the connection can carry
-server-to-client requests; otherwise the callbacks are ``None`` and the runtime leaves the run
-awaiting approval (or suspended), which the result reports with its run id.
+Every question is a client request in ``ctx.ask``'s shape (:mod:`toolctl.runtime.clientask`):
+the approval is an elicitation under key ``approval``, the resume form one under ``resume``.
+They reach the client by one path per revision: :func:`ask_client` (2025-11-25
+server-to-client requests) here, the input-required rounds in :mod:`toolctl.server.roundtrip`
+(2026-07-28). Elicitation is used only when the client declared the capability and the
+connection can carry server-to-client requests; otherwise the callbacks are ``None`` and the
+runtime leaves the run awaiting approval (or suspended), which the result reports with its id.
 """
 
 from __future__ import annotations
@@ -81,6 +86,30 @@ def resume_question(name: str, payload: Any) -> str:
     return f"The tool {name!r} needs more input to continue.\n{preview(payload)}"
 
 
+APPROVAL_FORM: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def approval_request(name: str, shown: Any, note: str | None = None) -> dict[str, Any]:
+    """The approval question as a client request (``ctx.ask``'s shape, key ``approval``): a
+    form with no fields, where accept runs the tool and decline declines it."""
+    message = approval_question(name, shown)
+    return clientask.elicitation(f"{note}\n{message}" if note else message, APPROVAL_FORM)
+
+
+def resume_request(
+    name: str, payload: Any, form: dict[str, Any], note: str | None = None
+) -> dict[str, Any]:
+    """The resume question as a client request (key ``resume``): the ``resumeSchema`` form."""
+    message = resume_question(name, payload)
+    return clientask.elicitation(f"{note}\n{message}" if note else message, form)
+
+
+def answered(data: dict[str, Any] | None, key: str) -> dict[str, Any] | None:
+    """The client's answer under ``key`` in resume data ``{ANSWERS_KEY: {...}}`` (None: none)."""
+    answer = clientask.answers_in(data).get(key)
+    return answer if isinstance(answer, dict) else None
+
+
 def make_approver(
     ctx: ServerRequestContext[Any, Any], spec: ToolSpec
 ) -> Callable[[ApprovalRequest], Awaitable[bool | None]] | None:
@@ -89,29 +118,17 @@ def make_approver(
         return None
 
     async def approve(request: ApprovalRequest) -> bool | None:
-        message = approval_question(request.title or request.tool, request.display_input)
-        answer = await _ask(ctx, message, {"type": "object", "properties": {}})
-        log.info("approval for run %s: %s", request.run_id, answer and answer.action)
-        if answer is None:
-            return None
-        if answer.action == "accept":
+        question = approval_request(request.title or request.tool, request.display_input)
+        answer = answered(await ask_client(ctx, {"approval": question}, {}), "approval")
+        action = answer.get("action") if answer else None
+        log.info("approval for run %s: %s", request.run_id, action)
+        if action == "accept":
             return True
-        if answer.action == "decline":
+        if action == "decline":
             return False
-        return None  # dismissed: leave the run awaiting approval
+        return None  # dismissed or unanswered: leave the run awaiting approval
 
     return approve
-
-
-async def _ask(
-    ctx: ServerRequestContext[Any, Any], message: str, form: dict[str, Any]
-) -> types.ElicitResult | None:
-    """The client's answer to a form, or None when it could not answer (logged)."""
-    try:
-        return await ctx.session.elicit_form(message, form, related_request_id=ctx.request_id)
-    except Exception as exc:  # the client failed or went away: the run stays pending
-        log.warning("elicitation failed (%s: %s); the run stays pending", type(exc).__name__, exc)
-        return None
 
 
 def elicitation_schema(schema: Any) -> dict[str, Any] | None:
@@ -160,9 +177,10 @@ def make_on_suspend(
             return await ask_client(ctx, *asked)
         if form is None or not client_elicits(ctx):
             return None
-        answer = await _ask(ctx, resume_question(spec.title or spec.name, payload), form)
-        if answer is not None and answer.action == "accept" and answer.content is not None:
-            return dict(answer.content)
+        question = resume_request(spec.title or spec.name, payload, form)
+        answer = answered(await ask_client(ctx, {"resume": question}, {}), "resume")
+        if answer and answer.get("action") == "accept" and isinstance(answer.get("content"), dict):
+            return dict(answer["content"])
         return None  # declined or dismissed: the run stays suspended
 
     return on_suspend
@@ -206,13 +224,21 @@ def missing_capability(
     needed: dict[str, Any] = {}
     for request in requests.values():
         method = request.get("method") if isinstance(request, dict) else None
-        name = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}.get(
-            str(method), "roots"
-        )
+        name = clientask.CAPABILITIES.get(str(method), "roots")
         caps = types.ClientCapabilities.model_validate({name: {}})
         if not ctx.session.check_client_capability(caps):
             needed[name] = {}
     return needed or None
+
+
+def declared_capabilities(ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
+    """The client capabilities the caller declared (at ``initialize``, or in the request's
+    2026-07-28 envelope), as JSON: what the handler sees as ``ctx.client_capabilities``."""
+    caps = ctx.session.client_capabilities
+    if caps is None:
+        return {}
+    dumped: dict[str, Any] = caps.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return dumped
 
 
 class Relay:

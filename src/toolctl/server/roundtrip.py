@@ -37,7 +37,12 @@ from toolctl.keyfile import ensure_key_file
 from toolctl.runtime import clientask
 from toolctl.runtime.errors import StateError, key_file_errors
 from toolctl.server.identity import caller
-from toolctl.server.interaction import approval_question, elicitation_schema, resume_question
+from toolctl.server.interaction import (
+    approval_request,
+    declared_capabilities,
+    elicitation_schema,
+    resume_request,
+)
 from toolctl.server.results import RUN_META_KEY, call_result, error_result, shown_payload
 from toolctl.server.security import ServeUsageError
 from toolctl.server.visibility import visible_over_mcp
@@ -47,7 +52,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.records import RunRecord, RunStore
     from toolctl.spec import ToolSpec
 
 log = logging.getLogger("toolctl.server")
@@ -56,44 +61,45 @@ KEY_FILE = "request-state.key"
 STATE_TTL = 24 * 3600.0  # a pending run may wait for its user this long per round
 
 
-def input_required(
+def questions(
     result: RunResult, spec: ToolSpec, *, note: str | None = None
-) -> dict[str, Any] | None:
-    """The ``InputRequiredResult`` that asks the user for what the paused run needs, or None
-    when a form cannot ask it (the result then says how to continue with ``toolctl``).
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """Every question a paused run asks its client, as client requests in ``ctx.ask``'s shape,
+    and the answers already given: the handler's own requests (``ctx.ask``), the approval
+    (key ``approval``) or the resume form (key ``resume``); None when nothing a client can
+    answer is pending (a form cannot express the ``resumeSchema``, or the run is not paused).
     ``note``: why the question is asked again (the previous answer was refused)."""
     status = result.status.value
     name = spec.title or spec.name
-    asked = clientask.pending_requests(result.suspend_payload) if status == "suspended" else None
-    if asked is not None:  # the handler asks the client itself (ctx.ask / elicit / sample ...)
-        requests, answered = asked
-        state = {"run": result.run_id, "ask": "input", "answered": answered}
-        return {
-            "resultType": "input_required",
-            "inputRequests": requests,
-            "requestState": json.dumps(state),
-        }
     if status == "awaiting_approval":
-        ask = "approval"
         shown = result.transcript.get("approval", result.transcript.get("input"))
-        message = approval_question(name, shown)
-        form: dict[str, Any] | None = {"type": "object", "properties": {}}
-    elif status == "suspended":
-        ask = "resume"
-        form = elicitation_schema(spec.resume_schema)
-        message = resume_question(name, shown_payload(result))
-    else:
+        return {"approval": approval_request(name, shown, note)}, {}
+    if status != "suspended":
         return None
+    asked = clientask.pending_requests(result.suspend_payload)
+    if asked is not None:  # the handler asks the client itself (ctx.ask / elicit / sample ...)
+        return asked
+    form = elicitation_schema(spec.resume_schema)
     if form is None:
         return None
-    if note:
-        message = f"{note}\n{message}"
-    ask_params = {"mode": "form", "message": message, "requestedSchema": form}
-    request = {"method": "elicitation/create", "params": ask_params}
+    return {"resume": resume_request(name, shown_payload(result), form, note)}, {}
+
+
+def input_required(
+    result: RunResult, spec: ToolSpec, *, note: str | None = None
+) -> dict[str, Any] | None:
+    """The ``InputRequiredResult`` that asks the client what the paused run needs (see
+    :func:`questions`), or None when a client cannot answer it (the result then says how to
+    continue with ``toolctl``). Its ``requestState`` names the run and the answers so far."""
+    asked = questions(result, spec, note=note)
+    if asked is None:
+        return None
+    requests, answered = asked
+    state = {"run": result.run_id, "answered": answered}
     return {
         "resultType": "input_required",
-        "inputRequests": {ask: request},
-        "requestState": json.dumps({"run": result.run_id, "ask": ask}),
+        "inputRequests": requests,
+        "requestState": json.dumps(state),
     }
 
 
@@ -109,7 +115,7 @@ async def follow_up(
     from toolctl.runtime.api import resolve_store
     from toolctl.runtime.errors import DatabaseUnavailableError
 
-    run_id, ask = _state(params.request_state)
+    run_id = _state(params.request_state)
     store = resolve_store(registry)
     try:
         record = await anyio.to_thread.run_sync(store.get, run_id)
@@ -126,19 +132,38 @@ async def follow_up(
             f"not applied. Call the tool again (toolctl decline {run_id} ends the old run).",
             {RUN_META_KEY: {"id": run_id, "status": record.status}},
         )
-    if ask == "input":
-        state = json.loads(params.request_state or "{}")
-        answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
-        responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
-        data = {clientask.ANSWERS_KEY: {**answered, **responses}}
-        return await resume_input(registry, run_id, data)
-    answer = (params.input_responses or {}).get(ask)
+    state = json.loads(params.request_state or "{}")
+    answered = state.get("answered") if isinstance(state.get("answered"), dict) else {}
+    responses = {k: _plain(v) for k, v in (params.input_responses or {}).items()}
     try:
-        return await continue_run(registry, spec, run_id, ask, answer)
+        return await answer(
+            registry, spec, record, {**answered, **responses}, declared_capabilities(ctx)
+        )
     except DatabaseUnavailableError as exc:
         # Every claim is a compare-and-set: one that failed left the run pending as it was.
         log.error("cannot continue run %s: %s", run_id, exc)
         return _unavailable(run_id)
+
+
+async def answer(
+    registry: Registry,
+    spec: ToolSpec,
+    record: RunRecord,
+    answers: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
+) -> RunResult | dict[str, Any]:
+    """Apply the client's ``answers`` (plain JSON, by request key) to the paused run
+    ``record``: the one path for every kind of question (:func:`questions`), from a 2026-07-28
+    follow-up and from ``tasks/update``. Its result, or a final result (a dict)."""
+    run_id = record.run_id
+    if record.status == "awaiting_approval":
+        return await continue_run(
+            registry, spec, run_id, "approval", answers.get("approval"), capabilities
+        )
+    if clientask.pending_requests(record.suspend) is not None:
+        data = {clientask.ANSWERS_KEY: answers}
+        return await resume_input(registry, run_id, data, capabilities)
+    return await continue_run(registry, spec, run_id, "resume", answers.get("resume"), capabilities)
 
 
 def _unavailable(run_id: str) -> dict[str, Any]:
@@ -151,10 +176,16 @@ def _unavailable(run_id: str) -> dict[str, Any]:
 
 
 async def continue_run(
-    registry: Registry, spec: ToolSpec, run_id: str, ask: str, answer: Any
+    registry: Registry,
+    spec: ToolSpec,
+    run_id: str,
+    ask: str,
+    answer: Any,
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult | dict[str, Any]:
-    """Apply the user's ``answer`` (an ``ElicitResult``) to the paused run ``run_id``: approve,
-    decline or resume it through the runtime. Its result, or a final result (a dict).
+    """Apply the user's ``answer`` (an elicitation result as JSON) to the paused run
+    ``run_id``: approve, decline or resume it through the runtime. Its result, or a final
+    result (a dict).
 
     Only an accepted answer continues the run. ``decline`` of an approval declines the run;
     any other ``decline`` or ``cancel`` (or no answer) ends the round trip with an ``isError``
@@ -165,16 +196,19 @@ async def continue_run(
     from toolctl.runtime.api import aapprove, aresume, decline, get_run
     from toolctl.runtime.errors import RunStateError
 
-    action = getattr(answer, "action", None)
+    answer = _plain(answer)
+    action = answer.get("action") if isinstance(answer, dict) else None
     try:
         if ask == "approval" and action == "accept":
-            return await aapprove(registry, run_id, by="mcp-client")
+            return await aapprove(
+                registry, run_id, by="mcp-client", client_capabilities=capabilities
+            )
         if ask == "approval" and action == "decline":
             return await anyio.to_thread.run_sync(decline, registry, run_id, "declined by the user")
-        content = getattr(answer, "content", None)
+        content = answer.get("content") if isinstance(answer, dict) else None
         if ask == "resume" and action == "accept":
             data = dict(content) if isinstance(content, dict) else {}
-            result = await aresume(registry, run_id, data)
+            result = await aresume(registry, run_id, data, client_capabilities=capabilities)
             if result.error is None or result.error.code != "invalid_resume":
                 return result
             pending = await anyio.to_thread.run_sync(get_run, registry, run_id)
@@ -187,21 +221,28 @@ async def continue_run(
 
 
 async def resume_input(
-    registry: Registry, run_id: str, data: dict[str, Any]
+    registry: Registry,
+    run_id: str,
+    data: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult | dict[str, Any]:
     """Resume ``run_id`` with the answers to its handler's requests (``data``): its result, or
-    an ``isError`` result when it cannot continue."""
+    an ``isError`` result when it cannot continue. ``capabilities``: what the answering client
+    declared (the handler asks it only what it can answer); None in a background worker."""
     from toolctl.runtime.api import aresume
     from toolctl.runtime.errors import RunStateError
 
     try:
-        return await aresume(registry, run_id, data)
+        return await aresume(registry, run_id, data, client_capabilities=capabilities)
     except RunStateError as exc:
         return error_result(f"Run {run_id} cannot continue: {exc.message}")
 
 
 async def answer_at_once(
-    registry: Registry, result: RunResult, responses: dict[str, Any]
+    registry: Registry,
+    result: RunResult,
+    responses: dict[str, Any],
+    capabilities: dict[str, Any] | None = None,
 ) -> RunResult:
     """A run that just suspended asking the client, resumed at once with the ``responses``
     the call already carried (those its requests name); else ``result`` unchanged."""
@@ -213,7 +254,8 @@ async def answer_at_once(
     answers = {k: _plain(v) for k, v in responses.items() if k in asked[0]}
     if not answers:
         return result
-    return await aresume(registry, result.run_id, {clientask.ANSWERS_KEY: answers})
+    data = {clientask.ANSWERS_KEY: answers}
+    return await aresume(registry, result.run_id, data, client_capabilities=capabilities)
 
 
 def _plain(answer: Any) -> Any:
@@ -224,20 +266,17 @@ def _plain(answer: Any) -> Any:
 
 def state_run_id(text: str) -> str:
     """The run a (verified) ``requestState`` names."""
-    return _state(text)[0]
+    return _state(text)
 
 
-def _state(text: str | None) -> tuple[str, str]:
+def _state(text: str | None) -> str:
     try:
         state = json.loads(text or "")
-        run_id, ask = str(state["run"]), str(state["ask"])
+        return str(state["run"])
     except (ValueError, KeyError, TypeError):
         raise MCPError(
             code=types.INVALID_PARAMS, message="Invalid or expired requestState"
         ) from None
-    if ask not in ("approval", "resume", "input"):
-        raise MCPError(code=types.INVALID_PARAMS, message="Invalid or expired requestState")
-    return run_id, ask
 
 
 def state_keys(registry: Registry) -> list[bytes]:

@@ -15,6 +15,7 @@ from toolctl.server.app import ToolServer
 from toolctl.server.headers import TrimmedHeaders
 from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
 from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
+from toolctl.server.sseevents import resumable_streams
 from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
@@ -188,6 +189,7 @@ def http_app(
         session_idle_timeout=options.sessions.idle_timeout,
     )
     bound_sessions(server.lowlevel._session_manager, options.sessions.share)
+    resumable_streams(server.lowlevel._session_manager)
     from toolctl.server.ratelimits import RateLimitedCalls
 
     # rate limits inside StrictBodies (the body is whole and size-checked by then) and inside

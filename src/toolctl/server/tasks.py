@@ -26,11 +26,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ConfigDict
 
-from toolctl.runtime import clientask
 from toolctl.runtime.result import RunStatus
 from toolctl.server.identity import caller
 from toolctl.server.results import call_result
-from toolctl.server.roundtrip import continue_run, input_required, resume_input
+from toolctl.server.roundtrip import answer, input_required, questions
 from toolctl.server.toolset import MODERN
 from toolctl.server.visibility import visible_over_mcp
 
@@ -187,6 +186,10 @@ class Tasks:
         """``tasks/get``: the task's state (with its result once it ended, in 2026-07-28)."""
         _check_request(ctx, params.taskId)
         record = await self._record(ctx, params.taskId)
+        if record.status == RunStatus.RUNNING.value:
+            # A worker that died mid-run leaves its run "running": the poll is what notices
+            # (the task then reads "failed", a protocol-level error, not a tool result).
+            record = await anyio.to_thread.run_sync(_unless_lost, _store(self._current()), record)
         return self._detailed(record, ctx.protocol_version)
 
     async def update(
@@ -197,21 +200,18 @@ class Tasks:
         record = await self._record(ctx, params.taskId)
         toolset = self._current()
         spec = toolset.specs.get(record.tool)
-        asked = clientask.pending_requests(record.suspend)
-        if asked is not None and record.status == "suspended" and spec is not None:
-            # The handler's own requests (ctx.ask): the answers given so far go with them; a
-            # partial answer resumes the run, which asks again for what is still missing.
-            given = params.inputResponses or {}
-            responses = {k: v for k, v in given.items() if k in asked[0]}
-            if responses:
-                data = {clientask.ANSWERS_KEY: {**asked[1], **responses}}
-                await resume_input(toolset.registry, record.run_id, data)
+        if _status(record) != "input_required" or spec is None:
             return {}
-        if _status(record) == "input_required" and spec is not None:
-            for ask in ("approval", "resume"):
-                answer = _elicit_result((params.inputResponses or {}).get(ask))
-                if answer is not None:
-                    await continue_run(toolset.registry, spec, record.run_id, ask, answer)
+        from toolctl.runtime.runs import to_result
+
+        asked = questions(to_result(record), spec)
+        given = params.inputResponses or {}
+        # Only answers to what the run asks; the ones given earlier go with them (a partial
+        # answer resumes the run, which asks again for what is still missing).
+        responses = {k: v for k, v in given.items() if asked is not None and k in asked[0]}
+        if asked is not None and responses:
+            answers = {**asked[1], **responses}
+            await answer(toolset.registry, spec, record, answers)
         return {}
 
     async def cancel(
@@ -299,13 +299,17 @@ def _store(toolset: ToolSet) -> Any:
     return resolve_store(toolset.registry)
 
 
-def _elicit_result(value: Any) -> types.ElicitResult | None:
-    if isinstance(value, types.ElicitResult):
-        return value
-    try:
-        return types.ElicitResult.model_validate(value)
-    except ValueError:
-        return None
+def _unless_lost(store: Any, record: RunRecord) -> RunRecord:
+    """``record``, or once its owner has died, the record the sweep left (``interrupted``)."""
+    import time
+
+    from toolctl.runtime.ownership import owner_alive
+
+    if owner_alive(record, time.time()):
+        return record
+    store.sweep()
+    swept: RunRecord = store.get(record.run_id)
+    return swept
 
 
 def _status(record: RunRecord) -> str:

@@ -136,3 +136,31 @@ def sampling(data: dict[str, Any], ctx: Any) -> str:
     message = {"role": "user", "content": {"type": "text", "text": data["prompt"]}}
     reply = ctx.sample([message], max_tokens=100)
     return f"LLM response: {reply.get('content', {}).get('text', '')}"
+
+
+def ask_what_client_can(data: dict[str, Any], ctx: Any) -> str:
+    """Asks only what the calling client declared it can answer (ctx.can_ask)."""
+    question = [{"role": "user", "content": {"type": "text", "text": "Say hello"}}]
+    wanted = {
+        "user_name": _NAME,
+        "greeting": {
+            "method": "sampling/createMessage",
+            "params": {"messages": question, "maxTokens": 50},
+        },
+    }
+    asked = {k: r for k, r in wanted.items() if ctx.can_ask(r["method"])}
+    if not asked:
+        return "This client can answer no question."
+    return f"Got {', '.join(sorted(ctx.ask(asked)))}"
+
+
+def multi_input(data: dict[str, Any], ctx: Any) -> str:
+    got = ctx.ask({"name": _NAME, "confirm": _form("Go ahead?", "confirm", "boolean")})
+    return f"Got {', '.join(sorted(got))}"
+
+
+def protocol_error_job(data: dict[str, Any]) -> str:
+    """Ends the worker process itself: the run cannot finish, so no tool result exists."""
+    import os
+
+    os._exit(70)

@@ -124,3 +124,18 @@ def survey_later(data: dict[str, Any], ctx: Any) -> str:
         }
     )
     return f"{got['who']['content']['name']} at {got['where']['roots'][0]['uri']}"
+
+
+def vanish(data: dict[str, Any]) -> str:
+    """Ends the worker process running it, as a crash would."""
+    import os
+
+    os._exit(70)
+
+
+def consult(data: dict[str, Any], ctx: Any) -> str:
+    """Asks the client's model only when the client declared sampling."""
+    if not ctx.can_ask("sampling/createMessage"):
+        return "no model to ask: answered alone"
+    reply = ctx.sample([{"role": "user", "content": {"type": "text", "text": "Any advice?"}}])
+    return f"the model said: {reply['content']['text']}"
