@@ -73,7 +73,7 @@ def _post(lifecycle: Lifecycle, body: bytes, *, session: bool) -> tuple[int, dic
 
 def _lifecycle(draining: bool) -> tuple[Lifecycle, _App]:
     app = _App()
-    return Lifecycle(app, lambda: None, Drain(active=draining)), app
+    return Lifecycle(app, lambda: None, drain_state=Drain(active=draining)), app
 
 
 def test_a_draining_replica_refuses_a_new_call_in_an_existing_session() -> None:
@@ -112,7 +112,7 @@ def test_a_new_session_is_refused_while_draining_and_all_passes_before() -> None
 def test_the_drain_flag_is_shared_with_the_server() -> None:
     """DrainingServer sets ``lifecycle.draining``; the call handler reads the same object."""
     state = Drain()
-    lifecycle = Lifecycle(_App(), lambda: None, state)
+    lifecycle = Lifecycle(_App(), lambda: None, drain_state=state)
     lifecycle.draining = True
     assert state.active is True
 
