@@ -28,6 +28,8 @@ DEFERRED = "deferred"
 LOADINGS = (EAGER, DEFERRED)
 # Valid as an OpenAI namespace, a Gemini/Anthropic name prefix and an MCP name part alike.
 TOOLSET_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# RFC 6749 scope-token: printable ASCII without space, '"' or '\\'
+SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _EXAMPLE = "toolsets: {billing: {description: Invoices and payments, loading: deferred}}"
 
 
@@ -38,6 +40,7 @@ class Toolset:
     name: str
     description: str
     loading: str = EAGER
+    scopes: tuple[str, ...] = ()  # OAuth scopes every tool of the set needs (besides its own)
 
 
 Toolsets = Mapping[str, Toolset]
@@ -68,11 +71,19 @@ def _toolset(name: Any, body: Any, origin: Callable[[], str]) -> Toolset:
             f"{origin()}: toolsets.{name} must be a mapping with description and loading",
             hint=f"e.g. {_EXAMPLE}",
         )
-    unknown = sorted(str(k) for k in body if k not in ("description", "loading"))
+    unknown = sorted(str(k) for k in body if k not in ("description", "loading", "scopes"))
     if unknown:
         raise ConfigError(
             f"{origin()}: toolsets.{name}: unknown key(s) {', '.join(unknown)}",
-            hint="a toolset has only description and loading",
+            hint="a toolset has only description, loading and scopes",
+        )
+    scopes = body.get("scopes", [])
+    if not isinstance(scopes, list) or not all(
+        isinstance(s, str) and SCOPE_TOKEN.fullmatch(s) for s in scopes
+    ):
+        raise ConfigError(
+            f"{origin()}: toolsets.{name}.scopes must be a list of OAuth scope names",
+            hint="e.g. scopes: [billing:read] (letters, digits and !#-[]-~ punctuation, no spaces)",
         )
     text = body.get("description")
     if not isinstance(text, str) or not text.strip():
@@ -87,7 +98,7 @@ def _toolset(name: Any, body: Any, origin: Callable[[], str]) -> Toolset:
             f"{origin()}: toolsets.{name}.loading must be eager or deferred, not {loading!r}",
             hint="deferred: the tools are found through tool search instead of sent up front",
         )
-    return Toolset(name, text, loading)
+    return Toolset(name, text, loading, tuple(dict.fromkeys(scopes)))
 
 
 def loading_of(spec: ToolSpec, toolsets: Toolsets) -> str:
@@ -99,6 +110,15 @@ def loading_of(spec: ToolSpec, toolsets: Toolsets) -> str:
         if found is not None:
             return found.loading
     return EAGER
+
+
+def scopes_of(spec: ToolSpec, toolsets: Toolsets) -> tuple[str, ...]:
+    """The OAuth scopes a caller needs to see and call the tool: its own ``scopes`` and its
+    toolset's."""
+    found = toolsets.get(spec.toolset) if spec.toolset is not None else None
+    if found is None or not found.scopes:
+        return spec.scopes
+    return tuple(dict.fromkeys((*spec.scopes, *found.scopes)))
 
 
 def is_deferred(spec: ToolSpec, toolsets: Toolsets) -> bool:

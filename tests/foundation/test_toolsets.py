@@ -166,3 +166,32 @@ def test_lint_counts_only_tools_sent_up_front_against_the_registry_budget(
     )
     code, _, err = run_toolctl(capsys, "lint")
     assert "TL702" in err and "sent up front" in err
+
+
+def test_a_toolsets_scopes_bind_every_tool_of_it(tmp_path: Path) -> None:
+    """A toolset may carry OAuth scopes for all its tools: a token without them neither sees
+    nor calls any tool of the set (the server's listing and calls read the same map)."""
+    from toolctl.principal import Principal
+    from toolctl.server.toolset import build_toolset
+
+    config = CONFIG + "    scopes: [billing:read]\n"
+    tools = TOOLS.replace("    loading: eager\n", "    loading: eager\n    scopes: [billing:pay]\n")
+    registry = toolctl.load_project(_project(tmp_path, config, tools), packs=False)
+    served = build_toolset(registry)
+    assert served.scopes == {
+        "get_invoice": ("billing:read",),
+        "pay_invoice": ("billing:pay", "billing:read"),
+    }
+    reader = Principal("https://idp.example", "ada", scopes=frozenset({"billing:read"}))
+    nobody = Principal("https://idp.example", "bob")
+    assert served.hidden_from(reader) == {"pay_invoice"}
+    assert served.hidden_from(nobody) == {"get_invoice", "pay_invoice"}
+    assert served.hidden_from(None) == frozenset()  # the local operator
+
+
+def test_a_toolsets_scopes_must_be_scope_names(tmp_path: Path) -> None:
+    from toolctl.errors import ConfigError
+
+    config = CONFIG + "    scopes: [has space]\n"
+    with pytest.raises(ConfigError, match=r"toolsets\.billing\.scopes must be a list"):
+        toolctl.load_project(_project(tmp_path, config), packs=False)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from toolctl.catalog import scopes_of
 from toolctl.export.mcpsearch import META_NAMES, search_listing
 
 if TYPE_CHECKING:
@@ -121,8 +122,9 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
         spec.check_enabled("serve")
     listing, diagnostics = mcp_listing(specs)
     by_name = {s.name: s for s in specs}
+    scopes = {s.name: need for s in specs if (need := scopes_of(s, registry.toolsets))}
     if not selection.search:
-        return ToolSet(registry, by_name, listing, diagnostics)
+        return ToolSet(registry, by_name, listing, diagnostics, scopes=scopes)
     clash = sorted(META_NAMES & set(by_name))
     if clash:
         from toolctl.errors import UsageError
@@ -134,7 +136,7 @@ def build_toolset(registry: Registry, selection: Selection | None = None) -> Too
             "listed by the server itself)",
         )
     served = search_listing(listing, by_name, registry.toolsets)
-    return ToolSet(registry, by_name, served, diagnostics, search=True, full=listing)
+    return ToolSet(registry, by_name, served, diagnostics, search=True, full=listing, scopes=scopes)
 
 
 MODERN = "2026-07-28"
