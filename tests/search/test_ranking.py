@@ -20,7 +20,7 @@ needs_model = pytest.mark.skipif(
 @pytest.fixture
 def lexical_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Search as without the ``search`` extra."""
-    monkeypatch.setattr(embed, "_loaded", [None])
+    monkeypatch.setenv(embed.MODEL_ENV, "off")
 
 
 def names(hits: list[Hit]) -> list[str]:
@@ -48,7 +48,7 @@ def test_exact_and_split_names_rank_first(
     search_project: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if mode == "lexical":
-        monkeypatch.setattr(embed, "_loaded", [None])
+        monkeypatch.setenv(embed.MODEL_ENV, "off")
     elif not embed.available():
         pytest.skip("the embedding model is not installed")
     registry = toolctl.load_project(search_project)
@@ -103,7 +103,7 @@ def test_abstains_on_chat(
     search_project: Path, query: str, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if mode == "lexical":
-        monkeypatch.setattr(embed, "_loaded", [None])
+        monkeypatch.setenv(embed.MODEL_ENV, "off")
     registry = toolctl.load_project(search_project)
     assert search.search(registry, query) == []
 

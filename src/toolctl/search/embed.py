@@ -15,6 +15,7 @@ search is lexical only.
 from __future__ import annotations
 
 import json
+import os
 from importlib import util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,8 +81,14 @@ class Embedder:
         return out
 
 
+MODEL_ENV = "TOOLCTL_SEARCH_MODEL"  # "off": rank by words only, as without the extra
+
+
 def available() -> bool:
-    """True when the ``search`` extra (numpy and wordllama's model files) is installed."""
+    """True when the ``search`` extra (numpy and wordllama's model files) is installed and
+    not turned off (``TOOLCTL_SEARCH_MODEL=off``)."""
+    if os.environ.get(MODEL_ENV) == "off":
+        return False
     return util.find_spec("numpy") is not None and _model_dir() is not None
 
 
@@ -107,9 +114,16 @@ def load(tokens: list[str] | None = None) -> Embedder | None:
     ``tokens`` (the vocabulary in id order, as :meth:`Embedder.tokens` gave it and a kept
     index holds) saves parsing the tokenizer's 1.8 MB configuration.
     """
+    if os.environ.get(MODEL_ENV) == "off":
+        return None
     if not _loaded:
         _loaded.append(_load(tokens))
     return _loaded[0]
+
+
+def unload() -> None:
+    """Forget the loaded model: the next :func:`load` reads it from the installed files."""
+    _loaded.clear()
 
 
 def _load(tokens: list[str] | None) -> Embedder | None:
