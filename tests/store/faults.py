@@ -23,7 +23,7 @@ def restart(cluster: pgcluster.Cluster, mode: str = "fast") -> None:
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        timeout=60,
+        timeout=180,  # a checkpoint on a machine busy with the rest of the suite: minutes
     )
     assert done.returncode == 0, f"pg_ctl restart failed: see {log}"
 
