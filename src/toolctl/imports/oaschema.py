@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolctl.errors import UsageError
+from toolctl.export.convert import LIST_KEYS, MAP_KEYS, ONE_KEYS  # the applicators, once
 
 MAX_DEPTH = 64  # nesting of one schema; a deeper spec is refused, never a RecursionError
 MAX_ENUM = 256  # values; a longer enum is dropped (the upstream still checks it) and reported
@@ -20,21 +21,6 @@ MAX_DEFS = 500  # component schemas one tool may pull in
 # OpenAPI's own formats: no JSON Schema validator checks them, so they would only be noise
 _OPENAPI_FORMATS = frozenset({"int32", "int64", "float", "double", "byte", "binary"})
 _DROPPED = frozenset({"discriminator", "xml", "externalDocs", "nullable", "example"})
-_SCHEMA_MAPS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SCHEMA_ONE = (
-    "additionalProperties",
-    "items",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "additionalItems",
-)
 _COMPONENT = "#/components/schemas/"
 
 
@@ -153,13 +139,13 @@ class SchemaConverter:
         for key, value in schema.items():
             if key in _DROPPED or key.startswith("x-"):
                 continue
-            if key in _SCHEMA_MAPS and isinstance(value, dict):
+            if key in MAP_KEYS and isinstance(value, dict):
                 out[key] = {
                     k: self._node(v, f"{where}/{key}/{k}", depth + 1) for k, v in value.items()
                 }
-            elif key in _SCHEMA_LISTS and isinstance(value, list):
+            elif key in LIST_KEYS and isinstance(value, list):
                 out[key] = [self._node(v, f"{where}/{key}", depth + 1) for v in value]
-            elif key in _SCHEMA_ONE and isinstance(value, (dict, bool)):
+            elif key in ONE_KEYS and isinstance(value, (dict, bool)):
                 out[key] = self._node(value, f"{where}/{key}", depth + 1)
             elif key == "items" and isinstance(value, list):  # draft-04 tuples, seen in the wild
                 out["prefixItems"] = [self._node(v, f"{where}/items", depth + 1) for v in value]
