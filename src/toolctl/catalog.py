@@ -11,7 +11,6 @@ This module is the one place that reads the ``toolsets`` setting and decides a t
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -133,6 +132,8 @@ def unknown_toolsets(specs: Iterable[ToolSpec], toolsets: Toolsets) -> list[Diag
     for spec in specs:
         if spec.toolset is None or spec.toolset in toolsets:
             continue
+        import difflib  # only for a typo: every command reads this module
+
         near = difflib.get_close_matches(spec.toolset, declared, n=1)
         fix = f"did you mean {near[0]!r}? " if near else ""
         out.append(

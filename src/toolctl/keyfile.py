@@ -22,7 +22,6 @@ how to fix it; it never holds the key.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -76,6 +75,8 @@ def ensure_key_file(path: Path, content: bytes, what: str = "the key file") -> b
     creator's key wins if linked first; then that key is read and returned."""
     if os.path.lexists(path):
         return read_key_file(path, what)
+    import secrets  # only when a key is made (imports random: not on every command)
+
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -102,7 +103,7 @@ def read_key(path: Path, what: str = "the key file") -> bytes:
 
 def load_or_create_key(path: Path, what: str = "the key file") -> bytes:
     """The hex key in ``path``, created from :data:`KEY_BYTES` random bytes when missing."""
-    fresh = secrets.token_bytes(KEY_BYTES).hex().encode("ascii")
+    fresh = os.urandom(KEY_BYTES).hex().encode("ascii")
     return _hex_key(ensure_key_file(path, fresh, what), path, what)
 
 
