@@ -16,6 +16,7 @@ from toolctl.runtime.exctext import describe
 from toolctl.runtime.limits import ResourceLimits
 from toolctl.runtime.memo import PerObject
 from toolctl.runtime.redact import (
+    Redactor,
     hide_values,
     redact_text,
     redactor_for,
@@ -209,13 +210,22 @@ class RunState:
             secrets=self.secrets,
         )
 
-    def register(self, value: Any, schema: Any, *, marked_only: bool = False) -> None:
+    def register(
+        self,
+        value: Any,
+        schema: Any,
+        *,
+        marked_only: bool = False,
+        redactor: Redactor | None = None,
+    ) -> None:
         """Register the secret values in ``value`` (shaped by ``schema``): the fields the schema
         marks ``x-sensitive``/``writeOnly`` under any applicator, and (unless ``marked_only``:
-        output, whose key names are not the caller's) fields with secret-like names."""
+        output, whose key names are not the caller's) fields with secret-like names.
+        ``redactor``: one made for a schema of this call only (a form a handler asked), kept
+        out of the per-schema cache the tools' own schemas share."""
         if not isinstance(value, (dict, list, str, int, float)) or isinstance(value, bool):
             return
-        redactor = self.plan.redactor(schema)
+        redactor = redactor or self.plan.redactor(schema)
         if marked_only:
             if not redactor.marks:
                 return  # the common case: an output schema that marks nothing

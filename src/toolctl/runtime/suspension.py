@@ -9,7 +9,7 @@ from toolctl.errors import InvalidJSONError
 from toolctl.runtime import clientask, jsondata, validation
 from toolctl.runtime.exctext import describe
 from toolctl.runtime.invoke import in_task
-from toolctl.runtime.redact import redactor_for
+from toolctl.runtime.redact import Redactor, redactor_for
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
 from toolctl.runtime.state import StepFailed
 
@@ -132,7 +132,7 @@ class Suspension:
         if answers:
             for key, form in clientask.answer_schemas(payload).items():
                 if key in answers:
-                    state.register(answers[key], form)
+                    state.register(answers[key], form, redactor=Redactor(form))
         if schema is not None:
             problems = await validation.problems(
                 state, schema, data, code=ErrorCode.INVALID_RESUME.value, what="resume data"
