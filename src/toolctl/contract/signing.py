@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,17 +53,13 @@ def _load_private(path: Path) -> Any:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-    data = _read_key(path)
-    try:
-        key = load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise UsageError(
-            f"{path}: not an unencrypted PEM private key ({exc})",
-            hint="make one with: openssl genpkey -algorithm ed25519 -out lock-key.pem",
-        ) from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise UsageError(f"{path}: the key is not Ed25519", hint="lock signatures use Ed25519")
-    return key
+    return _load_key(
+        path,
+        lambda data: load_pem_private_key(data, password=None),
+        Ed25519PrivateKey,
+        "an unencrypted PEM private key",
+        "make one with: openssl genpkey -algorithm ed25519 -out lock-key.pem",
+    )
 
 
 def _load_public(path: Path) -> Any:
@@ -70,15 +67,24 @@ def _load_public(path: Path) -> Any:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
     from cryptography.hazmat.primitives.serialization import load_pem_public_key
 
+    return _load_key(
+        path,
+        load_pem_public_key,
+        Ed25519PublicKey,
+        "a PEM public key",
+        "export it with: openssl pkey -in lock-key.pem -pubout -out lock-key.pub.pem",
+    )
+
+
+def _load_key(path: Path, load: Callable[[bytes], Any], kind: type, what: str, hint: str) -> Any:
+    """The Ed25519 key in the PEM file ``path`` (``load`` parses it); a :class:`UsageError`
+    saying what the file is not, and how to make the right one, otherwise."""
     data = _read_key(path)
     try:
-        key = load_pem_public_key(data)
+        key = load(data)
     except (ValueError, TypeError) as exc:
-        raise UsageError(
-            f"{path}: not a PEM public key ({exc})",
-            hint="export it with: openssl pkey -in lock-key.pem -pubout -out lock-key.pub.pem",
-        ) from None
-    if not isinstance(key, Ed25519PublicKey):
+        raise UsageError(f"{path}: not {what} ({exc})", hint=hint) from None
+    if not isinstance(key, kind):
         raise UsageError(f"{path}: the key is not Ed25519", hint="lock signatures use Ed25519")
     return key
 
