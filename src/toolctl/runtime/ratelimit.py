@@ -119,9 +119,25 @@ class LocalBuckets:
         self._tat = {k: v for k, v in self._tat.items() if v > now}
 
 
-_LOCAL: weakref.WeakKeyDictionary[Any, LocalBuckets] = weakref.WeakKeyDictionary()
-_STRONG: dict[int, tuple[Any, LocalBuckets]] = {}
-_LOCAL_LOCK = threading.Lock()
+class LocalBucketsByStore:
+    """The in-process buckets of each store that does not share them (SQLite, memory), for
+    as long as the store object lives: owned by the :class:`~toolctl.runtime.resources.Runtime`
+    (tests that build their own runtime start with no bucket taken)."""
+
+    def __init__(self) -> None:
+        self._weak: weakref.WeakKeyDictionary[Any, LocalBuckets] = weakref.WeakKeyDictionary()
+        self._strong: dict[int, tuple[Any, LocalBuckets]] = {}
+        self._lock = threading.Lock()
+
+    def of(self, store: Any) -> LocalBuckets:
+        with self._lock:
+            try:
+                found = self._weak.get(store)
+                if found is None:
+                    found = self._weak[store] = LocalBuckets()
+            except TypeError:  # a store that cannot be weakly referenced: kept for the runtime
+                found = self._strong.setdefault(id(store), (store, LocalBuckets()))[1]
+            return found
 
 
 def is_shared(store: RunStore) -> bool:
@@ -135,14 +151,9 @@ def buckets_for(store: RunStore) -> RateLimitStore | LocalBuckets:
     shared = store.capabilities.rate_limits
     if shared is not None:
         return shared
-    with _LOCAL_LOCK:
-        try:
-            found = _LOCAL.get(store)
-            if found is None:
-                found = _LOCAL[store] = LocalBuckets()
-        except TypeError:  # a store that cannot be weakly referenced: kept for the process
-            found = _STRONG.setdefault(id(store), (store, LocalBuckets()))[1]
-        return found
+    from toolctl.runtime import resources
+
+    return resources.current().rate_buckets.of(store)
 
 
 def take(

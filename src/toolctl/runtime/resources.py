@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from toolctl.runtime.invoke import HandlerPool
     from toolctl.runtime.memo import PerObject
     from toolctl.runtime.memstore import MemoryStore
+    from toolctl.runtime.ratelimit import LocalBucketsByStore
     from toolctl.runtime.records import RunStore
     from toolctl.runtime.source import ToolSource
     from toolctl.runtime.sync import Loops
@@ -49,6 +50,7 @@ class Runtime:
         from toolctl.runtime.history import HistoryWriter
         from toolctl.runtime.invoke import MAX_THREADS, HandlerPool
         from toolctl.runtime.memstore import MemoryStore
+        from toolctl.runtime.ratelimit import LocalBucketsByStore
         from toolctl.runtime.sync import Loops
 
         self.handler_pool: HandlerPool = HandlerPool(
@@ -60,6 +62,8 @@ class Runtime:
         self.loops: Loops = Loops()
         self.stores = StoreCache()
         self.memory: MemoryStore = MemoryStore()  # the history-off store (store=False)
+        # rate-limit buckets of the stores that keep them in process (limits.callsPerMinute)
+        self.rate_buckets: LocalBucketsByStore = LocalBucketsByStore()
         self.closed = False
 
     def default_store(self, registry: ToolSource) -> RunStore:
