@@ -195,3 +195,26 @@ def test_a_toolsets_scopes_must_be_scope_names(tmp_path: Path) -> None:
     config = CONFIG + "    scopes: [has space]\n"
     with pytest.raises(ConfigError, match=r"toolsets\.billing\.scopes must be a list"):
         toolctl.load_project(_project(tmp_path, config), packs=False)
+
+
+def test_lint_counts_a_toolsets_scopes_as_the_tools_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TL410 (a destructive tool every token may call) is not raised for a tool whose
+    toolset carries scopes, and is for the same tool outside it."""
+    destructive = (
+        TOOLS.replace(
+            "    loading: eager\n",
+            "    loading: eager\n    mcp: {annotations: {destructiveHint: true}}\n",
+        )
+        + "    scopes: [ops:read]\n"
+    )
+    for name, config, flagged in (
+        ("scoped", CONFIG + "    scopes: [billing:pay]\n", False),
+        ("unscoped", CONFIG, True),
+    ):
+        (tmp_path / name).mkdir()
+        _project(tmp_path / name, config, destructive)
+        monkeypatch.chdir(tmp_path / name)
+        _, out, err = run_toolctl(capsys, "lint")
+        assert ("tools.d/tools.yaml:10:42: warning TL410" in out + err) is flagged, out + err

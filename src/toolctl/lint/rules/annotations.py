@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from toolctl.catalog import scopes_of
 from toolctl.diagnostics import Severity
 from toolctl.lint.context import LintContext
 from toolctl.lint.model import Hit, RuleSet
@@ -174,9 +175,11 @@ def destructive_unscoped(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     the scopes of the users who may run it (``scopes: [files:write]``), or ``destructiveHint:
     false`` if it is not destructive.
     """
-    if tool.scopes or tool.annotations.get("destructiveHint") is not True:
-        return
-    scoped = ctx.memo("scoped-tools", tool, lambda _: any(t.scopes for t in ctx.tools))
+    if tool.annotations.get("destructiveHint") is not True or scopes_of(tool, ctx.toolsets):
+        return  # (a toolset's scopes bind its tools as their own do)
+    scoped = ctx.memo(
+        "scoped-tools", tool, lambda _: any(scopes_of(t, ctx.toolsets) for t in ctx.tools)
+    )
     if scoped:
         yield Hit(
             tool,
