@@ -139,6 +139,11 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
             f" (whole call: wall {pg_wall / sq_wall:.2f}x, cpu {pg_cpu / sq_cpu:.2f}x);"
             f" budget <= {BUDGET:.1f}x: {verdict}"
         )
+    # what no SQLite write pays: a round trip to another process (through a psycopg cursor)
+    wall, cpu = per_call({"ping": postgres.ping}, calls, rounds)["ping"]
+    print(
+        f"one PostgreSQL round trip (PostgresStore.ping: SELECT 1): {wall:.0f} us, cpu {cpu:.0f} us"
+    )
     sqlite.close()
     postgres.close()
     return ratios

@@ -13,6 +13,7 @@ statements come here: their parameters are text, numbers, booleans, None and lis
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import weakref
@@ -81,7 +82,15 @@ def execute(conn: Any, sql: str, params: Sequence[Any]) -> int:
     """Run the write ``sql`` (``%s`` placeholders) with ``params`` on ``conn`` (a psycopg
     connection in autocommit mode, this thread's alone); the number of rows it changed.
     Raises psycopg's error for the server's answer, as a cursor would."""
-    values = [text_param(value) for value in params]
+    # (most values are text or NULL: those without a call each)
+    values = [
+        value.encode("utf-8")
+        if type(value) is str and "\x00" not in value
+        else None
+        if value is None
+        else text_param(value)
+        for value in params
+    ]
     name = _name(sql)
     try:
         return _send(conn, name, sql, values)
@@ -106,7 +115,9 @@ def _send(conn: Any, name: bytes, sql: str, values: list[bytes | None]) -> int:
             ready = _READY.setdefault(conn, set())
         if name not in ready:
             pgconn.send_prepare(name, numbered(sql).encode("utf-8"))
-            _check(conn, conn.wait(generators.execute(pgconn)), errors)
+            # (a pooler's server session may have it already: then it is used)
+            with contextlib.suppress(errors.DuplicatePreparedStatement):
+                _check(conn, conn.wait(generators.execute(pgconn)), errors)
             ready.add(name)
         pgconn.send_query_prepared(name, values)
         result = _check(conn, conn.wait(generators.execute(pgconn)), errors)

@@ -260,14 +260,18 @@ class PostgresStore:
         for attempt in (1, 2):
             broken = False
             try:
-                with self._pool.connection(timeout=wait) as conn:
-                    try:
-                        if prepared and not durable:
-                            return pgprepared.execute(conn, sql, args)
-                        return self._execute(conn, sql, args, durable=durable, fetch=fetch)
-                    except psycopg.OperationalError:
-                        broken = conn.broken or conn.closed
-                        raise
+                # getconn/putconn rather than connection(): its ``with conn`` block would only
+                # commit or roll back nothing (autocommit), through the connection's lock
+                conn = self._pool.getconn(timeout=wait)
+                try:
+                    if prepared and not durable:
+                        return pgprepared.execute(conn, sql, args)
+                    return self._execute(conn, sql, args, durable=durable, fetch=fetch)
+                except psycopg.OperationalError:
+                    broken = conn.broken or conn.closed
+                    raise
+                finally:
+                    self._pool.putconn(conn)  # a broken one is replaced, not reused
             except psycopg.OperationalError as exc:
                 if broken and attempt == 1:
                     self._pool.check()  # drop every other stale connection before the retry
