@@ -14,18 +14,10 @@ statements come here: their parameters are text, numbers, booleans, None and lis
 from __future__ import annotations
 
 import contextlib
-import itertools
 import threading
 import weakref
 from collections.abc import Sequence
 from typing import Any
-
-# Statement names are shared by every connection; which of them a connection has prepared is
-# remembered per connection object (a reconnection is a new object: it prepares again).
-_NAMES: dict[str, bytes] = {}
-_COUNTER = itertools.count(1)
-_NAMES_LOCK = threading.Lock()
-_READY: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
 
 TUPLES_OK = 2  # pq.ExecStatus.TUPLES_OK and COMMAND_OK (1): what a write may answer
 COMMAND_OK = 1
@@ -40,14 +32,6 @@ def numbered(sql: str) -> str:
     return "".join(
         part + (f"${i}" if i < len(parts) else "") for i, part in enumerate(parts, start=1)
     )
-
-
-def _name(sql: str) -> bytes:
-    name = _NAMES.get(sql)
-    if name is None:
-        with _NAMES_LOCK:
-            name = _NAMES.setdefault(sql, f"toolctl_w{next(_COUNTER)}".encode())
-    return name
 
 
 def _array(items: Sequence[Any]) -> bytes:
@@ -78,50 +62,66 @@ def text_param(value: Any) -> bytes | None:
     raise TypeError(f"unexpected {kind.__name__} parameter for a run-history write")
 
 
-def execute(conn: Any, sql: str, params: Sequence[Any]) -> int:
-    """Run the write ``sql`` (``%s`` placeholders) with ``params`` on ``conn`` (a psycopg
-    connection in autocommit mode, this thread's alone); the number of rows it changed.
-    Raises psycopg's error for the server's answer, as a cursor would."""
-    # (most values are text or NULL: those without a call each)
-    values = [
-        value.encode("utf-8")
-        if type(value) is str and "\x00" not in value
-        else None
-        if value is None
-        else text_param(value)
-        for value in params
-    ]
-    name = _name(sql)
-    try:
-        return _send(conn, name, sql, values)
-    except Exception as exc:
-        import psycopg
+class PreparedWrites:
+    """One store's write statements: the name of each (in order of first use), and which
+    connection has prepared which (a reconnection is a new connection object: it prepares
+    again)."""
 
-        # The statement is gone from the session (a pooler in front of PostgreSQL, DISCARD
-        # ALL): nothing ran, so prepare it again and send it once more.
-        if not isinstance(exc, psycopg.errors.InvalidSqlStatementName):
-            raise
-        _READY.get(conn, set()).discard(name)
-        return _send(conn, name, sql, values)
+    def __init__(self) -> None:
+        self._names: dict[str, bytes] = {}
+        self._lock = threading.Lock()
+        self._ready: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
 
+    def execute(self, conn: Any, sql: str, params: Sequence[Any]) -> int:
+        """Run the write ``sql`` (``%s`` placeholders) with ``params`` on ``conn`` (a psycopg
+        connection in autocommit mode, held by this thread); the number of rows it changed.
+        Raises psycopg's error for the server's answer, as a cursor would."""
+        # (most values are text or NULL: those without a call each)
+        values = [
+            value.encode("utf-8")
+            if type(value) is str and "\x00" not in value
+            else None
+            if value is None
+            else text_param(value)
+            for value in params
+        ]
+        name = self._name(sql)
+        try:
+            return self._send(conn, name, sql, values)
+        except Exception as exc:
+            import psycopg
 
-def _send(conn: Any, name: bytes, sql: str, values: list[bytes | None]) -> int:
-    from psycopg import errors, generators
+            # The statement is gone from the session (a pooler in front of PostgreSQL,
+            # DISCARD ALL): nothing ran, so prepare it again and send it once more.
+            if not isinstance(exc, psycopg.errors.InvalidSqlStatementName):
+                raise
+            self._ready.get(conn, set()).discard(name)
+            return self._send(conn, name, sql, values)
 
-    pgconn = conn.pgconn
-    with conn.lock:
-        ready = _READY.get(conn)
-        if ready is None:
-            ready = _READY.setdefault(conn, set())
-        if name not in ready:
-            pgconn.send_prepare(name, numbered(sql).encode("utf-8"))
-            # (a pooler's server session may have it already: then it is used)
-            with contextlib.suppress(errors.DuplicatePreparedStatement):
-                _check(conn, conn.wait(generators.execute(pgconn)), errors)
-            ready.add(name)
-        pgconn.send_query_prepared(name, values)
-        result = _check(conn, conn.wait(generators.execute(pgconn)), errors)
-    return int(result.command_tuples or 0)
+    def _name(self, sql: str) -> bytes:
+        name = self._names.get(sql)
+        if name is None:
+            with self._lock:
+                name = self._names.setdefault(sql, f"toolctl_w{len(self._names) + 1}".encode())
+        return name
+
+    def _send(self, conn: Any, name: bytes, sql: str, values: list[bytes | None]) -> int:
+        from psycopg import errors, generators
+
+        pgconn = conn.pgconn
+        with conn.lock:
+            ready = self._ready.get(conn)
+            if ready is None:
+                ready = self._ready.setdefault(conn, set())
+            if name not in ready:
+                pgconn.send_prepare(name, numbered(sql).encode("utf-8"))
+                # (a pooler's server session may have it already: then it is used)
+                with contextlib.suppress(errors.DuplicatePreparedStatement):
+                    _check(conn, conn.wait(generators.execute(pgconn)), errors)
+                ready.add(name)
+            pgconn.send_query_prepared(name, values)
+            result = _check(conn, conn.wait(generators.execute(pgconn)), errors)
+        return int(result.command_tuples or 0)
 
 
 def _check(conn: Any, results: list[Any], errors: Any) -> Any:

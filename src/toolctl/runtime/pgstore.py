@@ -166,6 +166,7 @@ class PostgresStore:
         self._queue_app: App | None = None
         self._rate_ready = False  # toolctl_rate_limits made (on the first rate-limited call)
         self._rate_takes = 0
+        self._writes = pgprepared.PreparedWrites()  # the run writes' prepared statements
         self.max_size = max_size
         self.capabilities = Capabilities.probe(self)
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
@@ -265,7 +266,7 @@ class PostgresStore:
                 conn = self._pool.getconn(timeout=wait)
                 try:
                     if prepared and not durable:
-                        return pgprepared.execute(conn, sql, args)
+                        return self._writes.execute(conn, sql, args)
                     return self._execute(conn, sql, args, durable=durable, fetch=fetch)
                 except psycopg.OperationalError:
                     broken = conn.broken or conn.closed
