@@ -8,7 +8,7 @@
 
 Not a test: it prints numbers and ratios (absolute times depend on the machine).
 
-    python bench/bench_store.py [--calls 500] [--load-calls 300] [--clients 6]
+    python bench/bench_store.py [--calls 500] [--load-calls 300] [--clients 6] [--recording-only]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
@@ -24,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -48,6 +50,10 @@ outputSchema:
   required: [sum]
 """
 
+# the same tool without readOnlyHint: its running row is written before the handler runs
+PLAIN_TOOL = TOOL.replace("name: add", "name: add_plain").replace(
+    "mcp:\n  annotations: {readOnlyHint: true}\n", ""
+)
 HANDLER = "def add(args):\n    return {'sum': args['a'] + args['b']}\n"
 
 
@@ -56,25 +62,63 @@ def project(root: Path) -> Path:
     (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
     (root / "bench_store_handler.py").write_text(HANDLER)
     (root / "tools.d" / "add.yaml").write_text(TOOL)
+    (root / "tools.d" / "add_plain.yaml").write_text(PLAIN_TOOL)
     return root
 
 
-def per_call(fns: dict[str, Callable[[], object]], calls: int, rounds: int) -> dict[str, float]:
-    """Microseconds per call of each function: rounds interleaved, median round kept."""
+BUDGET = 1.5  # PostgreSQL's recording cost per call at most this many times SQLite's (issue 27)
+
+
+def finished_run(run_id: str) -> Any:
+    """A succeeded run's row as a read-only call writes it (views sharing their objects)."""
+    from toolctl.runtime.records import RunRecord
+
+    shown_in, shown_out = {"a": 1, "b": 2}, {"sum": 3}
+    now = time.time()
+    return RunRecord(
+        run_id=run_id,
+        tool="add",
+        status="succeeded",
+        tool_digest="0" * 64,
+        created_at=now,
+        started_at=now,
+        ended_at=now,
+        duration_ms=0.1,
+        input=shown_in,
+        output=shown_out,
+        display={"input": shown_in, "output": shown_out},
+        model_output={"type": "json", "value": shown_out},
+        notes=[],
+    )
+
+
+def per_call(
+    fns: dict[str, Callable[[], object]], calls: int, rounds: int
+) -> dict[str, tuple[float, float]]:
+    """Microseconds per call of each function, wall and CPU of this process (threads
+    included): rounds interleaved, the median round of each kept."""
     for fn in fns.values():
         for _ in range(50):
             fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            cpu, start = time.process_time(), time.perf_counter()
             for _ in range(calls):
                 fn()
-            times[name].append((time.perf_counter() - start) / calls * 1e6)
-    return {name: sorted(values)[len(values) // 2] for name, values in times.items()}
+            walls[name].append((time.perf_counter() - start) / calls * 1e6)
+            cpus[name].append((time.process_time() - cpu) / calls * 1e6)
+    return {name: (median(walls[name]), median(cpus[name])) for name in fns}
 
 
-def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -> None:
+def median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -> list[float]:
+    """Print the recording cost of each store per call; the PostgreSQL/SQLite ratios
+    (wall and CPU, for each tool)."""
     import toolctl
     from toolctl.runtime.pgstore import PostgresStore
     from toolctl.runtime.store import SqliteStore
@@ -83,25 +127,64 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
     sqlite = SqliteStore(root / "state.db")
     postgres = PostgresStore(cluster.create_database("bench_record"))
     args = {"a": 1, "b": 2}
-    result = per_call(
-        {
-            "history off (floor)": lambda: registry.call("add", args, store=False),
-            "SQLite": lambda: registry.call("add", args, store=sqlite),
-            "PostgreSQL": lambda: registry.call("add", args, store=postgres),
-        },
-        calls,
-        rounds,
+    ratios = []
+    print(f"recording a run, {calls} calls x {rounds} rounds (median round), in-process;")
+    print("cpu = this process's CPU time (PostgreSQL's server processes not included)")
+    for tool, what in (("add", "read-only tool, 1 write"), ("add_plain", "plain tool, 2 writes")):
+
+        def call(store: object, tool: str = tool) -> Callable[[], object]:
+            return lambda: registry.call(tool, args, store=store)
+
+        result = per_call(
+            {
+                "history off (floor)": call(False),
+                "SQLite": call(sqlite),
+                "PostgreSQL": call(postgres),
+            },
+            calls,
+            rounds,
+        )
+        floor_wall, floor_cpu = result["history off (floor)"]
+        print(f"{tool} ({what}):")
+        print(f"  {'store':22} {'wall us':>8} {'cpu us':>8} {'rec. wall':>10} {'rec. cpu':>9}")
+        for name, (wall, cpu) in result.items():
+            extra = (
+                ""
+                if name.startswith("history")
+                else f" {wall - floor_wall:10.0f} {cpu - floor_cpu:9.0f}"
+            )
+            print(f"  {name:22} {wall:8.0f} {cpu:8.0f}{extra}")
+        (sq_wall, sq_cpu), (pg_wall, pg_cpu) = result["SQLite"], result["PostgreSQL"]
+        wall_ratio = (pg_wall - floor_wall) / max(sq_wall - floor_wall, 1e-9)
+        cpu_ratio = (pg_cpu - floor_cpu) / max(sq_cpu - floor_cpu, 1e-9)
+        ratios += [wall_ratio, cpu_ratio]
+        verdict = "ok" if max(wall_ratio, cpu_ratio) <= BUDGET else "OVER"
+        print(
+            f"  PostgreSQL / SQLite recording cost: wall {wall_ratio:.2f}x, cpu {cpu_ratio:.2f}x"
+            f" (whole call: wall {pg_wall / sq_wall:.2f}x, cpu {pg_cpu / sq_cpu:.2f}x);"
+            f" budget <= {BUDGET:.1f}x: {verdict}"
+        )
+    # the stores' own part: one finished run's insert, without the call around it
+    ids = itertools.count()
+
+    def insert(store: Any) -> Callable[[], object]:
+        return lambda: store.insert(finished_run(f"bench-{next(ids)}"))
+
+    alone = per_call({"SQLite": insert(sqlite), "PostgreSQL": insert(postgres)}, calls, rounds)
+    (sq_wall, sq_cpu), (pg_wall, pg_cpu) = alone["SQLite"], alone["PostgreSQL"]
+    print(
+        f"one run's insert alone: SQLite {sq_wall:.0f} us (cpu {sq_cpu:.0f}), PostgreSQL "
+        f"{pg_wall:.0f} us (cpu {pg_cpu:.0f}): wall {pg_wall / sq_wall:.2f}x, "
+        f"cpu {pg_cpu / sq_cpu:.2f}x"
     )
-    floor = result["history off (floor)"]
-    print(f"recording a run, {calls} calls x {rounds} rounds (median round), in-process:")
-    print(f"  {'store':22} {'us/call':>8} {'recording us':>13}")
-    for name, value in result.items():
-        extra = "" if name.startswith("history") else f"{value - floor:13.0f}"
-        print(f"  {name:22} {value:8.0f} {extra}")
-    ratio = (result["PostgreSQL"] - floor) / max(result["SQLite"] - floor, 1e-9)
-    print(f"  PostgreSQL / SQLite recording cost = {ratio:.2f}x")
+    # what no SQLite write pays: a round trip to another process (through a psycopg cursor)
+    wall, cpu = per_call({"ping": postgres.ping}, calls, rounds)["ping"]
+    print(
+        f"one PostgreSQL round trip (PostgresStore.ping: SELECT 1): {wall:.0f} us, cpu {cpu:.0f} us"
+    )
     sqlite.close()
     postgres.close()
+    return ratios
 
 
 @contextlib.contextmanager
@@ -184,12 +267,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--load-calls", type=int, default=300, help="calls in all (scale-out)")
     parser.add_argument("--clients", type=int, default=6)
+    parser.add_argument("--recording-only", action="store_true", help="skip the scale-out measure")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, pgcluster.running_cluster() as cluster:
         root = project(Path(tmp))
         sys.path.insert(0, str(root))
         recording(cluster, root, args.calls, args.rounds)
-        scale_out(cluster, root, args.load_calls, args.clients)
+        if not args.recording_only:
+            scale_out(cluster, root, args.load_calls, args.clients)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ def test_bench_store_prints_both_tables() -> None:
     out = _bench(
         "bench_store.py", "--calls", "20", "--rounds", "1", "--load-calls", "12", "--clients", "2"
     )
-    assert "PostgreSQL / SQLite recording cost =" in out
+    assert "PostgreSQL / SQLite recording cost: wall" in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "123"]
     assert [row[0] for row in rows[-3:]] == ["1", "2", "3"]
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.install import install_hint
-from toolctl.runtime import rowcodec
+from toolctl.runtime import pgprepared, rowcodec
 from toolctl.runtime.capabilities import Capabilities
 from toolctl.runtime.errors import DatabaseUnavailableError, RunNotFoundError, StateError
 from toolctl.runtime.records import RunRecord, ambiguous_prefix, check_changes
@@ -166,6 +166,7 @@ class PostgresStore:
         self._queue_app: App | None = None
         self._rate_ready = False  # toolctl_rate_limits made (on the first rate-limited call)
         self._rate_takes = 0
+        self._writes = pgprepared.PreparedWrites()  # the run writes' prepared statements
         self.max_size = max_size
         self.capabilities = Capabilities.probe(self)
         self._pool = self._open_pool(min_size, max_size, connect_timeout)
@@ -239,11 +240,15 @@ class PostgresStore:
         durable: bool = True,
         fetch: bool = False,
         wait: float | None = None,
+        prepared: bool = False,
     ) -> Any:
         """One statement, its own transaction; its rows (``fetch``) or its row count.
 
         Connections default to ``synchronous_commit = off`` (see :meth:`_configure`), so an
-        ordinary write is one round trip; a ``durable`` one commits synchronously.
+        ordinary write is one round trip; a ``durable`` one commits synchronously (its
+        ``BEGIN``, ``SET LOCAL``, statement and ``COMMIT`` sent as one pipeline: one round
+        trip too). ``prepared``: a hot write (a run's insert or update), sent as a libpq
+        prepared statement (:mod:`toolctl.runtime.pgprepared`) unless it is durable.
 
         A statement that fails because its pooled connection was broken (the server restarted
         since the connection was opened) is sent once more on a checked connection: it never
@@ -256,12 +261,18 @@ class PostgresStore:
         for attempt in (1, 2):
             broken = False
             try:
-                with self._pool.connection(timeout=wait) as conn:
-                    try:
-                        return self._execute(conn, sql, args, durable=durable, fetch=fetch)
-                    except psycopg.OperationalError:
-                        broken = conn.broken or conn.closed
-                        raise
+                # getconn/putconn rather than connection(): its ``with conn`` block would only
+                # commit or roll back nothing (autocommit), through the connection's lock
+                conn = self._pool.getconn(timeout=wait)
+                try:
+                    if prepared and not durable:
+                        return self._writes.execute(conn, sql, args)
+                    return self._execute(conn, sql, args, durable=durable, fetch=fetch)
+                except psycopg.OperationalError:
+                    broken = conn.broken or conn.closed
+                    raise
+                finally:
+                    self._pool.putconn(conn)  # a broken one is replaced, not reused
             except psycopg.OperationalError as exc:
                 if broken and attempt == 1:
                     self._pool.check()  # drop every other stale connection before the retry
@@ -281,7 +292,7 @@ class PostgresStore:
 
         with conn.cursor(row_factory=dict_row) as cur:
             if durable and not fetch:
-                with conn.transaction():
+                with conn.pipeline(), conn.transaction():
                     cur.execute("SET LOCAL synchronous_commit = on")
                     cur.execute(sql, args)
             else:
@@ -344,7 +355,8 @@ class PostgresStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` commits synchronously (a run inserted in a pending state)."""
-        self._run(_INSERT, rowcodec.record_values(record, booleans=True), durable=durable)
+        values = rowcodec.record_values(record, booleans=True)
+        self._run(_INSERT, values, durable=durable, prepared=True)
 
     def update(
         self,
@@ -373,7 +385,7 @@ class PostgresStore:
             clauses.append("owner IS NOT DISTINCT FROM %s")
             where_args.append(expect_owner)
         sql = f"UPDATE toolctl_runs SET {sets} WHERE {' AND '.join(clauses)}"
-        return int(self._run(sql, [*args, *where_args], durable=durable)) == 1
+        return int(self._run(sql, [*args, *where_args], durable=durable, prepared=True)) == 1
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""

@@ -72,8 +72,11 @@ def create_table(table: str, *, postgres: bool = False) -> str:
     return f"CREATE TABLE IF NOT EXISTS {table} (\n" + ",\n".join(lines) + "\n)"
 
 
-# One encoder (json.dumps with options builds a new encoder on every call).
-_to_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+# One encoder (json.dumps with options builds a new encoder on every call), compact. The values
+# are the runtime's own checked JSON (views, notes, locators): no cycle to look for.
+_to_json = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, check_circular=False, separators=(",", ":")
+).encode
 
 
 _JSON_AT = tuple(i for i, name in enumerate(FIELDS) if name in JSON_COLUMNS)
@@ -81,21 +84,48 @@ _BACKGROUND_AT = FIELDS.index("background")
 _fields_of = operator.attrgetter(*FIELDS)
 
 
-def _json(value: Any) -> Any:
+@functools.lru_cache(maxsize=256)
+def _key(key: str) -> str:
+    """An object key as JSON text (the few key names of the views, encoded once)."""
+    return _to_json(key)
+
+
+def _json(value: Any, made: dict[int, str]) -> Any:
+    """``value`` as JSON text. ``made``: the texts of the objects this row encoded so far, by
+    identity: a mapping holding one of them (the display views hold the very input and output
+    views stored beside them; the stored model output the output view) is written around
+    that text instead of encoding the object again."""
     if value is None:
         return None
-    if type(value) is list and not value:
+    kind = type(value)
+    if kind is list and not value:
         return "[]"  # a run's usual notes: no encoder call for them
-    return _to_json(value)
+    if (
+        kind is dict
+        and made
+        and any(id(item) in made for item in value.values())
+        and all(type(key) is str for key in value)
+    ):
+        parts = []
+        for key, item in value.items():
+            text = made.get(id(item))
+            parts.append(f"{_key(key)}:{_to_json(item) if text is None else text}")
+        return "{" + ",".join(parts) + "}"
+    text = _to_json(value)
+    if kind is dict or kind is list:
+        made[id(value)] = text
+    return text
 
 
 def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
     """The column values of every field of ``record``, in :data:`FIELDS` order (the hot path
-    of an insert: one pass, the JSON columns by position): JSON text for the JSON columns,
-    ``background`` as an integer (SQLite) or a boolean (``booleans``: PostgreSQL)."""
+    of an insert: one pass, the JSON columns by position, each object encoded once): JSON
+    text for the JSON columns, ``background`` as an integer (SQLite) or a boolean
+    (``booleans``: PostgreSQL)."""
     values = list(_fields_of(record))
+    made: dict[int, str] = {}
     for i in _JSON_AT:
-        values[i] = _json(values[i])
+        values[i] = _json(values[i], made)
     background = bool(values[_BACKGROUND_AT])
     values[_BACKGROUND_AT] = background if booleans else int(background)
     return values
@@ -103,8 +133,9 @@ def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
 
 def change_values(changes: Mapping[str, Any], *, booleans: bool = False) -> list[Any]:
     """The column value of each value of ``changes``, in order (as :func:`record_values`)."""
+    made: dict[int, str] = {}
     return [
-        _json(value)
+        _json(value, made)
         if name in JSON_COLUMNS
         else ((bool(value) if booleans else int(bool(value))) if name == "background" else value)
         for name, value in changes.items()

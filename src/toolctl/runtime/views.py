@@ -19,12 +19,15 @@ if TYPE_CHECKING:
 class Views:
     """Per-phase views of one run, kept in its :class:`RunState` (``display``/``transcript``)."""
 
-    __slots__ = ("plan", "python_path", "state")
+    __slots__ = ("output_view", "plan", "python_path", "state")
 
     def __init__(self, state: RunState, python_path: tuple[str, ...]) -> None:
         self.state = state
         self.plan = state.plan
         self.python_path = python_path
+        # (the output, its view) when the view is the output redacted by the output schema's
+        # redactor, untransformed: the stored model output of that same output reuses it
+        self.output_view: tuple[Any, Any] | None = None
 
     def phase(self, phase: str, payload: Any, schema: Any = None) -> None:
         """Record the display and transcript forms of ``payload`` (transformed, redacted)."""
@@ -37,6 +40,8 @@ class Views:
             shown = redactor.redact(payload)
             _put(state.display, phase, shown)
             _put(state.transcript, phase, shown)
+            if phase == "output" and redactor is plan.output_redactor:
+                self.output_view = (payload, shown)
             return
         for target, out, spec in (
             ("display", state.display, display),
@@ -122,7 +127,13 @@ class Views:
             "transcript", "output"
         ):
             return None
-        return {**model, "value": self.plan.output_redactor.redact(model.get("value"))}
+        value = model.get("value")
+        seen = self.output_view
+        if seen is not None and seen[0] is value:
+            # the output itself (no toModelOutput): its output view is this very redaction,
+            # made already; one object, which the row encodes once (rowcodec)
+            return {**model, "value": seen[1]}
+        return {**model, "value": self.plan.output_redactor.redact(value)}
 
 
 def _put(out: dict[str, Any], phase: str, value: Any) -> None:
