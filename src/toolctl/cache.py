@@ -467,6 +467,35 @@ def remembered_scan(
         store.flush()
 
 
+def remembered_document(path: Path, display: str) -> Document:
+    """:func:`toolctl.yamlsrc.load_file` of a file that is no tool file (a ``$ref``-d schema file
+    that lint reports a finding in), its data and positions kept in the ``scans/`` store of
+    :func:`remembered_scan` while its bytes are unchanged (SHA-256): a warm lint then imports no
+    YAML parser. The entry goes when the file does. Raises :class:`~toolctl.errors.YamlError`."""
+    from toolctl.yamlsrc import Document, load_file
+
+    content = _read(path) if DEFAULTS.cache else None
+    if content is None:
+        return load_file(path, display)
+    parsed: list[Document] = []
+
+    def parse() -> dict[str, Any]:
+        parsed.append(load_file(path, display))
+        return {"data": parsed[0].data, "pos": list(parsed[0].arrays())}  # base64 when written
+
+    store = LoadCache(_configs_root() / "scans", [])
+    try:
+        found = store.remember(f"<file {os.path.realpath(path)}>", [sha256(content)], parse)
+        if parsed:
+            return parsed[0]
+        values, keys = decode_positions(found["pos"])
+        return Document(found["data"], display, values, keys)
+    except (KeyError, TypeError, ValueError):  # a damaged entry: parsed again
+        return load_file(path, display)
+    finally:
+        store.flush()
+
+
 def text(item: Any) -> str:
     """An item of a remembered list that must be a string (TypeError otherwise)."""
     if not isinstance(item, str):
@@ -494,6 +523,8 @@ def _live(entries: dict[str, Any]) -> dict[str, Any]:
     live: dict[str, Any] = {}
     remembered: dict[str, list[tuple[int, str]]] = {}
     for k, v in entries.items():
+        if k.startswith("<file ") and not os.path.exists(k.rpartition(" ")[0][6:-1]):
+            continue  # a remembered_document of a file that is gone
         if k.startswith("<"):
             at = v.get("at") if isinstance(v, dict) else None
             written = at if type(at) is int else 0

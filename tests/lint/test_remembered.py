@@ -1,6 +1,7 @@
 """A warm `toolctl lint` takes the formats the validators check (TL207) and the installed rule
 packs and export formats from the cache: it imports neither python-jsonschema, ``referencing``
-and ``regex`` nor a metadata scanner, and finds exactly what a cold lint finds."""
+and ``regex`` nor a metadata scanner nor (for findings in shared schema files) a YAML parser,
+and finds exactly what a cold lint finds."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from toolctl import cache
 from toolctl.lint import packs
 
 CHECKERS = ["jsonschema", "referencing", "regex", "importlib_metadata", "importlib.metadata"]
+CHECKERS += ["yaml"]
 PROBE = """
 import atexit, json, os, sys
 watch = json.loads(os.environ["PROBE_WATCH"])
@@ -34,8 +36,12 @@ inputSchema:
     phone: {{type: string, format: phone, description: Who to call.}}
     within: {{type: string, format: duration, description: How long it may take.}}
     email: {{type: string, format: email, description: Who to invite.}}
+    fax: {{$ref: "schemas/common.schema.yaml#/$defs/Fax"}}
     when: {{type: string, format: date-time, description: When it starts.}}
   additionalProperties: false
+"""
+SHARED = """$defs:
+  Fax: {type: string, format: fax, description: Where to send a copy.}
 """
 DRAFT7 = "$schema: http://json-schema.org/draft-07/schema#\n  "
 
@@ -57,7 +63,8 @@ def _lint(root: Path, out: Path) -> tuple[str, list[str]]:
 
 @pytest.mark.slow
 def test_a_warm_lint_finds_what_a_cold_one_does_without_the_checkers(tmp_path: Path) -> None:
-    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "schemas").mkdir(parents=True)
+    (tmp_path / "tools.d" / "schemas" / "common.schema.yaml").write_text(SHARED, "utf-8")
     for name, dialect in (("book_2020", ""), ("book_draft7", DRAFT7)):
         text = TOOL.format(name=name, dialect=dialect)
         (tmp_path / "tools.d" / f"{name}.yaml").write_text(text, encoding="utf-8")
@@ -68,6 +75,7 @@ def test_a_warm_lint_finds_what_a_cold_one_does_without_the_checkers(tmp_path: P
     tl207 = sorted((d["tool"], d["pointer"]) for d in found if d["code"] == "TL207")
     assert tl207 == [
         ("book_2020", "/inputSchema/properties/phone/format"),
+        ("book_2020", "schemas/common.schema.yaml#/$defs/Fax/format"),  # located in that file
         ("book_draft7", "/inputSchema/properties/phone/format"),
         ("book_draft7", "/inputSchema/properties/within/format"),  # 2019-09 on
     ]
