@@ -102,3 +102,24 @@ def test_a_rule_pack_installed_or_removed_since_is_seen(
     monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache.DEFAULTS, "cache", True)
     assert packs._entry_points() == before
+
+
+def test_a_planted_scan_naming_a_rule_pack_is_ignored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The remembered lists decide what lint and export import: one forged in a shared cache
+    directory (no MAC, or another key's) is a miss, and the real entry points are scanned."""
+    monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache.DEFAULTS, "cache", True)
+    real = packs._entry_points()
+    store = cache.LoadCache(tmp_path / "cache" / "scans", [])
+    name = f"<entry points {packs.GROUP}>"
+    key = cache.import_path_key()
+    where = Path(f"{name} {cache.sha256(json.dumps(key).encode())}")
+    evil = {"key": key, "value": [["evil", "attacker_mod:RULES", "attacker_mod"]], "at": 1}
+    body = json.dumps({"context": store.context, "entries": {str(where): evil}}).encode()
+    shard = store._shard_file(store._shard_of(where))
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    for sealed in (body, cache._seal(body, b"attacker key".ljust(32, b"!"))):
+        shard.write_bytes(sealed)
+        assert packs._entry_points() == real
