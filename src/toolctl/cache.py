@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl import __version__
 from toolctl.atomicfile import replace
@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     from toolctl.diagnostics import Diagnostic
     from toolctl.spec.model import Origin, ToolSpec
     from toolctl.yamlsrc import Document
+
+T = TypeVar("T")
 
 FORMAT = 3
 _MAGIC = b"toolctl-cache hmac-sha256"
@@ -428,6 +430,86 @@ class LoadCache:
         return all(self.module_dep(dep[0], search) == dep for dep in entry["modules"])
 
 
+def remembered(
+    store: LoadCache | None, name: str, scan: Callable[[], Iterable[Any]], item: Callable[[Any], T]
+) -> list[T]:
+    """``scan()`` (of what the Python environment has installed), kept in ``store`` under
+    ``name`` while ``sys.path`` and its directories are unchanged (installing or removing a
+    distribution changes them; :class:`LoadCache`'s context adds toolctl's code and the checking
+    libraries); each item converted by ``item``. A damaged entry is scanned again."""
+    if store is not None:
+        found = store.remember(name, import_path_key(), lambda: [*map(_plain, scan())])
+        try:
+            return [item(x) for x in found]
+        except (TypeError, ValueError):
+            pass
+    return [item(x) for x in scan()]
+
+
+def _plain(item: Any) -> Any:
+    return list(item) if isinstance(item, tuple) else item
+
+
+def remembered_scan(
+    name: str, scan: Callable[[], Iterable[Any]], item: Callable[[Any], T]
+) -> list[T]:
+    """:func:`remembered` for what no project decides (installed export formats and lint rule
+    packs, the formats the validators check): kept in the user cache (``scans/``, beside the
+    remembered configs) in a :class:`LoadCache` of its own, so it is read before any project is
+    known and without a shard full of tool files. Only with :data:`DEFAULTS`.cache (the CLI's);
+    otherwise scanned."""
+    if not DEFAULTS.cache:
+        return [item(x) for x in scan()]
+    store = LoadCache(_configs_root() / "scans", [])
+    try:
+        return remembered(store, name, scan, item)
+    finally:
+        store.flush()
+
+
+def remembered_document(path: Path, display: str) -> Document:
+    """:func:`toolctl.yamlsrc.load_file` of a file that is no tool file (a ``$ref``-d schema file
+    that lint reports a finding in), its data and positions kept in the ``scans/`` store of
+    :func:`remembered_scan` while its bytes are unchanged (SHA-256): a warm lint then imports no
+    YAML parser. The entry goes when the file does. Raises :class:`~toolctl.errors.YamlError`."""
+    from toolctl.yamlsrc import Document, load_file
+
+    content = _read(path) if DEFAULTS.cache else None
+    if content is None:
+        return load_file(path, display)
+    parsed: list[Document] = []
+
+    def parse() -> dict[str, Any]:
+        parsed.append(load_file(path, display))
+        return {"data": parsed[0].data, "pos": list(parsed[0].arrays())}  # base64 when written
+
+    store = LoadCache(_configs_root() / "scans", [])
+    try:
+        found = store.remember(f"<file {os.path.realpath(path)}>", [sha256(content)], parse)
+        if parsed:
+            return parsed[0]
+        values, keys = decode_positions(found["pos"])
+        return Document(found["data"], display, values, keys)
+    except (KeyError, TypeError, ValueError):  # a damaged entry: parsed again
+        return load_file(path, display)
+    finally:
+        store.flush()
+
+
+def text(item: Any) -> str:
+    """An item of a remembered list that must be a string (TypeError otherwise)."""
+    if not isinstance(item, str):
+        raise TypeError("not a name")
+    return item
+
+
+def strings(item: Any) -> tuple[str, ...]:
+    """An item of a remembered list that must be a list of strings (TypeError otherwise)."""
+    if not isinstance(item, list):
+        raise TypeError("not a list")
+    return tuple(map(text, item))
+
+
 MAX_REMEMBERED = 4
 """:meth:`LoadCache.remember` entries kept per name and shard, the most recently written: each
 ``sys.path`` state (every install into a site-packages changes it) adds one."""
@@ -441,6 +523,8 @@ def _live(entries: dict[str, Any]) -> dict[str, Any]:
     live: dict[str, Any] = {}
     remembered: dict[str, list[tuple[int, str]]] = {}
     for k, v in entries.items():
+        if k.startswith("<file ") and not os.path.exists(k.rpartition(" ")[0][6:-1]):
+            continue  # a remembered_document of a file that is gone
         if k.startswith("<"):
             at = v.get("at") if isinstance(v, dict) else None
             written = at if type(at) is int else 0

@@ -10,10 +10,10 @@ from __future__ import annotations
 import functools
 import importlib
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
@@ -46,7 +46,6 @@ from toolctl.yamlsrc import (
 
 TOOL_SUFFIXES = (".yaml", ".yml")
 REGISTRY_GROUP = "toolctl.registries"
-T = TypeVar("T")
 
 
 def display_path(path: Path) -> str:
@@ -565,8 +564,11 @@ def _format_names(has_options: bool, ctx: _Context) -> list[str] | None:
     if ctx.formats is None:
         from toolctl.spec.providers import GROUP, installed_format_names
 
-        ctx.formats = _remembered(
-            ctx.cache, f"<entry points {GROUP}>", lambda: sorted(installed_format_names()), _text
+        ctx.formats = cache.remembered(
+            ctx.cache,
+            f"<entry points {GROUP}>",
+            lambda: sorted(installed_format_names()),
+            cache.text,
         )
     return ctx.formats
 
@@ -633,32 +635,7 @@ def _pack_entry_points(store: LoadCache | None) -> list[tuple[str, str, str]]:
         name, value, dist = item
         return str(name), str(value), str(dist)
 
-    return _remembered(store, f"<entry points {REGISTRY_GROUP}>", _installed_packs, triple)
-
-
-def _remembered(
-    store: LoadCache | None, name: str, scan: Callable[[], Sequence[Any]], item: Callable[[Any], T]
-) -> list[T]:
-    """``scan()`` (of installed distributions' metadata), kept in the cache under ``name`` while
-    ``sys.path`` and its directories are unchanged (installing or removing a distribution
-    changes them); each item converted by ``item``. A damaged entry is scanned again."""
-    if store is not None:
-        found = store.remember(name, cache.import_path_key(), lambda: [*map(_plain, scan())])
-        try:
-            return [item(x) for x in found]
-        except (TypeError, ValueError):
-            pass
-    return [item(x) for x in scan()]
-
-
-def _plain(item: Any) -> Any:
-    return list(item) if isinstance(item, tuple) else item
-
-
-def _text(item: Any) -> str:
-    if not isinstance(item, str):
-        raise TypeError("not a name")
-    return item
+    return cache.remembered(store, f"<entry points {REGISTRY_GROUP}>", _installed_packs, triple)
 
 
 def _pack_dirs(ctx: _Context) -> Iterator[tuple[str, Path]]:

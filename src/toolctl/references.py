@@ -55,6 +55,20 @@ def parse(ref: str) -> Reference:
     return Reference(ep.module, ep.attr)
 
 
+def import_entry_point(value: str, group: str) -> Any:
+    """What ``EntryPoint(value).load()`` returns (a plugin's ``module:attr``), imported without
+    importlib-metadata for the plain form; raises whatever importing raises."""
+    plain = _PLAIN.fullmatch(value)
+    if plain is None:  # module-only, [extras]: the standard reader
+        from importlib.metadata import EntryPoint
+
+        return EntryPoint(value, value, group).load()
+    obj: Any = importlib.import_module(plain.group(1))
+    for part in plain.group(2).split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
 def _find_module(module: str, search: list[str]) -> tuple[str | None, str]:
     """Find the file of ``module`` without importing anything; (origin or None, problem)."""
     return _find_module_cached(module, tuple(search))

@@ -211,9 +211,20 @@ def dialect_class(schema: Any) -> str:
 
 def enforced_formats(schema: Any = None) -> frozenset[str]:
     """The ``format`` values whose bad values the validators for ``schema``'s dialect reject."""
+    return _enforced(dialect_class(schema))
+
+
+@functools.cache
+def _enforced(dialect: str) -> frozenset[str]:
+    """Remembered by the CLI's cache while ``sys.path`` is unchanged (a checker package
+    installed or removed) and toolctl and jsonschema are (the cache's context): finding them
+    imports python-jsonschema, ``referencing`` and ``regex``, most of a warm lint otherwise."""
+    from toolctl.cache import remembered_scan, text
     from toolctl.schemaformats import enforced_formats as enforced
 
-    return enforced(dialect_class(schema))
+    return frozenset(
+        remembered_scan(f"<formats {dialect}>", lambda: sorted(enforced(dialect)), text)
+    )
 
 
 @functools.cache

@@ -126,12 +126,15 @@ def test_unwritable_output_is_a_user_error(
 
 
 def test_broken_plugin_in_the_cli(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from importlib.metadata import EntryPoint
 
     from toolctl.export import formats
 
+    # The CLI remembers the installed formats while sys.path is unchanged, which installing
+    # a real plugin changes and this stand-in does not: a cache of its own is cold.
+    monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(tmp_path / "cache"))
     broken = EntryPoint("broken", "no_such_package.mod:EXPORTER", formats.GROUP)
     monkeypatch.setattr(formats, "entry_points", lambda group: [broken])
     code, out, _ = _run(capsys, "--list-formats")

@@ -14,7 +14,7 @@ from tests.bench_helpers import run_bench
 
 @pytest.mark.timeout(240)
 def test_bench_startup_prints_every_command_beside_the_reference() -> None:
-    out = run_bench("bench_startup.py", "--runs", "1", timeout=230)
+    out = run_bench("bench_startup.py", "--runs", "1", "--realistic", "8", timeout=230)
     row = r"{}\s+\d+\.\d\s+\d+\.\d\d\s+\d+\.\d\s+\d+\.\d\d"
     assert re.search(row.format(r"python -c 'import yaml'") + r"\s*$", out, re.M)
     for label in ("toolctl --version", "toolctl --no-cache validate", "toolctl lint"):
@@ -22,6 +22,9 @@ def test_bench_startup_prints_every_command_beside_the_reference() -> None:
     verdict = r"\s+<= {}x: wall (ok|OVER), cpu (ok|OVER)"
     assert re.search(row.format("toolctl validate") + verdict.format(r"3\.0"), out)
     assert re.search(row.format("toolctl run reverse") + verdict.format(r"4\.0"), out)
+    assert re.search(row.format("toolctl lint, realistic") + verdict.format(r"4\.0"), out)
+    realistic_export = re.escape("toolctl export -f openai, realistic")
+    assert re.search(row.format(realistic_export) + verdict.format(r"3\.0"), out)
 
 
 @pytest.mark.timeout(240)

@@ -250,9 +250,9 @@ def _provider(provider: str | None, fmt: str | None, names: list[str]) -> str:
         provider = fmt
     if provider is not None:
         return provider
-    from toolctl.spec.providers import installed_format_names
+    from toolctl.export.formats import installed  # remembered by the cache: no metadata scan
 
-    formats = sorted(installed_format_names())
+    formats = list(installed())
     if names and names[0] in formats:
         return names.pop(0)
     if names:

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolctl.contract.canonical import digest
+from toolctl.export.names import META_KEY as META_KEY  # defined beside the MCP names
 
 if TYPE_CHECKING:
     from toolctl.spec import ToolSpec
 
 JsonDict = dict[str, Any]
-META_KEY = "dev.toolctl/contractDigest"
-"""The ``_meta`` key (MCP reverse-DNS naming) under which tools/list carries a tool's digest."""
 
 # Keys of `contract` copied from the declaration when present (omitted when absent or empty).
 _OPTIONAL = ("title", "outputSchema", "annotations", "icons", "_meta", "inputExamples")

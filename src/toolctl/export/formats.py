@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolctl import DISTRIBUTION
+from toolctl.cache import remembered_scan, strings
 from toolctl.errors import PluginError
 from toolctl.export.base import Exporter
+from toolctl.references import import_entry_point
 from toolctl.spec.providers import BUILTIN_FORMATS, GROUP
 
 
@@ -41,11 +43,23 @@ class FormatEntry:
 def installed() -> dict[str, FormatEntry]:
     """Every format by name, in name order (the built-ins even without installed metadata)."""
     found = {n: FormatEntry(n, v, DISTRIBUTION) for n, v in BUILTIN.items()}
+    for entry in remembered_scan(f"<exporters {GROUP}>", _scan, _entry):
+        found[entry.name] = entry
+    return dict(sorted(found.items()))
+
+
+def _entry(item: Any) -> FormatEntry:
+    return FormatEntry(*strings(item))  # TypeError when not three strings
+
+
+def _scan() -> list[list[str]]:
+    """[name, value, package] of each installed entry point (remembered by the CLI's cache while
+    ``sys.path`` is unchanged: scanning every distribution's metadata is most of a warm export)."""
+    found = []
     for ep in entry_points(group=GROUP):
         dist = getattr(ep, "dist", None)
-        package = dist.name if dist is not None else "?"
-        found[ep.name] = FormatEntry(ep.name, ep.value, package)
-    return dict(sorted(found.items()))
+        found.append([ep.name, ep.value, dist.name if dist is not None else "?"])
+    return found
 
 
 def is_builtin(entry: FormatEntry) -> bool:
@@ -57,10 +71,7 @@ def is_builtin(entry: FormatEntry) -> bool:
 def load(entry: FormatEntry) -> Exporter:
     """Import an exporter; a broken plugin raises :class:`PluginError` saying which and why."""
     try:
-        # the standard reader of ``module:attr`` values (module-only and [extras] included)
-        from importlib.metadata import EntryPoint
-
-        obj: Any = EntryPoint(entry.name, entry.value, GROUP).load()
+        obj: Any = import_entry_point(entry.value, GROUP)
         if isinstance(obj, type):
             obj = obj()
     except Exception as exc:  # any failure inside third-party code is the plugin's

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolctl.contract.model import META_KEY, contract_digest
 from toolctl.diagnostics import Diagnostic
 from toolctl.export.base import ExportOptions, Findings, ToolListExporter, check_choice
 from toolctl.export.common import description
 from toolctl.export.loading import allowed_problems
-from toolctl.export.names import MCP_NAME, check_mcp_name_edges
+from toolctl.export.names import MCP_NAME, META_KEY, check_mcp_name_edges
 from toolctl.export.viewschema import view_schema
 from toolctl.sensitive import shown_schema
 from toolctl.spec import ToolSpec
@@ -108,7 +107,7 @@ class McpExporter(ToolListExporter):
         digest = (
             ""
             if out.checking and not (isinstance(overridden, dict) and "_meta" in overridden)
-            else contract_digest(spec)
+            else _digest(spec)
         )
         tool["_meta"] = {**(spec.meta or {}), META_KEY: digest}
         self.merge_provider_options(spec, tool, out, _FIELDS | {"execution"})
@@ -141,3 +140,9 @@ class McpExporter(ToolListExporter):
 EXPORTER = McpExporter()
 export = EXPORTER.export
 check = EXPORTER.check
+
+
+def _digest(spec: ToolSpec) -> str:
+    from toolctl.contract import contract_digest  # imported by an export, not by a check
+
+    return contract_digest(spec)

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 
 from toolctl.export.base import Findings
 
+META_KEY = "dev.toolctl/contractDigest"
+"""The ``_meta`` key (MCP reverse-DNS naming) under which tools/list carries a tool's digest
+(:func:`toolctl.contract.contract_digest`); here, not in :mod:`toolctl.contract`, so that the MCP
+exporter's checks (every `lint` runs them) do not import the diff and lock file machinery."""
+
 
 @dataclass(frozen=True)
 class NameRule:

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from toolctl.cache import remembered_document
 from toolctl.diagnostics import Location
 from toolctl.errors import YamlError
 from toolctl.refs import iter_refs, parse_pointer, resolve_pointer
 from toolctl.spec.model import SCHEMA_KEYS, ToolSpec
-from toolctl.yamlsrc import Document, JsonPath, load_file
+from toolctl.yamlsrc import Document, JsonPath
 
 _MISSING = object()
 
@@ -32,7 +33,7 @@ def _get(node: Any, path: Sequence[str | int]) -> Any:
 @functools.lru_cache(maxsize=64)
 def _document(path: str) -> Document | None:
     try:
-        return load_file(Path(path), path)
+        return remembered_document(Path(path), path)
     except YamlError:
         return None
 

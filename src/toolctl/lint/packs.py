@@ -14,9 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolctl.cache import remembered_scan, strings
 from toolctl.diagnostics import Diagnostic, Location, error
 from toolctl.lint.model import FAMILIES, Rule
 from toolctl.lint.rules import BUILTIN
+from toolctl.references import import_entry_point
 
 GROUP = "toolctl.lint_rules"
 _CODE = re.compile(r"[A-Z]{2,5}[0-9]{3}\Z")
@@ -72,28 +74,37 @@ class Catalogue:
         )
 
 
-def _entry_points() -> list[Any]:
+def _entry_points() -> list[tuple[str, str, str]]:
+    """(name, value, module) of each rule pack, plugins before built-ins; remembered by the
+    CLI's cache while ``sys.path`` is unchanged (scanning every distribution's metadata is a
+    good part of a warm lint)."""
+    found = remembered_scan(f"<entry points {GROUP}>", _scan, _triple)
+    return sorted(found, key=lambda ep: (ep[2].startswith("toolctl."), ep[0]), reverse=True)
+
+
+def _scan() -> list[list[str]]:
     from importlib_metadata import entry_points
 
-    return sorted(
-        entry_points(group=GROUP),
-        key=lambda ep: (ep.module.startswith("toolctl."), ep.name),
-        reverse=True,
-    )
+    return [[ep.name, ep.value, ep.module] for ep in entry_points(group=GROUP)]
+
+
+def _triple(item: Any) -> tuple[str, str, str]:
+    name, value, module = strings(item)  # ValueError when not three
+    return name, value, module
 
 
 def build() -> Catalogue:
     """Load every rule pack (built-ins first) into a fresh :class:`Catalogue`."""
     cat = Catalogue()
     loaded: set[str] = set()
-    for ep in _entry_points():
+    for _name, value, module in _entry_points():
         try:
-            pack = ep.load()
+            pack = import_entry_point(value, GROUP)
         except Exception as exc:  # a broken plugin must not stop lint
-            cat._fail(ep.value, f"failed to load: {type(exc).__name__}: {exc}")
+            cat._fail(value, f"failed to load: {type(exc).__name__}: {exc}")
             continue
-        loaded.add(ep.module)
-        cat.add(pack, ep.value)
+        loaded.add(module)
+        cat.add(pack, value)
     for module in BUILTIN:
         if module not in loaded:
             cat.add(importlib.import_module(module).RULES, module)
