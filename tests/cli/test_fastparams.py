@@ -120,8 +120,9 @@ def test_export_options_never_import_pydantic(tmp_path: Path, extra: list[str]) 
     """`export`'s options (its --indent default included) take the fast path: pydantic's
     import was a third of a small export's CPU time."""
     fixtures = Path(__file__).resolve().parents[1] / "export" / "fixtures" / "tools.d"
+    argv = ["export", "openai", "-p", str(fixtures), "-t", "ping", *extra]
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, "export", "openai", "-p", str(fixtures), "-t", "ping", *extra],
+        [sys.executable, "-c", PROBE, *argv],
         cwd=tmp_path, capture_output=True, text=True, timeout=60,
         env={"PATH": "/usr/bin:/bin", "TOOLCTL_CACHE_DIR": str(tmp_path / "cache")},
     )  # fmt: skip
