@@ -431,14 +431,22 @@ def make_validator(schema: Any) -> Validator:
 
 
 _CACHE: dict[str, Validator] = {}
+CACHED_VALIDATORS = 256
+"""Validators :func:`cached_validator` keeps, the most recently used: a load checks each tool's
+examples once, and keeping every one (its key text and python-jsonschema's compiled form) was a
+fifth of a 10,000-tool ``validate``'s memory. Callers that validate one schema again and again
+(the runtime's per-tool plans) hold their validator themselves."""
 
 
 def cached_validator(schema: Any) -> Validator:
-    """A validator for ``schema``, built once per distinct schema per process."""
+    """A validator for ``schema``, built once per distinct schema while it is in use."""
     key = json.dumps(schema, sort_keys=True, separators=(",", ":"))
-    found = _CACHE.get(key)
+    found = _CACHE.pop(key, None)
     if found is None:
-        found = _CACHE[key] = make_validator(schema)
+        found = make_validator(schema)
+        if len(_CACHE) >= CACHED_VALIDATORS:
+            del _CACHE[next(iter(_CACHE))]  # the least recently used
+    _CACHE[key] = found  # (again) the most recent: dicts keep insertion order
     return found
 
 

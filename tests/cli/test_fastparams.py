@@ -103,3 +103,28 @@ def test_number_defaults_take_the_fast_path() -> None:
     for bad in (0, 1001, True, 2.5):  # out of range, or not of the kind: Typer's own path
         with pytest.raises(fastparams._Slow):
             count(bad, None, None)
+
+
+PROBE = """
+import atexit, sys
+atexit.register(lambda: print("pydantic" in sys.modules, file=sys.stderr))
+sys.argv = ["toolctl", *sys.argv[1:]]
+from toolctl.cli.app import main
+main()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("extra", [[], ["--indent", "0", "-o", "out.json"]])
+def test_export_options_never_import_pydantic(tmp_path: Path, extra: list[str]) -> None:
+    """`export`'s options (its --indent default included) take the fast path: pydantic's
+    import was a third of a small export's CPU time."""
+    fixtures = Path(__file__).resolve().parents[1] / "export" / "fixtures" / "tools.d"
+    argv = ["export", "openai", "-p", str(fixtures), "-t", "ping", *extra]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60,
+        env={"PATH": "/usr/bin:/bin", "TOOLCTL_CACHE_DIR": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == "False"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,37 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
     return code, out, err
 
 
-def test_export_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_prints_json(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Indented on a terminal, one line into a pipe (for programs), --indent either way."""
     code, out, err = _run(capsys, "openai", "-p", FIX, "--tool", "ping")
     assert (code, err) == (0, "")
     assert json.loads(out)["tools"][0]["function"]["name"] == "ping"
+    assert out.startswith('{"tools": [{') and out.count("\n") == 1
+    code, out, _ = _run(capsys, "openai", "-p", FIX, "--tool", "ping", "--indent", "3")
+    assert out.startswith('{\n   "tools": [')
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    code, out, _ = _run(capsys, "openai", "-p", FIX, "--tool", "ping")
     assert out.startswith('{\n  "tools": [')
+    code, out, _ = _run(capsys, "openai", "-p", FIX, "--tool", "ping", "--indent", "0")
+    assert out.count("\n") == 1
+
+
+def test_output_file_is_one_line_and_replaced_only_by_a_whole_export(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "tools.json"
+    code, out, _ = _run(capsys, "mcp", "-p", FIX, "-t", "ping", "-o", str(target))
+    assert (code, out) == (0, "")
+    text = target.read_text()
+    assert text.count("\n") == 1 and json.loads(text)["tools"][0]["name"] == "ping"
+    code, out, _ = _run(capsys, "openai", "-p", str(REFUSED), "-t", "tag_items", "-o", str(target))
+    assert (code, out) == (1, "")
+    assert target.read_text() == text  # a refused export leaves the file as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tools.json"]  # no temporary left
+    code, _, err = _run(capsys, "mcp", "-p", FIX, "-o", str(tmp_path / "missing" / "x.json"))
+    assert code == 2 and "cannot write" in err and "Traceback" not in err
 
 
 def test_indent_and_output_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

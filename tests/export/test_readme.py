@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 
@@ -28,6 +29,7 @@ def test_readme_shows_the_real_output(
     shown_out = section.split(COMMAND, 1)[1].split("```", 1)[0]
     shown_err = section.split("```text\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(REPO)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)  # what a terminal shows: indented
     assert run(["export", "openai", "calculator"]) == 0
     out, err = capsys.readouterr()
     assert out == shown_out

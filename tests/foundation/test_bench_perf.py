@@ -50,3 +50,13 @@ def test_bench_lint_prints_lint_and_export_beside_validate() -> None:
         assert re.search(rf"{name}:\s+\d+\.\d ms, cpu\s+\d+\.\d ms \(gc \d+\.\d ms\)", out)
     for name in ("lint", "export"):
         assert re.search(rf"ratio {name}/validate: \d+\.\d\d, cpu \d+\.\d\d \(budget 1\.50\)", out)
+
+
+@pytest.mark.timeout(240)
+def test_bench_memory_prints_peaks_beside_no_cache_validate() -> None:
+    out = run_bench("bench_memory.py", "--tools", "20", "--per-file", "10", timeout=230)
+    row = r"^\s+20 {}\s+\d+\.\d\s+\d+\.\d\s+\d+\.\d\d\s+\d+\s+\d+\.\d\d$"
+    for label in ("validate --no-cache", "validate, warm", "export mcp, cold", "export mcp, warm"):
+        assert re.search(row.format(re.escape(label)), out, re.M), label
+    assert re.search(r"^20 tools: validate --no-cache \d+ MiB \((ok|OVER);", out, re.M)
+    assert re.search(r"export mcp \d+\.\d\dx it \((ok|OVER); budget 1\.5x\)", out)

@@ -98,3 +98,19 @@ def test_other_schemas_are_checked_by_python_jsonschema_only(schema: dict[str, A
 def test_a_plain_schema_gets_the_fast_accept() -> None:
     assert _fast_accept(PLAIN) is not None
     assert _fast_accept({"$schema": "https://json-schema.org/draft/2020-12/schema"}) is not None
+
+
+def test_the_validator_cache_keeps_the_recently_used_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load checks every tool's examples once: the process-wide cache must not keep a
+    validator per tool for the rest of the command (a fifth of a large validate's memory)."""
+    from toolctl import schema
+
+    monkeypatch.setattr(schema, "_CACHE", {})
+    monkeypatch.setattr(schema, "CACHED_VALIDATORS", 8)
+    first = schema.cached_validator({"type": "string", "maxLength": 0})
+    for n in range(1, 20):
+        schema.cached_validator({"type": "string", "maxLength": n})
+        assert schema.cached_validator({"type": "string", "maxLength": 0}) is first  # in use
+    assert len(schema._CACHE) == 8
+    assert not schema.cached_validator({"type": "string", "maxLength": 0}).is_valid("x")
+    assert schema.cached_validator({"type": "string", "maxLength": 1}) is not None

@@ -6,7 +6,6 @@ export was refused (or, with ``--check``, anything was lossy), 2 for an unknown 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -43,13 +42,6 @@ def _list_formats() -> int:
         else:
             con.print(f"{row['name']:<18} {row['description']}", markup=False)
     return exitcodes.FINDINGS if broken else exitcodes.OK
-
-
-def _write(data: Any, indent: int | None, output: Path | None) -> None:
-    from toolctl.cli.render import write_output
-
-    text = json.dumps(data, indent=indent, ensure_ascii=False, allow_nan=False) + "\n"
-    write_output(text, output)
 
 
 def _complete_targets(ctx: Any, args: list[str], incomplete: str) -> list[tuple[str, str]]:
@@ -92,11 +84,16 @@ def export_command(
     packs: PacksOpt = True,
     output: Annotated[Path | None, output_option("Write the JSON to FILE.")] = None,
     indent: Annotated[
-        int,
+        int | None,
         typer.Option(
-            "--indent", min=0, metavar="SPACES", help="JSON indent in spaces; 0 for one line."
+            "--indent",
+            min=0,
+            metavar="SPACES",
+            help="JSON indent in spaces; 0 for one line. Default: 2 on a terminal, one line "
+            "into a file or pipe.",
+            show_default=False,
         ),
-    ] = 2,
+    ] = None,
     check: Annotated[
         bool, typer.Option("--check", help="Treat lossy steps as errors (for CI).")
     ] = False,
@@ -172,10 +169,12 @@ def export_command(
     """
     if list_formats:
         raise typer.Exit(_list_formats())
+    from toolctl.cli.exportout import exported_to
     from toolctl.cli.registries import fix_hint, load
     from toolctl.cli.render import print_diagnostics
     from toolctl.errors import ExportError, UsageError
-    from toolctl.export import export_result, get_exporter
+    from toolctl.export import get_exporter
+    from toolctl.export.stream import write_export
 
     # Errors go to the CLI's one error boundary (cli/app.run): UsageError exits 2, others 1.
     names, paths = split_targets(targets)
@@ -209,25 +208,26 @@ def export_command(
         from toolctl.contract import verify_locked
 
         verify_locked(loaded, verify_key=verify_key)
-    result = export_result(
-        loaded,
-        target,
-        names=names or None,
-        tags=tag,
-        check=check,
-        examples_in_description=examples_in_description,
-        gemini_parameters=gemini_parameters,
-        mcp_protocol=mcp_protocol,
-        toolsets=toolset,
-        allowed_toolsets=allowed_toolset,
-        tool_search=tool_search,
-    )
+    with exported_to(output, indent) as out:
+        result = write_export(
+            loaded,
+            target,
+            out,
+            indent=out.indent,
+            names=names or None,
+            tags=tag,
+            check=check,
+            examples_in_description=examples_in_description,
+            gemini_parameters=gemini_parameters,
+            mcp_protocol=mcp_protocol,
+            toolsets=toolset,
+            allowed_toolsets=allowed_toolset,
+            tool_search=tool_search,
+        )
+        out.keep = result.ok
     shown = [d for d in result.diagnostics if verbose or d.severity.value != "info"]
     print_diagnostics(shown)
-    if not result.ok:
-        raise typer.Exit(exitcodes.FINDINGS)
-    _write(result.data, indent or None, output)
-    raise typer.Exit(exitcodes.OK)
+    raise typer.Exit(exitcodes.OK if result.ok else exitcodes.FINDINGS)
 
 
 def _provider(provider: str | None, fmt: str | None, names: list[str]) -> str:

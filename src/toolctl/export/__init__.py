@@ -11,14 +11,20 @@ Every format is an entry point of the group ``toolctl.exporters``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolctl import refs
 from toolctl.catalog import members
 from toolctl.diagnostics import Diagnostic, error
 from toolctl.errors import ExportError, PluginError
-from toolctl.export.base import Exporter, ExportOptions, ExportResult, finalize
+from toolctl.export.base import (
+    Exporter,
+    ExportOptions,
+    ExportResult,
+    ToolListExporter,
+    finalize,
+)
 from toolctl.export.formats import FormatEntry, installed, is_builtin, load
 from toolctl.spec import SCHEMA_KEYS, ToolSpec
 from toolctl.spec.providers import provider_key_problems
@@ -124,6 +130,20 @@ def export_result(
     declared toolsets; default: the registry's), and anything a third-party exporter defines.
     ``result.data`` is None on errors.
     """
+    return export_selected(tools, fmt, names, tags, toolsets, None, options)
+
+
+def export_selected(
+    tools: Any,
+    fmt: str,
+    names: Sequence[str] | None,
+    tags: Sequence[str] | None,
+    toolsets: Sequence[str] | None,
+    keep: Callable[[Any], Any] | None,
+    options: dict[str, Any],
+) -> ExportResult:
+    """:func:`export_result`; ``keep`` (a built-in format's) makes what the result holds of
+    each tool's entries instead of a detached copy (see :mod:`toolctl.export.stream`)."""
     entry = _entry(fmt)
     exporter = load(entry)
     if "catalog" not in options:
@@ -136,7 +156,10 @@ def export_result(
     specs = select(tools, names, tags, toolsets)
     if is_builtin(entry):
         with gc_paused():  # pure data work: nothing cyclic to collect (costly at 10,000 tools)
-            result = exporter.export(specs, opts)
+            if keep is not None and isinstance(exporter, ToolListExporter):
+                result = exporter.export_each(specs, opts, keep)
+            else:
+                result = exporter.export(specs, opts)
         return _with_declaration_checks(result, exporter, specs, opts)
     try:
         result = exporter.export(specs, opts)

@@ -20,7 +20,7 @@ the findings, so it copies nothing (``lint`` calls it for every tool and provide
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -209,11 +209,19 @@ class ToolListExporter:
 
     def export(self, specs: Sequence[ToolSpec], options: ExportOptions) -> ExportResult:
         """Export ``specs`` (already selected); ``data`` is None when there are errors."""
+        return self.export_each(specs, options, detach)
+
+    def export_each(
+        self, specs: Sequence[ToolSpec], options: ExportOptions, keep: Callable[[Any], Any]
+    ) -> ExportResult:
+        """:meth:`export`, with ``keep`` making what the result holds of each tool's entries
+        (a detached copy; :mod:`toolctl.export.stream` writes them out as it goes instead, so
+        an export holds one tool's entries at a time, not the registry's)."""
         per_tool: list[list[Any]] = []
         diags: list[Diagnostic] = []
         for spec in specs:
             got, found = self._convert(spec, options)
-            per_tool.append(detach(got))
+            per_tool.append(keep(got))
             diags.extend(found)
         diags.extend(self.finish(specs, options))
         if not specs:
