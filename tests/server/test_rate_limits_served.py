@@ -79,8 +79,8 @@ class Edge:
     def post(
         self, message: dict[str, Any], user: Any = None
     ) -> tuple[int, dict[bytes, bytes], bytes]:
-        headers = [(b"host", b"127.0.0.1:8000")]
-        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+        scope["headers"] = [(b"host", b"127.0.0.1:8000")]
         if user is not None:
             scope["user"] = user
         body = json.dumps(message).encode()
