@@ -9,15 +9,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.bench_helpers import BENCH
 
-_SPEC = importlib.util.spec_from_file_location("wrkload", BENCH / "wrkload.py")
+_SPEC = importlib.util.spec_from_file_location("bench_wrkload", BENCH / "wrkload.py")
 assert _SPEC is not None and _SPEC.loader is not None
-wrkload = importlib.util.module_from_spec(_SPEC)
+wrkload = sys.modules["bench_wrkload"] = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(wrkload)
 
 
