@@ -237,7 +237,7 @@ def report(samples: Samples, unit: str = "client") -> None:
             ("p99", ours.p99, peer.p99, floor.p99, "<="),
         )
         for what, mine, theirs, base, sense in checks:
-            if not (theirs and base):  # a short run can fall within one CPU clock tick
+            if not (mine and theirs and base):  # a short run can fall within one clock tick
                 print(f"  toolctl / MCPServer {what:<8} = n/a (too few calls to measure)")
                 continue
             ratio = round(mine / theirs, 2)  # judged as printed
