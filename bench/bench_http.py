@@ -2,17 +2,21 @@
 
 Starts, as real processes on loopback ports the kernel picks: ``toolctl serve --transport http``
 on a registry with one trivial read-only tool, the SDK's high-level ``MCPServer`` serving the same
-tool, and a bare low-level SDK ``Server`` (the floor). Each is driven by N concurrent SDK clients
-(sessions opened before timing; N = 1, 10, 50 by default), a fixed number of calls per round,
-rounds interleaved across the servers so that noise from the rest of the machine falls on each
-alike. Prints per N: throughput, p50/p90/p99 latency and the server's CPU time per call (utime +
-stime of its process from /proc, before and after), then toolctl's ratios against MCPServer and
+tool, and a bare low-level SDK ``Server`` (the floor). Each is driven at N concurrent connections
+(N = 1, 10, 50 by default) by two load generators in turn: SDK clients (sessions opened before
+timing, a fixed number of calls per round) and wrk, a C load generator (``wrkload.py``; a fixed
+time per round, protocol 2025-11-25 with a session and 2026-07-28 stateless; skipped, saying so,
+when wrk is not installed). Rounds are interleaved across the servers so that noise from the rest
+of the machine falls on each alike. Prints per N: throughput, p50/p90/p99 latency and the server's
+CPU time per call (utime + stime of its process from /proc before and after a round, divided by
+the calls answered in it; the median of the rounds), then toolctl's ratios against MCPServer and
 the floor. Budgets (against MCPServer, in one run): CPU per call <= 1.00x, throughput >= 1.00x,
 p99 <= 1.00x.
 
     .venv/bin/python bench/bench_http.py [--calls 1200] [--rounds 4] [--clients 1,10,50]
+        [--load sdk,wrk] [--wrk-seconds 2] [--wrk-revisions 2025-11-25,2026-07-28]
 
-Bounded: every loop has a fixed count, every server is stopped at the end.
+Bounded: every loop has a fixed count or time, every server is stopped at the end.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import wrkload
 from mcp import Client
 from serve_common import LOWLEVEL_TOOL, MCPSERVER_TOOL, http_script, p, registry, script
 
@@ -89,23 +94,46 @@ class ServerProcess:
 
 @dataclass
 class Sample:
-    """What one server did at one concurrency, summed over the rounds."""
+    """What one server did at one concurrency: per round, the calls answered, the wall time,
+    the server's CPU and the latencies (each call's from the SDK client; wrk's percentiles)."""
 
-    latencies: list[float] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    cpu_calls: list[int] = field(default_factory=list)  # the calls ``cpu`` was measured over
     wall: float = 0.0
-    cpu: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    quantiles: list[tuple[float, float, float]] = field(default_factory=list)
+
+    def add(self, calls: int, wall: float, cpu: float, cpu_calls: int | None = None) -> None:
+        self.calls.append(calls)
+        self.wall += wall
+        if cpu_calls is None or cpu_calls > 0:  # None: over all the calls of the round
+            self.cpu.append(cpu)
+            self.cpu_calls.append(calls if cpu_calls is None else cpu_calls)
+
+    @property
+    def count(self) -> int:
+        return sum(self.calls)
 
     @property
     def throughput(self) -> float:
-        return len(self.latencies) / self.wall
+        return self.count / self.wall
+
+    def quantile(self, q: float) -> float:
+        if self.latencies:
+            return p(self.latencies, q)
+        column = {0.5: 0, 0.9: 1, 0.99: 2}[q]  # wrk's own, per round: their median
+        return statistics.median(row[column] for row in self.quantiles)
 
     @property
     def p99(self) -> float:
-        return p(self.latencies, 0.99)
+        return self.quantile(0.99)
 
     @property
     def cpu_per_call(self) -> float:
-        return self.cpu / len(self.latencies)
+        """The median over the rounds of CPU seconds / calls answered (0 without any)."""
+        per_call = [c / n for c, n in zip(self.cpu, self.cpu_calls, strict=True) if n]
+        return statistics.median(per_call) if per_call else 0.0
 
 
 async def burst(clients: list[Client], calls: int) -> list[float]:
@@ -125,9 +153,13 @@ async def burst(clients: list[Client], calls: int) -> list[float]:
     return latencies
 
 
+Samples = dict[int, dict[str, Sample]]
+
+
 async def measure(
     servers: dict[str, ServerProcess], levels: list[int], calls: int, rounds: int
-) -> dict[int, dict[str, Sample]]:
+) -> Samples:
+    """SDK clients (2025-11-25 sessions), ``calls`` per server and level over the rounds."""
     samples = {n: {label: Sample() for label in servers} for n in levels}
     async with AsyncExitStack() as stack:
         clients: dict[str, list[Client]] = {}
@@ -143,25 +175,59 @@ async def measure(
                 for label in order:
                     sample, server = samples[n][label], servers[label]
                     cpu, start = server.cpu(), time.perf_counter()
-                    sample.latencies += await burst(clients[label][:n], calls // rounds)
-                    sample.wall += time.perf_counter() - start
-                    sample.cpu += server.cpu() - cpu
+                    latencies = await burst(clients[label][:n], calls // rounds)
+                    sample.add(len(latencies), time.perf_counter() - start, server.cpu() - cpu)
+                    sample.latencies += latencies
             order = order[1:] + order[:1]  # no server always goes first
     return samples
 
 
-def report(samples: dict[int, dict[str, Sample]]) -> None:
+def measure_wrk(
+    servers: dict[str, ServerProcess],
+    levels: list[int],
+    seconds: float,
+    rounds: int,
+    revision: str,
+    workdir: Path,
+) -> Samples:
+    """wrk at each level for ``seconds`` per round and server, rounds interleaved."""
+    wrk = wrkload.available()
+    assert wrk is not None
+    scripts = {}
+    for index, (label, server) in enumerate(servers.items()):
+        session = wrkload.open_session(server.url) if revision == wrkload.LEGACY else None
+        lua = workdir / f"wrk-{index}-{revision}.lua"
+        scripts[label] = wrkload.lua_script(lua, revision, session)
+        wrkload.run(wrk, server.url, scripts[label], max(levels), 1, server.cpu)  # warm up
+    samples = {n: {label: Sample() for label in servers} for n in levels}
+    order = list(servers)
+    for _ in range(rounds):
+        for n in levels:
+            for label in order:
+                sample, server = samples[n][label], servers[label]
+                start = time.perf_counter()
+                done = wrkload.run(wrk, server.url, scripts[label], n, seconds, server.cpu)
+                wall = time.perf_counter() - start
+                sample.add(done.ok, wall, done.steady_cpu, done.steady_calls)
+                sample.quantiles.append((done.p50, done.p90, done.p99))
+                if done.bad:
+                    raise SystemExit(f"{label}: {done.bad} calls at {n} connections failed")
+        order = order[1:] + order[:1]
+    return samples
+
+
+def report(samples: Samples, unit: str = "client") -> None:
     for n, by_server in samples.items():
-        count = len(next(iter(by_server.values())).latencies)
-        print(f"{n} concurrent client{'s' if n > 1 else ''}, {count} calls per server:")
+        count = next(iter(by_server.values())).count
+        print(f"{n} concurrent {unit}{'s' if n > 1 else ''}, {count} calls per server:")
         print(
             f"  {'server':<18} {'calls/s':>8} {'p50 ms':>7} {'p90 ms':>7} {'p99 ms':>7} "
             f"{'CPU ms/call':>11}"
         )
         for label, s in by_server.items():
             print(
-                f"  {label:<18} {s.throughput:8.0f} {statistics.median(s.latencies) * 1e3:7.2f} "
-                f"{p(s.latencies, 0.9) * 1e3:7.2f} {s.p99 * 1e3:7.2f} "
+                f"  {label:<18} {s.throughput:8.0f} {s.quantile(0.5) * 1e3:7.2f} "
+                f"{s.quantile(0.9) * 1e3:7.2f} {s.p99 * 1e3:7.2f} "
                 f"{s.cpu_per_call * 1e3:11.2f}"
             )
         ours, peer, floor = by_server[OURS], by_server[PEER], by_server[FLOOR]
@@ -171,7 +237,7 @@ def report(samples: dict[int, dict[str, Sample]]) -> None:
             ("p99", ours.p99, peer.p99, floor.p99, "<="),
         )
         for what, mine, theirs, base, sense in checks:
-            if not (theirs and base):  # a short run can fall within one CPU clock tick
+            if not (mine and theirs and base):  # a short run can fall within one clock tick
                 print(f"  toolctl / MCPServer {what:<8} = n/a (too few calls to measure)")
                 continue
             ratio = round(mine / theirs, 2)  # judged as printed
@@ -199,8 +265,19 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1200, help="calls per server and concurrency")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--clients", default="1,10,50", help="concurrency levels, comma-separated")
+    parser.add_argument(
+        "--load",
+        default="sdk,wrk",
+        help="load generators: sdk (SDK clients), wrk (skipped, "
+        "saying so, when wrk is not installed)",
+    )
+    parser.add_argument("--wrk-seconds", type=float, default=2.0, help="per round and server")
+    parser.add_argument(
+        "--wrk-revisions", default=f"{wrkload.LEGACY},{wrkload.MODERN}", help="comma-separated"
+    )
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",")]
+    loads = set(args.load.split(","))
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -214,15 +291,36 @@ def main() -> None:
         try:
             for label, (argv, cwd) in argvs.items():
                 servers[label] = ServerProcess(argv, cwd)
-            print(
-                f"tools/call over Streamable HTTP, loopback; {args.calls} calls per server and "
-                f"concurrency in {args.rounds} interleaved rounds"
-            )
-            print(f"  {setting()}")
-            report(anyio.run(measure, servers, levels, args.calls, args.rounds))
+            print(f"tools/call over Streamable HTTP, loopback; {setting()}")
+            print("CPU per call: the median over the interleaved rounds of the server process's")
+            print("CPU (utime + stime from /proc) / the calls it answered in that round")
+            if "sdk" in loads:
+                print(
+                    f"\nSDK clients (protocol 2025-11-25): {args.calls} calls per server and "
+                    f"concurrency in {args.rounds} interleaved rounds"
+                )
+                report(anyio.run(measure, servers, levels, args.calls, args.rounds))
+            if "wrk" in loads:
+                run_wrk(servers, levels, args, root)
         finally:
             for server in servers.values():
                 server.stop()
+
+
+def run_wrk(
+    servers: dict[str, ServerProcess], levels: list[int], args: argparse.Namespace, root: Path
+) -> None:
+    """The wrk part of the run, or a line saying why there is none."""
+    if wrkload.available() is None:
+        print("\nwrk: skipped (not installed; e.g. apt-get install wrk)")
+        return
+    for revision in args.wrk_revisions.split(","):
+        print(
+            f"\nwrk (one thread, keep-alive connections), protocol {revision}: "
+            f"{args.wrk_seconds:g} s per server and concurrency in {args.rounds} interleaved rounds"
+        )
+        samples = measure_wrk(servers, levels, args.wrk_seconds, args.rounds, revision, root)
+        report(samples, unit="connection")
 
 
 if __name__ == "__main__":

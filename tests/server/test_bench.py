@@ -34,7 +34,7 @@ def test_bench_serve_prints_every_server_and_the_ratios() -> None:
 # slow: starts three HTTP servers and drives each with SDK clients
 @pytest.mark.timeout(240)
 def test_bench_http_prints_every_server_at_every_concurrency_and_the_ratios() -> None:
-    args = ("--calls", "12", "--rounds", "2", "--clients", "1,3")
+    args = ("--calls", "12", "--rounds", "2", "--clients", "1,3", "--load", "sdk")
     out = run_bench("bench_http.py", *args, timeout=230)
     assert "uvicorn's HTTP parser: " in out
     row = r"\n  {}\s+\d+\s+\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d\d\s+\d+\.\d\d\n"

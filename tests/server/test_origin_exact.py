@@ -1,8 +1,8 @@
 """Host and Origin are matched exactly (issue 20, class 7): scheme, host and port.
 
 The SDK's check is a prefix match (``origin.startswith("http://127.0.0.1:")``), so a page at
-``http://127.0.0.1:8000.evil.com`` passed as a loopback origin. ``ExactOrigins`` refuses it in
-front of the SDK. These tests drive the real ASGI app in process (no server started).
+``http://127.0.0.1:8000.evil.com`` passed as a loopback origin. toolctl's dispatch step refuses it
+in front of the SDK. These tests drive the real ASGI app in process (no server started).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import anyio
 import pytest
 
 import toolctl
+from toolctl.server.dispatch import Dispatch
 from toolctl.server.run import ServeOptions, http_app, prepare
 from toolctl.server.security import (
     LOOPBACK_HOSTS,
     LOOPBACK_ORIGINS,
-    ExactOrigins,
     host_allowed,
     http_security,
     origin_allowed,
@@ -113,8 +113,22 @@ def test_a_host_that_only_starts_like_loopback_is_refused(registry_dir: Path) ->
 )
 def test_loopback_origins_on_any_port_pass_the_check(origin: str) -> None:
     security = http_security("127.0.0.1")
-    assert _status(ExactOrigins(_ok, security), Origin=origin) == 200
-    assert _status(ExactOrigins(_ok, security)) == 200  # no Origin: not from a browser page
+    assert _status(Dispatch(_ok, security, 4096), Origin=origin) == 200
+    assert _status(Dispatch(_ok, security, 4096)) == 200  # no Origin: not from a browser page
+
+
+def test_verdicts_are_remembered_boundedly_and_never_change() -> None:
+    # Each request's Host and Origin verdict is remembered (a client sends the same ones every
+    # time); a client sending a new value each time neither grows the memory nor flips one.
+    dispatch = Dispatch(_ok, http_security("127.0.0.1"), 4096)
+    evil = "http://127.0.0.1:8000.evil.com"
+    for i in range(600):
+        assert _status(dispatch, Host=f"127.0.0.1:{1000 + i}") == 200
+        assert _status(dispatch, Origin=f"http://localhost:{1000 + i}.evil.com") == 403
+        if i % 100 == 0:
+            assert _status(dispatch, Origin=evil) == 403
+            assert _status(dispatch, Host="127.0.0.1:8000.evil.com") == 421
+    assert len(dispatch._hosts) <= 256 and len(dispatch._origins) <= 256
 
 
 def test_exact_matching_of_configured_origins_and_hosts() -> None:

@@ -10,18 +10,23 @@ from typing import Any
 import anyio
 import pytest
 
-from toolctl.server.strictwire import StrictBodies
+from toolctl.server.dispatch import Dispatch
+from toolctl.server.security import http_security
 
 SCOPE = {
     "type": "http",
     "method": "POST",
     "path": "/mcp",
-    "headers": [(b"content-type", b"application/json"), (b"content-length", b"1000")],
+    "headers": [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"content-length", b"1000"),
+    ],
 }
 
 
 def _drive(messages: list[dict[str, Any]]) -> list[str]:
-    """Feed ``messages`` to StrictBodies in front of an app that records what it read."""
+    """Feed ``messages`` to the dispatch step in front of an app that records what it read."""
     seen: list[str] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -33,7 +38,7 @@ def _drive(messages: list[dict[str, Any]]) -> list[str]:
     async def send(message: dict[str, Any]) -> None:
         pass
 
-    anyio.run(StrictBodies(app, 4096), SCOPE, receive, send)
+    anyio.run(Dispatch(app, http_security("127.0.0.1"), 4096), SCOPE, receive, send)
     return seen
 
 

@@ -13,7 +13,9 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
 import toolctl
-from toolctl.server.ratelimits import RATE_CHARGED, RateLimitedCalls, principal_of
+from toolctl.server.dispatch import Dispatch
+from toolctl.server.ratelimits import RATE_CHARGED, RateLimits, principal_of
+from toolctl.server.security import http_security
 
 from .serve_helpers import INIT, INITIALIZED, RawServe, http_server, wire
 from .test_calls import _elicit, dump, run_stdio
@@ -57,7 +59,7 @@ def _user(subject: str) -> AuthenticatedUser:
 
 
 class Edge:
-    """The middleware in front of an app that answers 200 and remembers each scope."""
+    """The dispatch step in front of an app that answers 200 and remembers each scope."""
 
     def __init__(self, project: Path) -> None:
         from toolctl.server.toolset import Selection, build_toolset
@@ -65,7 +67,8 @@ class Edge:
         registry = toolctl.load(project=project, packs=False)
         toolset = build_toolset(registry, Selection())
         self.seen: list[dict[str, Any]] = []
-        self.app = RateLimitedCalls(self._ok, lambda: toolset)
+        limits = RateLimits(lambda: toolset)
+        self.app = Dispatch(self._ok, http_security("127.0.0.1"), 1 << 20, limits=limits)
 
     async def _ok(self, scope: Any, receive: Any, send: Any) -> None:
         body = await receive()
@@ -76,7 +79,8 @@ class Edge:
     def post(
         self, message: dict[str, Any], user: Any = None
     ) -> tuple[int, dict[bytes, bytes], bytes]:
-        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+        scope["headers"] = [(b"host", b"127.0.0.1:8000")]
         if user is not None:
             scope["user"] = user
         body = json.dumps(message).encode()

@@ -87,9 +87,7 @@ class ToolServer:
         # After the SDK's OpenTelemetry middleware (first in the list), so that every request,
         # tools/list included, is a span; the connection's attributes go on it first.
         self.connection_attributes = ConnectionAttributes()
-        low.middleware.insert(1, self.connection_attributes)
-        low.middleware.insert(2, self._prebuilt_list)
-        low.middleware.append(self._task_calls)  # inside the SDK's OpenTelemetry span
+        low.middleware.insert(1, self._route)
         # Seals and verifies the requestState of input-required round trips (2026-07-28).
         security = RequestStateSecurity(keys=state_keys(toolset.registry), ttl=STATE_TTL)
         low.middleware.append(RequestStateBoundary(security, default_audience=name))
@@ -135,24 +133,42 @@ class ToolServer:
             modern["ttlMs"] = 0
         return modern
 
-    async def _prebuilt_list(
+    async def _route(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
+        # One server middleware, not one per concern (each is a coroutine frame for every
+        # request): the span's attributes, the prebuilt tools/list, task-augmented calls.
+        self.connection_attributes.annotate(ctx)
+        method = ctx.method
+        if method == "tools/list":
+            listing = self._prebuilt_list(ctx)
+            if listing is not None:
+                return listing
+        elif method == "tools/call" and ctx.protocol_version == PROTOCOL_VERSION:
+            # A 2025-11-25 task-augmented tools/call answers {"task": ...}, a shape the SDK's
+            # result check for tools/call does not know: the call is run here, past that check.
+            params = ctx.params
+            if isinstance(params, dict) and params.get("task") is not None:
+                typed = types.CallToolRequestParams.model_validate(params, by_name=False)
+                return await self._calls(ctx, typed)
+        return await call_next(ctx)
+
+    def _prebuilt_list(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any] | None:
         # tools/list is answered with the listing serialized once per snapshot: the SDK would
         # otherwise validate and re-serialize every tool on every request (about 20 ms for
-        # 1,000 tools). Older revisions go through the regular path.
+        # 1,000 tools). Older revisions go through the regular path (None).
         version = ctx.protocol_version
-        if ctx.method == "tools/list" and version in PROTOCOL_VERSIONS:
-            toolset, built = self._toolset, self._wire  # the same snapshot for both
-            wire = built.get(version)
-            if wire is None:  # the first tools/list of this revision since start or reload
-                wire = built[version] = self._wire_listing(toolset, version)
-            hidden = toolset.hidden_from(caller(ctx))
-            if hidden:  # the tools whose scopes the caller's token lacks are left out
-                wire = self._scoped_listing(wire, version, hidden)
-            # A 2026-07-28 result names the server in _meta (the runner's stamp).
-            return {**wire, "_meta": self._stamp} if version == MODERN else wire
-        return await call_next(ctx)
+        if version not in PROTOCOL_VERSIONS:
+            return None
+        toolset, built = self._toolset, self._wire  # the same snapshot for both
+        wire = built.get(version)
+        if wire is None:  # the first tools/list of this revision since start or reload
+            wire = built[version] = self._wire_listing(toolset, version)
+        hidden = toolset.hidden_from(caller(ctx))
+        if hidden:  # the tools whose scopes the caller's token lacks are left out
+            wire = self._scoped_listing(wire, version, hidden)
+        # A 2026-07-28 result names the server in _meta (the runner's stamp).
+        return {**wire, "_meta": self._stamp} if version == MODERN else wire
 
     def _scoped_listing(
         self, wire: dict[str, Any], version: str, hidden: frozenset[str]
@@ -164,22 +180,6 @@ class ToolServer:
                 scoped.clear()
             found = scoped[key] = without(wire, hidden)
         return found
-
-    async def _task_calls(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        # A 2025-11-25 task-augmented tools/call answers {"task": ...}, a shape the SDK's
-        # result check for tools/call does not know: the call is run here, past that check.
-        params = ctx.params
-        if (
-            ctx.method == "tools/call"
-            and ctx.protocol_version == PROTOCOL_VERSION
-            and isinstance(params, dict)
-            and params.get("task") is not None
-        ):
-            typed = types.CallToolRequestParams.model_validate(params, by_name=False)
-            return await self._calls(ctx, typed)
-        return await call_next(ctx)
 
     async def _track_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext

@@ -9,21 +9,10 @@ meant, whatever the parser.
 
 from __future__ import annotations
 
-from typing import Any
-
 _OWS = b" \t"
 
 
-class TrimmedHeaders:
-    """ASGI middleware: each HTTP request's header values, stripped of spaces and tabs."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
-            headers = scope.get("headers") or []
-            if any(v[:1] in (b" ", b"\t") or v[-1:] in (b" ", b"\t") for _, v in headers):
-                trimmed = [(k, v.strip(_OWS)) for k, v in headers]
-                scope = {**scope, "headers": trimmed}
-        await self.app(scope, receive, send)
+def trim(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``headers`` with each value stripped of spaces and tabs (done for each HTTP request by
+    :class:`toolctl.server.dispatch.Dispatch`, when a value needs it)."""
+    return [(k, v.strip(_OWS)) for k, v in headers]

@@ -8,8 +8,10 @@ bucket before the MCP session sees it. Refused, the client gets ``429``, ``Retry
 whole seconds and a JSON-RPC error naming the limit; allowed, the request is marked so that the
 call handler does not charge it a second time (``CallOptions.rate_charged``). Everything else
 (other methods, batches, the follow-up of an input-required round trip, bodies too large to
-have been buffered) passes through untouched; the pipeline still charges a call that reaches
-it uncharged, and refuses it with the error result ``rate_limited``.
+have been buffered) passes through untouched (the body is the one
+:class:`~toolctl.server.dispatch.Dispatch` read and parsed once for every check); the pipeline
+still charges a call that reaches it uncharged, and refuses it with the error result
+``rate_limited``.
 
 The caller is the SDK's authenticated user on the request (``scope["user"]``, what the SDK's
 bearer-auth middleware sets and what it binds sessions to); without one, the shared local
@@ -72,14 +74,9 @@ def charged(request: Any) -> bool:
     return bool(scope and scope.get(RATE_CHARGED))
 
 
-def _new_call(body: bytes) -> tuple[Any, str] | None:
-    """``(id, tool name)`` of a JSON-RPC request that starts a new ``tools/call``, else None."""
-    if b"tools/call" not in body and b"\\" not in body:  # escapes may hide the method name
-        return None
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None  # not JSON: the SDK answers it
+def new_call(message: Any) -> tuple[Any, str] | None:
+    """``(id, tool name)`` of a parsed JSON-RPC request that starts a new ``tools/call``, else
+    None (a batch, another method, the follow-up of an input-required round trip)."""
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return None
     params = message.get("params")
@@ -90,33 +87,46 @@ def _new_call(body: bytes) -> tuple[Any, str] | None:
     return message.get("id"), params["name"]
 
 
-class RateLimitedCalls:
-    """ASGI middleware: a new ``tools/call`` past its rate limit gets ``429`` + ``Retry-After``."""
+class RateLimits:
+    """Charges each new ``tools/call`` of a limited tool to its bucket, at the HTTP edge
+    (:class:`toolctl.server.dispatch.Dispatch` calls :meth:`charge` with the parsed body)."""
 
-    def __init__(self, app: Any, current: Callable[[], ToolSet]) -> None:
-        self.app = app
+    def __init__(self, current: Callable[[], ToolSet]) -> None:
         self.current = current
+        # which served tools have a limit, worked out once per toolset (a reload swaps it)
+        self._limited: tuple[ToolSet | None, frozenset[str]] = (None, frozenset())
 
-    async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        first = await receive()
-        replay = _replaying(first, receive)
-        found = None
-        if first["type"] == "http.request" and not first.get("more_body", False):
-            found = _new_call(first.get("body", b""))
-        if found is not None:
-            request_id, name = found
-            toolset = self.current()
-            spec = toolset.specs.get(name)
-            if spec is not None and _limited(toolset, spec):
-                refused = await self._take(toolset, spec, scope)
-                if refused is not None:
-                    await _too_many(send, request_id, refused)
-                    return
-                scope = {**scope, RATE_CHARGED: True}
-        await self.app(scope, replay, send)
+    def limited(self, toolset: ToolSet) -> frozenset[str]:
+        """The names of ``toolset``'s tools that have a rate limit."""
+        known, names = self._limited
+        if known is not toolset:
+            from toolctl.runtime.calls import site_of
+
+            site = site_of(toolset.registry)
+            names = frozenset(
+                name
+                for name, spec in toolset.specs.items()
+                if ratelimit.limit_of(spec, site) is not None
+            )
+            self._limited = (toolset, names)
+        return names
+
+    async def charge(self, scope: Message, send: Send, message: Any) -> Message | None:
+        """The scope the request goes on with (marked charged when it was charged here), or
+        None when it is past its limit and was answered ``429`` on ``send``. ``message``: the
+        request's body, parsed."""
+        found = new_call(message)
+        if found is None:
+            return scope
+        request_id, name = found
+        toolset = self.current()
+        if name not in self.limited(toolset):
+            return scope
+        refused = await self._take(toolset, toolset.specs[name], scope)
+        if refused is not None:
+            await _too_many(send, request_id, refused)
+            return None
+        return {**scope, RATE_CHARGED: True}
 
     async def _take(
         self, toolset: ToolSet, spec: ToolSpec, scope: Message
@@ -131,22 +141,6 @@ class RateLimitedCalls:
 
         # a PostgreSQL round trip: off the event loop
         return await anyio.to_thread.run_sync(ratelimit.take, store, spec, site, principal)
-
-
-def _limited(toolset: ToolSet, spec: ToolSpec) -> bool:
-    from toolctl.runtime.calls import site_of
-
-    return ratelimit.limit_of(spec, site_of(toolset.registry)) is not None
-
-
-def _replaying(first: Message, receive: Receive) -> Receive:
-    """A ``receive`` that hands ``first`` out again, then the rest."""
-    pending = [first]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
 
 
 async def _too_many(send: Send, request_id: Any, refused: ratelimit.RateLimited) -> None:

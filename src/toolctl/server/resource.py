@@ -205,56 +205,40 @@ async def _send(send: Any, status: int, body: bytes, extra: list[tuple[bytes, by
 
 
 class ToolScopes:
-    """ASGI middleware (after the body is buffered): 403 for a ``tools/call`` of a tool whose
-    ``scopes`` the request's principal lacks. Costs nothing when the principal may call every
-    served tool (the usual case): the body is parsed only when it might name a tool it may not.
-    """
+    """403 for a ``tools/call`` of a tool whose ``scopes`` the request's principal lacks,
+    checked by :class:`toolctl.server.dispatch.Dispatch` once the body is whole and parsed.
+    Costs nothing when the principal may call every served tool (the usual case)."""
 
     def __init__(
-        self, app: Any, current: Callable[[], ToolSet], settings: AuthSettings, mcp_path: str
+        self, current: Callable[[], ToolSet], settings: AuthSettings, mcp_path: str
     ) -> None:
-        self.app = app
         self._current = current
         self._settings = settings
         self._mcp_path = mcp_path
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        principal = scope.get(PRINCIPAL_KEY) if scope["type"] == "http" else None
-        if principal is None or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
+    async def refused(self, scope: Any, send: Any, message: Any) -> bool:
+        """Whether the request (``message``: its body, parsed) was refused and answered 403."""
+        principal = scope.get(PRINCIPAL_KEY)
+        if principal is None or message is None:
+            return False
         toolset = self._current()
         hidden = toolset.hidden_from(principal)
-        if not hidden:
-            await self.app(scope, receive, send)
-            return
-        first = await receive()
-        body = first.get("body", b"") if not first.get("more_body") else b""
-        needed = _refused(body, hidden, toolset) if body else None
-        if needed:
-            wanted = tuple(dict.fromkeys((*self._settings.scopes, *needed)))
-            url = resource_base(self._settings, scope, self._mcp_path)
-            await insufficient_scope(send, url, wanted)
-            return
-        replayed = [first]
-
-        async def replay() -> Any:
-            return replayed.pop() if replayed else await receive()
-
-        await self.app(scope, replay, send)
+        needed = _refused(message, hidden, toolset) if hidden else None
+        if not needed:
+            return False
+        wanted = tuple(dict.fromkeys((*self._settings.scopes, *needed)))
+        url = resource_base(self._settings, scope, self._mcp_path)
+        await insufficient_scope(send, url, wanted)
+        return True
 
 
-def _refused(body: bytes, hidden: frozenset[str], toolset: ToolSet) -> tuple[str, ...] | None:
-    """The scopes a ``tools/call`` in ``body`` needs for a tool in ``hidden``, or None."""
-    if b"tools" not in body and b"\\" not in body:
-        return None
-    try:
-        message = json.loads(body)
-    except (ValueError, RecursionError):
-        return None  # the SDK answers a parse error
+def _refused(message: Any, hidden: frozenset[str], toolset: ToolSet) -> tuple[str, ...] | None:
+    """The scopes a ``tools/call`` in ``message`` needs for a tool in ``hidden``, or None."""
     for one in message if isinstance(message, list) else [message]:
-        params = one.get("params") if isinstance(one, dict) else None
-        if one.get("method") == "tools/call" and isinstance(params, dict):
+        if not isinstance(one, dict) or one.get("method") != "tools/call":
+            continue
+        params = one.get("params")
+        if isinstance(params, dict):
             name = params.get("name")
             if isinstance(name, str) and name in hidden:
                 return toolset.scopes[name]

@@ -12,11 +12,9 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from toolctl.server.app import ToolServer
-from toolctl.server.headers import TrimmedHeaders
-from toolctl.server.security import BearerAuth, ExactOrigins, HttpSecurity, http_security
-from toolctl.server.sessions import RetryAfter, SessionLimits, bound_sessions
+from toolctl.server.security import BearerAuth, HttpSecurity, http_security
+from toolctl.server.sessions import SessionLimits, bound_sessions
 from toolctl.server.sseevents import resumable_streams
-from toolctl.server.strictwire import StrictBodies
 from toolctl.server.toolset import Selection, build_toolset
 
 if TYPE_CHECKING:
@@ -190,17 +188,20 @@ def http_app(
     )
     bound_sessions(server.lowlevel._session_manager, options.sessions.share)
     resumable_streams(server.lowlevel._session_manager)
-    from toolctl.server.ratelimits import RateLimitedCalls
+    from toolctl.server.dispatch import Dispatch
+    from toolctl.server.ratelimits import RateLimits
 
-    # rate limits inside StrictBodies (the body is whole and size-checked by then) and inside
-    # the scope check (a call the token may not make uses none of the caller's calls)
-    app = RateLimitedCalls(RetryAfter(TrimmedHeaders(app)), lambda: server.toolset)
-    checks = [store_check(server.toolset.registry)]
+    scopes = None
     if verifier is not None:
         from toolctl.server.resource import ToolScopes
 
-        app = ToolScopes(app, lambda: server.toolset, verifier.settings, options.path)
-    app = ExactOrigins(StrictBodies(app, options.max_request_bytes), security)
+        scopes = ToolScopes(lambda: server.toolset, verifier.settings, options.path)
+    # Host/Origin, the body's strict-wire check, tool scopes, rate limits, Retry-After: one
+    # step, one read and one parse of the body (the scope check before the rate limit, so a
+    # call the token may not make uses none of the caller's calls)
+    limits = RateLimits(lambda: server.toolset)
+    app = Dispatch(app, security, options.max_request_bytes, limits=limits, scopes=scopes)
+    checks = [store_check(server.toolset.registry)]
     if security.token:
         app = BearerAuth(app, security.token)
     if verifier is not None:

@@ -144,7 +144,10 @@ def _parts(pattern: re.Pattern[str], text: str) -> tuple[str, str, str | None] |
 def _matches(pattern: re.Pattern[str], value: str, allowed: Sequence[str]) -> bool:
     """Whether ``value`` is one of ``allowed`` exactly: same scheme, host and port, where an
     allowed port ``*`` is any port (or none). Never a prefix match: with the SDK's,
-    ``http://127.0.0.1:8000.evil.com`` passed as an origin of ``http://127.0.0.1:*``."""
+    ``http://127.0.0.1:8000.evil.com`` passed as an origin of ``http://127.0.0.1:*``.
+    (:class:`toolctl.server.dispatch.Dispatch` checks each request's Host and Origin with it,
+    in front of the SDK's own prefix-matching checks; a request without ``Origin`` is not from a
+    browser page, so it passes, as in the SDK.)"""
     got = _parts(pattern, value)
     if got is None:
         return False
@@ -165,45 +168,6 @@ def origin_allowed(origin: str, allowed: Sequence[str]) -> bool:
 def host_allowed(host: str, allowed: Sequence[str]) -> bool:
     """Whether the ``Host`` header ``host`` is allowed by the patterns ``allowed``."""
     return host in allowed or _matches(_HOST, host, allowed)
-
-
-class ExactOrigins:
-    """ASGI middleware: the Host and Origin checks of DNS-rebinding protection, matched exactly
-    (scheme, host and port), in front of the SDK's own prefix-matching checks. A request
-    without ``Origin`` is not from a browser page, so it passes (as in the SDK)."""
-
-    def __init__(self, app: Any, security: HttpSecurity) -> None:
-        self.app = app
-        self.security = security
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = dict(scope.get("headers") or ())
-            host = headers.get(b"host", b"").decode("latin-1")
-            origin = headers.get(b"origin")
-            if not host_allowed(host, self.security.allowed_hosts):
-                await _refuse(send, 421, b"Invalid Host header")
-                return
-            if origin is not None and not origin_allowed(
-                origin.decode("latin-1"), self.security.allowed_origins
-            ):
-                await _refuse(send, 403, b"Invalid Origin header")
-                return
-        await self.app(scope, receive, send)
-
-
-async def _refuse(send: Any, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 class BearerAuth:

@@ -110,7 +110,7 @@ def bound_sessions(manager: Any, share: int | None = None) -> None:
 
     def admit_or_expire(requestor: Any) -> Any:
         if share is not None and not _within_share(manager, requestor, share):
-            return None  # the SDK answers 503 (RetryAfter adds when to retry)
+            return None  # the SDK answers 503 (retry_after adds when to retry)
         limit = manager.max_sessions
         if limit is not None and len(manager._server_instances) >= limit:
             expire_oldest_idle(manager)
@@ -172,28 +172,19 @@ def expire_oldest_idle(manager: Any, among: set[str] | None = None) -> str | Non
     return str(session_id)
 
 
-class RetryAfter:
-    """ASGI middleware: a ``503`` from the MCP app (every session busy) says when to retry."""
+_RETRY_AFTER = (b"retry-after", str(RETRY_AFTER_S).encode())
 
-    def __init__(self, app: Any, seconds: int = RETRY_AFTER_S) -> None:
-        self.app = app
-        self.header = (b"retry-after", str(seconds).encode())
 
-    async def __call__(
-        self,
-        scope: Message,
-        receive: Callable[[], Awaitable[Message]],
-        send: Callable[[Message], Awaitable[None]],
-    ) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+def retry_after(send: Callable[[Message], Awaitable[None]]) -> Callable[[Message], Awaitable[None]]:
+    """``send`` for a request that may open a session: a ``503`` from the MCP app (every
+    session busy) says when to retry (wrapped only around such requests by
+    :class:`toolctl.server.dispatch.Dispatch`)."""
 
-        async def sending(message: Message) -> None:
-            if message["type"] == "http.response.start" and message.get("status") == 503:
-                headers = list(message.get("headers") or [])
-                if not any(name.lower() == b"retry-after" for name, _ in headers):
-                    message = {**message, "headers": [*headers, self.header]}
-            await send(message)
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start" and message.get("status") == 503:
+            headers = list(message.get("headers") or [])
+            if not any(name.lower() == b"retry-after" for name, _ in headers):
+                message = {**message, "headers": [*headers, _RETRY_AFTER]}
+        await send(message)
 
-        await self.app(scope, receive, sending)
+    return sending

@@ -2,10 +2,11 @@
 
 The SDK parses every message with a plain JSON parser, so ``{"a": 1, "a": 2}`` reaches the
 handler as ``{"a": 2}``: the duplicate is gone before toolctl sees it. The transports (stdio
-lines, HTTP bodies) pass each ``tools/call`` message through :func:`guard` first. When the
-message holds a duplicate key, the arguments' JSON text (every pair kept, numbers as written) is
-put into ``params._meta["dev.toolctl/rawArguments"]`` and the call handler hands that text to the
-runtime, which refuses it exactly as ``toolctl run --input`` does. Size, depth, non-finite numbers
+lines, HTTP bodies, in :mod:`toolctl.server.dispatch`) pass each ``tools/call`` message through
+:func:`guard` first. When the message holds a duplicate key, the arguments' JSON text (every pair
+kept, numbers as written) is put into ``params._meta["dev.toolctl/rawArguments"]`` and the call
+handler hands that text to the runtime, which refuses it exactly as ``toolctl run --input``
+does. Size, depth, non-finite numbers
 and lone surrogates survive parsing, so the runtime re-checks those on the parsed arguments.
 
 A client cannot choose the text: a key of that name the client sent is removed.
@@ -14,10 +15,7 @@ A client cannot choose the text: a key of that name the client sent is removed.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any
-
-log = logging.getLogger("toolctl.server")
 
 RAW_ARGUMENTS_KEY = "dev.toolctl/rawArguments"
 _RAW_BYTES = RAW_ARGUMENTS_KEY.encode()
@@ -50,17 +48,32 @@ def _might_be_call(text: bytes) -> bool:
 def guard(text: bytes) -> bytes | None:
     """``text`` (one JSON-RPC message or batch) rewritten for the call handler, or None when
     it passes unchanged (the usual case: no duplicate key, no client-sent raw text)."""
+    return checked(text)[0]
+
+
+def checked(text: bytes) -> tuple[bytes | None, Any]:
+    """:func:`guard`'s answer and the message it parsed, so that the checks after it need not
+    parse the text again: ``(rewritten, message)``. ``message`` is the JSON value of the text
+    the SDK will read (the rewritten one, if any), or None when ``text`` cannot hold a
+    ``tools/call`` (then it was not parsed) or is not JSON."""
     if not _might_be_call(text):
-        return None
+        return None, None
     try:
         parsed = json.loads(text, object_pairs_hook=_no_duplicates)
     except _Duplicate:
         pass
     except (ValueError, RecursionError):
-        return None  # not JSON: the SDK answers with a parse error
+        return None, None  # not JSON: the SDK answers with a parse error
     else:
         if not _sends_raw_key(parsed):  # looked up parsed: the key may be written with escapes
-            return None
+            return None, parsed
+    rewritten = _rewrite(text)
+    return rewritten, (None if rewritten is None else json.loads(rewritten))
+
+
+def _rewrite(text: bytes) -> bytes | None:
+    """``text`` with the raw arguments of its ``tools/call`` messages in their ``_meta`` (and
+    any client-sent copy removed)."""
     try:
         kept = json.loads(
             text,
@@ -142,57 +155,3 @@ def _encode(node: Any) -> str:
     if isinstance(node, _Literal):
         return str.__str__(node)
     return json.dumps(node)  # escaped: a lone surrogate must reach the runtime's check
-
-
-class StrictBodies:
-    """ASGI middleware: every POST body (up to ``limit`` bytes; larger ones are the SDK's to
-    refuse with 413) passes :func:`guard` before the MCP app reads it."""
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            await self.app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        size, done, trailing = 0, False, None
-        while size <= self.limit:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing = message
-                break
-            body = message.get("body", b"")
-            chunks.append(body)
-            size += len(body)
-            if not message.get("more_body", False):
-                done = True
-                break
-        if not done and trailing is not None and trailing["type"] == "http.disconnect":
-            # The client went away mid-body: nothing to answer, nobody to answer. Passed on,
-            # the SDK would log a ClientDisconnect traceback as an error for each such client.
-            log.info("a client disconnected before sending its whole request; ignored")
-            return
-        body = b"".join(chunks)
-        if done:
-            guarded = guard(body)
-            if guarded is not None:
-                body = guarded
-                scope = _with_length(scope, len(body))
-        queue: list[dict[str, Any]] = [
-            {"type": "http.request", "body": body, "more_body": not done}
-        ]
-        if trailing is not None:
-            queue.append(trailing)
-
-        async def replay() -> Any:
-            return queue.pop(0) if queue else await receive()
-
-        await self.app(scope, replay, send)
-
-
-def _with_length(scope: Any, length: int) -> Any:
-    headers = [(k, v) for k, v in scope.get("headers") or () if k != b"content-length"]
-    headers.append((b"content-length", str(length).encode()))
-    return {**scope, "headers": headers}

@@ -26,7 +26,7 @@ from toolctl.runtime.tracing import run_attributes
 from toolctl.server.identity import caller
 
 if TYPE_CHECKING:
-    from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+    from mcp.server.context import ServerRequestContext
 
     from toolctl.runtime import RunResult
 
@@ -52,21 +52,21 @@ def _current_span() -> Any:
 
 
 class ConnectionAttributes:
-    """Server middleware (inside the SDK's span): the MCP semantic conventions' connection
-    attributes on every request's span (``network.transport``; over HTTP ``server.address``/
-    ``server.port``, ``client.address``/``client.port`` and, for a 2025-11-25 session,
-    ``mcp.session.id``). ``transport`` is ``stdio`` or ``http`` (None in memory)."""
+    """The MCP semantic conventions' connection attributes on every request's span
+    (``network.transport``; over HTTP ``server.address``/``server.port``,
+    ``client.address``/``client.port`` and, for a 2025-11-25 session, ``mcp.session.id``), put
+    there by the server's middleware, inside the SDK's span (:meth:`annotate`). ``transport``
+    is ``stdio`` or ``http`` (None in memory)."""
 
     def __init__(self) -> None:
         self.transport: str | None = None
 
-    async def __call__(
-        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
-    ) -> HandlerResult:
-        span = _current_span()
-        if span is not None and self.transport is not None:
-            span.set_attributes(self.attributes(ctx))
-        return await call_next(ctx)
+    def annotate(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        """Put ``ctx``'s attributes on the current span, if one is recording."""
+        if self.transport is not None:
+            span = _current_span()
+            if span is not None:
+                span.set_attributes(self.attributes(ctx))
 
     def attributes(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Any]:
         """The attributes for ``ctx``'s request."""
