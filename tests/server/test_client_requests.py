@@ -81,3 +81,17 @@ def test_a_client_without_the_capability_gets_32021(registry_dir: Path) -> None:
     error = over_stdio(registry_dir, body)
     assert error is not None and error.code == -32021
     assert set(error.data["requiredCapabilities"]) == {"elicitation", "roots"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+def test_a_background_tool_asks_before_it_is_queued(registry_dir: Path, mode: str) -> None:
+    # inputRequests: an input-required round (2026-07-28) or an elicitation request
+    # (2025-11-25) before the run exists in a worker; the worker's result quotes the answer.
+    seen: list[str] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool("welcome_later", {})
+
+    result = over_stdio(registry_dir, body, mode=mode, **_callbacks(seen))
+    assert result.is_error is False, result.content
+    assert result.content[0].text == "Hello, Ada!" and seen == ["elicitation"]
