@@ -85,8 +85,8 @@ def test_a_client_without_the_capability_gets_32021(registry_dir: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_a_background_tool_asks_before_it_is_queued(registry_dir: Path, mode: str) -> None:
-    # inputRequests: an input-required round (2026-07-28) or an elicitation request
-    # (2025-11-25) before the run exists in a worker; the worker's result quotes the answer.
+    # The approval, then the inputRequests: input-required rounds (2026-07-28) or elicitation
+    # requests (2025-11-25) before the run exists in a worker, whose result quotes the answer.
     seen: list[str] = []
 
     async def body(c: Any) -> Any:
@@ -94,4 +94,4 @@ def test_a_background_tool_asks_before_it_is_queued(registry_dir: Path, mode: st
 
     result = over_stdio(registry_dir, body, mode=mode, **_callbacks(seen))
     assert result.is_error is False, result.content
-    assert result.content[0].text == "Hello, Ada!" and seen == ["elicitation"]
+    assert result.content[0].text == "Hello, Ada!" and seen == ["elicitation", "elicitation"]
