@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
@@ -240,11 +240,7 @@ class Call:
     async def proceed(self) -> RunResult:
         """An approved (or answered) pending run from step 5 on: :meth:`execute`, after the
         questions its tool declares (``inputRequests``) are answered."""
-        source = _secrets_source(self.state)
-        try:
-            return await self._proceed()
-        finally:
-            release_secrets(source)
+        return await self._holding_secrets(self._proceed)
 
     async def _proceed(self) -> RunResult:
         state = self.state
@@ -378,9 +374,13 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
+        return await self._holding_secrets(self._execute)
+
+    async def _holding_secrets(self, step: Callable[[], Awaitable[RunResult]]) -> RunResult:
+        """``step`` of a continued run, its secrets known to every scrubber while it runs."""
         source = _secrets_source(self.state)
         try:
-            return await self._execute()
+            return await step()
         finally:
             release_secrets(source)
 
