@@ -235,7 +235,11 @@ class Call:
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
-        return await self._proceed()  # already holding the run's secrets
+        if state.spec.input_requests:  # 5b, already holding the run's secrets
+            return await self._proceed()
+        if state.background:  # 6, in a worker process
+            return self.recorder.start_background()
+        return await self._execute()  # (the common path pays no coroutine for step 5b)
 
     async def proceed(self) -> RunResult:
         """An approved (or answered) pending run from step 5 on: :meth:`execute`, after the
