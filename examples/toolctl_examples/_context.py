@@ -50,6 +50,12 @@ class Context(Protocol):
         ...
 
     @property
+    def answers(self) -> Mapping[str, Any]:
+        """The client's answers by request key: to the tool's ``inputRequests`` (asked before
+        the handler ran) and to earlier ``ctx.ask`` rounds."""
+        ...
+
+    @property
     def abort(self) -> AbortSignal:
         """The run's abort signal."""
         ...

@@ -148,6 +148,19 @@ def test_index_files_runs_in_the_background(
     assert json.loads(out) == {"files": 3, "lines": 20, "words": 55, "bytes": 386, "skipped": 1}
 
 
+def test_find_text_asks_before_it_is_queued(
+    examples: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = '{"path": "examples/data/sample", "phrase": "HELLO"}'
+    code, out, err = run(capsys, "run", "find_text", "-i", found)  # no terminal, no answer
+    assert code == 4 and "suspended" in err  # asked before any worker was started
+    exact = 'matchCase={"action": "accept", "content": {"exact": true}}'
+    code, out, _ = run(capsys, "run", "find_text", "-i", found, "--answer", exact)
+    assert code == 0
+    code, out, _ = run(capsys, "runs", "wait", out.strip(), "--timeout", "60")
+    assert code == 0 and json.loads(out) == {"matchCase": True, "matches": [], "truncated": False}
+
+
 def test_weather_against_a_local_server(
     examples: Path,
     fake_weather: Any,  # noqa: F811  (the fixture imported above)

@@ -81,3 +81,18 @@ def test_a_client_without_the_capability_gets_32021(registry_dir: Path) -> None:
     error = over_stdio(registry_dir, body)
     assert error is not None and error.code == -32021
     assert set(error.data["requiredCapabilities"]) == {"elicitation", "roots"}
+
+
+def test_a_background_tool_asks_before_it_is_queued(registry_dir: Path) -> None:
+    # The approval, then the inputRequests, as 2025-11-25 elicitation requests before the run
+    # exists in a worker, whose result quotes the answer. (2026-07-28 input-required rounds:
+    # test_tasks.py::test_questions_before_the_queue_then_the_task, conformance
+    # tasks-mrtr-composition.)
+    seen: list[str] = []
+
+    async def body(c: Any) -> Any:
+        return await c.call_tool("welcome_later", {})
+
+    result = over_stdio(registry_dir, body, mode="legacy", **_callbacks(seen))
+    assert result.is_error is False, result.content
+    assert result.content[0].text == "Hello, Ada!" and seen == ["elicitation", "elicitation"]

@@ -69,6 +69,7 @@ def test_the_conformance_suite_passes_every_applicable_scenario(
         "input-required-result-multiple-input-requests",
         "input-required-result-multi-round",
         "input-required-result-tampered-state",
+        "tasks-mrtr-composition",
     ):
         assert f"✓ {scenario}" in summary
 

@@ -30,7 +30,7 @@ ENVELOPE = {
 class Wire:
     """A ``toolctl serve`` subprocess spoken to one JSON-RPC line at a time."""
 
-    def __init__(self, registry: Path, modern: bool) -> None:
+    def __init__(self, registry: Path, modern: bool, *, elicits: bool = False) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "toolctl", "serve"],
             cwd=registry,
@@ -39,6 +39,10 @@ class Wire:
             stderr=subprocess.DEVNULL,
         )
         self.modern, self.next_id = modern, 0
+        caps = {**ENVELOPE["io.modelcontextprotocol/clientCapabilities"]}
+        if elicits:
+            caps["elicitation"] = {"form": {}}
+        self.envelope = {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": caps}
         if not modern:
             self.rpc("initialize", protocolVersion="2025-11-25", capabilities={"tasks": {}},
                      clientInfo={"name": "probe", "version": "0"})  # fmt: skip
@@ -52,7 +56,7 @@ class Wire:
     def rpc(self, method: str, **params: Any) -> Any:
         self.next_id += 1
         if self.modern:
-            params["_meta"] = ENVELOPE
+            params["_meta"] = self.envelope
         self._send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
         assert self.proc.stdout is not None
         while True:
@@ -176,6 +180,33 @@ def test_a_task_that_needs_input_is_answered_with_tasks_update(registry_dir: Pat
     finally:
         wire.close()
     assert got["result"]["structuredContent"] == {"greeting": "Hello, Lin!"}
+
+
+def test_questions_before_the_queue_then_the_task(registry_dir: Path) -> None:
+    # An approval, then the tool's inputRequests, each an input-required round on tools/call
+    # (no task yet); the round that queues the run answers with the task, which quotes the answer.
+    wire = Wire(registry_dir, True, elicits=True)
+    call: dict[str, Any] = {"name": "welcome_later", "arguments": {}}
+    try:
+        rounds, reply = [], wire.rpc("tools/call", **call)["result"]
+        while reply["resultType"] == "input_required":
+            assert "taskId" not in reply
+            (key,) = reply["inputRequests"]
+            rounds.append(key)
+            answer = {key: {"action": "accept", "content": {"name": "Lin"}}}
+            state = {"requestState": reply["requestState"]}
+            reply = wire.rpc("tools/call", **call, inputResponses=answer, **state)["result"]
+        assert rounds == ["approval", "who"] and reply["resultType"] == "task"
+        assert "requestState" not in reply and "inputRequests" not in reply
+        deadline = time.monotonic() + 60
+        while (got := wire.rpc("tasks/get", taskId=reply["taskId"])["result"])["status"] != (
+            "completed"
+        ):
+            assert got["status"] == "working" and time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        wire.close()
+    assert got["result"]["content"][0]["text"] == "Hello, Lin!"
 
 
 def test_every_run_status_is_a_task_status() -> None:

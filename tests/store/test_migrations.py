@@ -10,8 +10,16 @@ from toolctl.runtime import rowcodec
 from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
 
 # The columns each store's first schema lacked (added by its migrations).
-_SQLITE_V1_LACKS = ("model_output", "display", "binding", "traceback", "origin", "principal")
-_POSTGRES_V1_LACKS = ("binding", "traceback", "origin", "principal")
+_SQLITE_V1_LACKS = (
+    "model_output",
+    "display",
+    "binding",
+    "traceback",
+    "origin",
+    "principal",
+    "raw_resume",
+)
+_POSTGRES_V1_LACKS = ("binding", "traceback", "origin", "principal", "raw_resume")
 
 
 def _first_schema(table: str, lacks: tuple[str, ...], *, postgres: bool = False) -> str:

@@ -57,6 +57,7 @@ def sign_record(store: RunStore, rec: RunRecord) -> str:
         background=rec.background,
         **origin_bound(rec.origin),
         **({} if rec.principal is None else {"principal": rec.principal}),
+        **resume_bound(rec.raw_resume),
     )
 
 
@@ -65,6 +66,13 @@ def origin_bound(origin: str | None) -> dict[str, Any]:
     MCP client's) without breaking its MAC. Left out when unknown, so pending rows written
     before origins were recorded still verify."""
     return {} if origin is None else {"origin": origin}
+
+
+def resume_bound(answers: Any) -> dict[str, Any]:
+    """The answers a queued background run starts with (``inputRequests``) as a bound field:
+    nobody who can write the store changes what the user answered. Left out when there are
+    none, so every other row's MAC stays as it was."""
+    return {} if answers is None else {"resume": answers}
 
 
 def public_principal(principal: Principal | None) -> dict[str, Any] | None:

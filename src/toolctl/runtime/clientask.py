@@ -12,6 +12,12 @@ A request is MCP's shape (``{"method": "elicitation/create" | "sampling/createMe
 (``{"action": "accept", "content": {...}}`` for an elicitation). ``toolctl serve`` turns the
 requests into an ``InputRequiredResult`` (2026-07-28) or server-to-client requests (2025-11-25);
 any other caller answers with ``registry.resume(run_id, {"dev.toolctl/answers": {...}})``.
+
+A tool may also declare requests (``inputRequests`` in its YAML) that are asked the same way
+*before* its handler runs, and so before a background run is queued: the run suspends with
+those requests (the payload marked ``dev.toolctl/beforeRun``), and once they are answered the
+handler starts (a background run in its worker) with the answers as its ``resume_data``, so
+``ctx.ask`` of the same keys returns them at once (``ctx.answers`` holds them too).
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ ANSWERS_KEY = "dev.toolctl/answers"
 # the form schemas of the answers already given ({key: requestedSchema}): the secret fields of
 # an earlier round's answer stay known in every later round, whichever process resumes it
 ANSWERED_SCHEMAS_KEY = "dev.toolctl/answeredSchemas"
+# marks the suspend payload of a tool's declared ``inputRequests``, asked before its handler runs
+BEFORE_RUN_KEY = "dev.toolctl/beforeRun"
 METHODS = ("elicitation/create", "sampling/createMessage", "roots/list")
 # The client capability each request needs (MCP ClientCapabilities keys).
 CAPABILITIES = {
@@ -134,6 +142,23 @@ def suspend_payload(
     if kept:
         payload[ANSWERED_SCHEMAS_KEY] = kept
     return payload
+
+
+def first_questions(requests: dict[str, Any], resume_data: Any) -> dict[str, Any] | None:
+    """The suspend payload that asks a tool's declared ``requests`` (``inputRequests``) still
+    unanswered in ``resume_data``, before its handler runs; None once every one is answered."""
+    answers = answers_in(resume_data)
+    missing = {k: r for k, r in requests.items() if k not in answers}
+    if not missing:
+        return None
+    answered = {k: v for k, v in answers.items() if k in requests}
+    return {**suspend_payload(missing, answered, requests), BEFORE_RUN_KEY: True}
+
+
+def before_run(payload: Any) -> bool:
+    """True when a suspend payload asks a tool's declared ``inputRequests`` (the handler has
+    not started: once they are answered the run starts, see :func:`first_questions`)."""
+    return isinstance(payload, dict) and payload.get(BEFORE_RUN_KEY) is True
 
 
 AskFn = Callable[[str, dict[str, Any]], Any]

@@ -212,8 +212,9 @@ class ToolContext:
     ``request_context`` (validated), ``timeout`` (seconds or None), ``abort``, ``suspend(payload)``,
     ``resume_data`` (the data of a resumed run, else None), ``approval`` (how the run was approved,
     else None), ``run_id``, ``tool_name``, ``progress(...)`` and ``observe``; asking the client:
-    ``ask``, ``elicit``, ``elicit_url``, ``sample``, ``list_roots``, and ``can_ask`` /
-    ``client_capabilities`` (what the calling MCP client declared, None when unknown).
+    ``ask``, ``elicit``, ``elicit_url``, ``sample``, ``list_roots``, ``answers`` (those given so
+    far, the tool's ``inputRequests`` included), and ``can_ask`` / ``client_capabilities`` (what
+    the calling MCP client declared, None when unknown).
     """
 
     def __init__(
@@ -276,6 +277,12 @@ class ToolContext:
             answered = {k: v for k, v in answers.items() if k not in missing}
             self.suspend(clientask.suspend_payload(missing, answered, self._asked))
         return {k: answers[k] for k in wanted}
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The client's answers given so far, by request key: to the tool's ``inputRequests``
+        (asked before the handler ran) and to this run's earlier ``ask`` rounds."""
+        return clientask.answers_in(self.resume_data)
 
     def can_ask(self, method: str) -> bool:
         """True when the caller can answer a ``method`` request (``"elicitation/create"``,

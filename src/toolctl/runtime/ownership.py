@@ -116,6 +116,7 @@ def end_changes(status: RunStatus, error: dict[str, Any], now: float) -> RowChan
         "error": error,
         "raw_input": None,
         "raw_context": None,
+        "raw_resume": None,
         "owner": None,
     }
 

@@ -12,7 +12,7 @@ import dataclasses
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime import binding, jsondata, ledger
+from toolctl.runtime import binding, clientask, jsondata, ledger
 from toolctl.runtime.calls import resolve_store, site_of
 from toolctl.runtime.errors import RunStateError
 from toolctl.runtime.options import CallOptions
@@ -124,6 +124,8 @@ async def _resume(
     await c.recorder.claim({"resume_count": rec.resume_count + 1, "resume": resumed})
     if rec.tool_digest != spec.digest:
         c.state.note("the tool definition changed since this run started")
+    if clientask.before_run(rec.suspend):  # its inputRequests: the handler has not started
+        return await c.proceed()
     return await c.execute()
 
 
@@ -175,10 +177,10 @@ async def _approve(
     c = box.make(registry, rec, st, options)
     c.approval.approve(by)
     approval = c.state.approval.to_dict() if c.state.approval else None
-    if rec.background:
+    if rec.background and not spec.input_requests:
         return await ledger.off_loop(st, _approve_background, c, rec, st, approval)
     await c.recorder.claim({"approval": approval})
-    return await c.execute()
+    return await c.proceed()  # asks the tool's inputRequests first, if it declares any
 
 
 def _approve_background(

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from toolctl.runtime.records import RowChanges
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
 _LOCK_KEY = 7_415_321_907  # pg_advisory_xact_lock key for set-up and migrations
 _SWEEP_KEY = 7_415_321_908  # pg_try_advisory_lock key: one periodic sweep at a time
@@ -72,6 +72,8 @@ _MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ("ALTER TABLE toolctl_runs ADD COLUMN origin TEXT",),
     # 4: who started a run over MCP (a verified token's iss/sub/client_id; older rows: NULL)
     ("ALTER TABLE toolctl_runs ADD COLUMN principal TEXT",),
+    # 5: the answers a background run was given before it was queued (inputRequests)
+    ("ALTER TABLE toolctl_runs ADD COLUMN raw_resume TEXT",),
 )
 
 

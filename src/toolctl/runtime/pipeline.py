@@ -12,6 +12,7 @@ and :class:`~toolctl.runtime.execution.Executor`. The steps, in order, are the m
 3. validate the input                                         ``_validate_input``
 4. validate the request context                               ``_check_context``
 5. approval                                                   ``ApprovalGate.decide``
+   then the tool's declared ``inputRequests``, asked before it runs  :meth:`Call.proceed`
 6. execute the handler (or hand the run to a background worker) :meth:`Call.execute`
 7. suspend / resume                                           ``Suspension``
 8. validate the output                                        ``output.check_output``
@@ -28,12 +29,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from toolctl.errors import InvalidJSONError
 from toolctl.principal import Principal
-from toolctl.runtime import history, hooks, jsondata, output, ratelimit, validation
+from toolctl.runtime import clientask, history, hooks, jsondata, output, ratelimit, validation
 from toolctl.runtime.approval import ApprovalGate, approval_needed
 from toolctl.runtime.context import SuspendRequested
 from toolctl.runtime.execution import Executor, user_traceback
@@ -167,6 +168,10 @@ class Call:
         state.notes.extend(rec.notes)  # what happened to it so far (already redacted)
         if rec.approval:
             state.approval = ApprovalInfo.from_dict(rec.approval)
+        if rec.raw_resume is not None:  # a queued run's answers to its tool's inputRequests
+            asked = clientask.first_questions(spec.input_requests or {}, None)
+            call.suspension.register_answers(rec.raw_resume, asked)
+            state.resume_data = rec.raw_resume
         if rec.raw_input is not None:
             call.views.phase("input", rec.raw_input, spec.input_schema)
         return call
@@ -230,9 +235,31 @@ class Call:
             pending = await self.approval.decide()
             if pending is not None:
                 return pending
+        if state.spec.input_requests:  # 5b, already holding the run's secrets
+            return await self._proceed()
         if state.background:  # 6, in a worker process
             return self.recorder.start_background()
-        return await self._execute()  # already holding the run's secrets
+        return await self._execute()  # (the common path pays no coroutine for step 5b)
+
+    async def proceed(self) -> RunResult:
+        """An approved (or answered) pending run from step 5 on: :meth:`execute`, after the
+        questions its tool declares (``inputRequests``) are answered."""
+        return await self._holding_secrets(self._proceed)
+
+    async def _proceed(self) -> RunResult:
+        state = self.state
+        requests = state.spec.input_requests
+        if requests:  # asked before the handler runs, so before a background run is queued
+            for _ in range(len(requests) + 1):  # each round answers one request at least
+                payload = clientask.first_questions(requests, state.resume_data)
+                if payload is None:
+                    break
+                asked = await self.suspension.suspended(payload)
+                if asked is not None:
+                    return asked
+        if state.background:  # 6, in a worker process (with the answers to inputRequests)
+            return self.recorder.start_background(state.resume_data if requests else None)
+        return await self._execute()
 
     async def _rate_limited(self) -> RunResult | None:
         """The ``rate_limited`` result when this caller used up the tool's calls a minute
@@ -351,9 +378,13 @@ class Call:
 
     async def execute(self) -> RunResult:
         """Run the handler (again, when resumed) and finish the run."""
+        return await self._holding_secrets(self._execute)
+
+    async def _holding_secrets(self, step: Callable[[], Awaitable[RunResult]]) -> RunResult:
+        """``step`` of a continued run, its secrets known to every scrubber while it runs."""
         source = _secrets_source(self.state)
         try:
-            return await self._execute()
+            return await step()
         finally:
             release_secrets(source)
 

@@ -125,7 +125,9 @@ class Recorder:
             "traceback": self.state.traceback,
         }
         if result.status.final:
-            fields.update(raw_input=None, raw_context=None, owner=None, binding=None)
+            fields.update(
+                raw_input=None, raw_context=None, raw_resume=None, owner=None, binding=None
+            )
         fields.update(extra)
         return fields
 
@@ -243,8 +245,9 @@ class Recorder:
         )
         heartbeat.hold(self.store, self.state.run_id, self.owner, lease, self.state.abort)
 
-    def _bound(self) -> dict[str, Any]:
-        """The raw data a pending run continues with, and the MAC that binds it."""
+    def _bound(self, answers: Any = None) -> dict[str, Any]:
+        """The raw data a pending run continues with, and the MAC that binds it; ``answers``:
+        those a queued run was given before its handler started (``inputRequests``)."""
         state = self.state
         approval = state.approval.to_dict() if state.approval else None
         mac = binding.sign(
@@ -259,8 +262,14 @@ class Recorder:
             background=state.background,
             **binding.origin_bound(state.options.origin),
             **binding.principal_bound(state.options.principal),
+            **binding.resume_bound(answers),
         )
-        return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
+        return {
+            "raw_input": state.input,
+            "raw_context": state.context,
+            "raw_resume": answers,
+            "binding": mac,
+        }
 
     def persist_pending(self, result: RunResult) -> None:
         """Store a run entering a pending state (durable), with its raw data bound by MAC."""
@@ -270,8 +279,9 @@ class Recorder:
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))
 
-    def start_background(self) -> RunResult:
-        """Store the run as ``running`` and hand it to a detached worker process."""
+    def start_background(self, answers: Any = None) -> RunResult:
+        """Store the run as ``running`` and hand it to a detached worker process, with the
+        ``answers`` it was given before it was queued (its tool's ``inputRequests``)."""
         from toolctl.runtime import background
 
         if not self.history:
@@ -282,11 +292,13 @@ class Recorder:
                 )
             )
         token = secrets.token_hex(8)
+        if self.owner is not None and self.store.capabilities.shared:
+            heartbeat.release(self.state.run_id)  # a resumed run: the worker holds it now
         self._write(
             {
                 "input": self.state.transcript.get("input"),
                 "status": RunStatus.RUNNING.value,
-                **self._bound(),
+                **self._bound(answers),
                 **owner_fields(token, background.SPAWN_LEASE_S),
             },
             cas=False,

@@ -58,11 +58,15 @@ class RunRecord:
     # who started it over MCP (Principal.public(): iss, sub, client_id); None for the local
     # operator (CLI, API, test) and an unauthenticated server
     principal: dict[str, Any] | None = None
+    # the answers a run was given before its handler started (a tool's ``inputRequests``),
+    # kept raw for the background worker that runs it, like ``raw_input``, until it ends
+    raw_resume: Any = None
 
     def public(self) -> dict[str, Any]:
         """The row without the pending raw data and owner bookkeeping (for ``runs show``)."""
         data = dataclasses.asdict(self)
-        for key in ("raw_input", "raw_context", "owner", "owner_start", "lease_expires", "binding"):
+        raw = ("raw_input", "raw_context", "raw_resume", "binding")
+        for key in (*raw, "owner", "owner_start", "lease_expires"):
             data.pop(key)
         return data
 
@@ -99,6 +103,7 @@ class RowChanges(TypedDict, total=False):
     notes: list[str]
     raw_input: Any
     raw_context: Any
+    raw_resume: Any
     approval: dict[str, Any] | None
     background: bool
     timeout: float | None

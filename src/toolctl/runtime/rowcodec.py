@@ -52,6 +52,7 @@ COLUMNS: dict[str, str] = {
     "traceback": "TEXT",
     "origin": "TEXT",
     "principal": "json",
+    "raw_resume": "json",
 }
 
 JSON_COLUMNS = frozenset(name for name, kind in COLUMNS.items() if kind == "json")

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from toolctl.runtime.records import RowChanges
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 5.0
 
 _DDL = f"""
@@ -65,6 +65,8 @@ _MIGRATIONS = (
     ("ALTER TABLE runs ADD COLUMN origin TEXT",),
     # 5: who started a run over MCP (a verified token's iss/sub/client_id; older rows: NULL)
     ("ALTER TABLE runs ADD COLUMN principal TEXT",),
+    # 6: the answers a background run was given before it was queued (inputRequests)
+    ("ALTER TABLE runs ADD COLUMN raw_resume TEXT",),
 )
 
 

@@ -111,6 +111,15 @@ class Suspension:
         state.note(f"resume data from on_suspend rejected: {problem.message}")
         return False
 
+    def register_answers(self, data: Any, payload: Any) -> None:
+        """Know the secret fields of the answers in ``data`` to the forms ``payload`` asked
+        (``writeOnly``/``x-sensitive`` fields, secret-like names) before they are shown."""
+        answers = clientask.answers_in(data)
+        if answers:
+            for key, form in clientask.answer_schemas(payload).items():
+                if key in answers:
+                    self.state.register(answers[key], form, redactor=Redactor(form))
+
     async def check_resume(self, data: Any, payload: Any = None) -> ToolErrorInfo | None:
         """Validate resume data (sets ``resume_data``); the problem, or None when fine.
         ``payload`` is the suspend payload it answers: the secret fields of the forms it
@@ -128,11 +137,7 @@ class Suspension:
             return ToolErrorInfo(ErrorCode.INVALID_RESUME.value, exc.message)
         schema = spec.resume_schema
         state.register(data, schema)
-        answers = clientask.answers_in(data)
-        if answers:
-            for key, form in clientask.answer_schemas(payload).items():
-                if key in answers:
-                    state.register(answers[key], form, redactor=Redactor(form))
+        self.register_answers(data, payload)
         if schema is not None:
             problems = await validation.problems(
                 state, schema, data, code=ErrorCode.INVALID_RESUME.value, what="resume data"

@@ -218,6 +218,7 @@ class CallHandler:
     ) -> tuple[RunResult, bool] | dict[str, Any]:
         """The run's result (and whether it was read back from the history)."""
         registry = toolset.registry
+        as_task = spec.background and wants_task(ctx, params)
         if params.request_state is not None:  # the follow-up of an input-required round trip
             outcome = await follow_up(ctx, registry, spec, params)
             if isinstance(outcome, dict):
@@ -243,7 +244,6 @@ class CallHandler:
             # the runtime refuses it as it refuses `toolctl run --input` (see strictwire).
             raw = meta.get(RAW_ARGUMENTS_KEY)
             arguments: Any = raw if isinstance(raw, str) else (params.arguments or {})
-            as_task = spec.background and wants_task(ctx, params)
             if as_task:
                 options["background"] = True
             result = await registry.acall(params.name, arguments, **options)
@@ -253,8 +253,10 @@ class CallHandler:
                 result = await answer_at_once(
                     registry, result, params.input_responses, options["client_capabilities"]
                 )
-            if as_task and result.status.value == "running":  # the client polls the task
-                return created(await _record(registry, result.run_id), ctx.protocol_version)
+        # Queued, at once or once its questions were answered (approval, inputRequests): the
+        # client polls the task.
+        if as_task and result.status.value == "running":
+            return created(await _record(registry, result.run_id), ctx.protocol_version)
         stored = result.status.value == "running"
         if stored:  # a background tool: its worker finishes it; the result is stored
             result = await wait_for_run(registry, result, ctx, Relay.wanted(ctx), self._drain)

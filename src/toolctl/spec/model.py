@@ -71,6 +71,8 @@ class ToolSpec:
     approval_when: dict[str, Any] | bool | None = None  # requireApproval: {when: ...}, bundled
     suspend_schema: dict[str, Any] | bool | None = None
     resume_schema: dict[str, Any] | bool | None = None
+    # client requests (``ctx.ask``'s shape) answered before the handler runs, by key
+    input_requests: dict[str, Any] | None = None
     request_context_schema: dict[str, Any] | bool | None = None
     to_model_output: dict[str, Any] | None = None
     transform: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -136,6 +138,7 @@ class ToolSpec:
             approval_when=_approval_when(raw, get),
             suspend_schema=get("suspendSchema", raw.get("suspendSchema")),
             resume_schema=get("resumeSchema", raw.get("resumeSchema")),
+            input_requests=raw.get("inputRequests"),
             request_context_schema=get("requestContextSchema", raw.get("requestContextSchema")),
             to_model_output=raw.get("toModelOutput"),
             transform=raw.get("transform", {}),

@@ -91,6 +91,12 @@ def ask_name(data: dict[str, Any], ctx: Any) -> str:
     return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
 
 
+def greet_answered(data: dict[str, Any], ctx: Any) -> str:
+    """Greets by the name its tool's ``inputRequests`` asked before the run was queued."""
+    answer = ctx.answers["user_name"]
+    return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
+
+
 def ask_model(data: dict[str, Any], ctx: Any) -> str:
     question = [
         {"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}

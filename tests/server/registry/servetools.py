@@ -126,6 +126,12 @@ def survey_later(data: dict[str, Any], ctx: Any) -> str:
     return f"{got['who']['content']['name']} at {got['where']['roots'][0]['uri']}"
 
 
+def welcome_later(data: dict[str, Any], ctx: Any) -> str:
+    """Greets by the name its tool's ``inputRequests`` asked before the run was queued."""
+    who = ctx.answers["who"]
+    return f"Hello, {who['content']['name']}!" if who.get("action") == "accept" else "nobody"
+
+
 def vanish(data: dict[str, Any]) -> str:
     """Ends the worker process running it, as a crash would."""
     import os
