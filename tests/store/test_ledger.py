@@ -29,6 +29,7 @@ from toolctl.runtime import RunStateError, ledger
 from toolctl.runtime.ownership import owner_fields
 from toolctl.runtime.pending import aapprove
 from toolctl.runtime.records import RunStore
+from toolctl.runtime.store import SqliteStore
 
 MakeStore = Callable[..., RunStore]
 RACERS = 8
@@ -181,6 +182,37 @@ def test_racing_approvals_run_the_handler_once_off_the_event_loop(
     assert claims, "the claim went through the ledger"
     if kind != "memory":  # the durable claim's I/O never blocked the event loop
         assert loop_thread not in claims
+
+
+@pytest.mark.parametrize(
+    ("tool", "status"), [("approve_echo", "awaiting_approval"), ("ask", "suspended")]
+)
+def test_a_run_going_pending_is_stored_off_the_event_loop_even_alone(
+    reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, status: str
+) -> None:
+    # off_loop treats every store with a history alike: SQLite stands for PostgreSQL here
+    store = SqliteStore(tmp_path / "state.db")
+    durable: list[int] = []
+    for name in ("insert", "update"):
+        method = getattr(store, name)
+
+        def spy(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            if kwargs.get("durable"):
+                durable.append(threading.get_ident())
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, spy)  # this store object only
+
+    async def alone() -> tuple[Any, int]:
+        result = await reg.acall(tool, {"msg": "hi", "target": "t"}, store=store)
+        return result, threading.get_ident()
+
+    result, loop_thread = asyncio.run(alone())
+    assert result.status.value == status, result.error
+    assert store.get(result.run_id).status == status
+    assert durable, "the pending row is a durable write"
+    assert loop_thread not in durable  # the fsync / round trip never blocked the event loop
+    store.close()
 
 
 # ---------------------------------------------------------------- one owner

@@ -153,7 +153,7 @@ class ApprovalGate:
                 )
         if "approval" not in state.display:
             await self.arequest()  # what wait() stores: made off the event loop
-        return self.wait()
+        return await self.wait()
 
     def approve(self, by: str) -> None:
         """Approve the run now (bound to the tool definition and the input)."""
@@ -170,7 +170,7 @@ class ApprovalGate:
         text = f"The user declined this call of {self.state.spec.name}"
         return ToolErrorInfo(ErrorCode.DECLINED.value, f"{text}: {reason}" if reason else text)
 
-    def wait(self) -> RunResult:
+    async def wait(self) -> RunResult:
         """Leave the run awaiting approval (stored durably, its data bound by MAC)."""
         state = self.state
         if "approval" not in state.display:
@@ -187,5 +187,5 @@ class ApprovalGate:
             ended=False,
             model_output={"type": "text", "value": info.message},
         )
-        self.recorder.persist_pending(result)
+        await self.recorder.persist_pending(result)
         return result

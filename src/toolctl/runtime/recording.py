@@ -262,8 +262,13 @@ class Recorder:
         )
         return {"raw_input": state.input, "raw_context": state.context, "binding": mac}
 
-    def persist_pending(self, result: RunResult) -> None:
-        """Store a run entering a pending state (durable), with its raw data bound by MAC."""
+    async def persist_pending(self, result: RunResult) -> None:
+        """Store a run entering a pending state (durable), with its raw data bound by MAC. The
+        write (an fsync, or a database round trip) runs off the event loop, as a claim does,
+        even when this call is the only one running."""
+        await ledger.off_loop(self.store, self._persist_pending, result)
+
+    def _persist_pending(self, result: RunResult) -> None:
         if self.store.capabilities.shared:
             heartbeat.release(self.state.run_id)
         fields = self._record(result, owner=None, **self._bound())

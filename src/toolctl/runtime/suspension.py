@@ -56,7 +56,7 @@ class Suspension:
                 },
             },
         )
-        self.recorder.persist_pending(result)
+        await self.recorder.persist_pending(result)
         return result
 
     async def _check_payload(self, payload: Any) -> ToolErrorInfo | None:
