@@ -166,3 +166,26 @@ def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
     with pytest.raises(RunStateError, match="running in the foreground"):
         runs.cancel(store, rec.run_id)
     assert store.get(rec.run_id).status == "running"
+
+
+def test_the_runtime_reaps_its_workers_and_close_leaves_them_running(reg: Registry) -> None:
+    from tests.runtime_helpers import own_runtime
+
+    with own_runtime() as rt:
+        quick = reg.call("bg", {"s": 0})
+        slow = reg.call("bg", {"s": 30})
+        store = api.resolve_store(reg)
+        quick_pid, slow_pid = (store.get(r.run_id).owner_pid for r in (quick, slow))
+        assert runs.wait(store, quick.run_id, timeout=30).status == "succeeded"
+        for _ in range(200):  # the reaper collects the worker's exit: no zombie is left
+            if quick_pid not in rt.workers.running():
+                break
+            time.sleep(0.05)
+        assert rt.workers.running() == [slow_pid]
+        assert not os.path.exists(f"/proc/{quick_pid}")
+    # closing the runtime forgets its workers but never stops a run they are executing
+    assert rt.workers.running() == []
+    store = api.resolve_store(reg)  # the closed runtime closed the stores it opened
+    assert store.get(slow.run_id).status == "running"
+    os.kill(slow_pid, 0)
+    assert runs.cancel(store, slow.run_id).status == "cancelled"

@@ -23,10 +23,9 @@ if TYPE_CHECKING:
 
 from toolctl.runtime import jsondata
 from toolctl.runtime.ownership import start_time
+from toolctl.runtime.resources import current
 
 SPAWN_LEASE_S = 24 * 3600.0
-
-_children: list[subprocess.Popen[bytes]] = []
 
 
 def spawn(
@@ -83,9 +82,7 @@ def spawn(
     finally:
         os.close(fd)
     store.update(run_id, expect_owner=token, owner_pid=proc.pid, owner_start=start_time(proc.pid))
-    # Reap the child when it ends so a long-lived caller collects no zombies.
-    _children.append(proc)
-    threading.Thread(target=_reap, args=(proc,), daemon=True).start()
+    current().workers.add(proc)
     return proc.pid
 
 
@@ -94,7 +91,32 @@ def log_path(state: Path | str, run_id: str) -> Path:
     return Path(state).parent / "workers" / f"{run_id}.log"
 
 
-def _reap(proc: subprocess.Popen[bytes]) -> None:
-    proc.wait()
-    with contextlib.suppress(ValueError):
-        _children.remove(proc)
+class WorkerProcesses:
+    """The local worker processes a :class:`~toolctl.runtime.resources.Runtime` started, each
+    reaped when it ends (by a daemon thread waiting on it) so a long-lived caller collects no
+    zombies. The workers are detached: closing the runtime leaves them running their runs."""
+
+    def __init__(self) -> None:
+        self._running: list[subprocess.Popen[bytes]] = []
+        self._lock = threading.Lock()
+
+    def add(self, proc: subprocess.Popen[bytes]) -> None:
+        """Reap ``proc`` when it ends."""
+        with self._lock:
+            self._running.append(proc)
+        threading.Thread(target=self._reap, args=(proc,), name="toolctl-reap", daemon=True).start()
+
+    def running(self) -> list[int]:
+        """The pids of the workers started here that have not ended yet."""
+        with self._lock:
+            return [proc.pid for proc in self._running]
+
+    def close(self) -> None:
+        """Stop tracking the workers (each reaper thread still collects its worker's exit)."""
+        with self._lock:
+            self._running.clear()
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+        proc.wait()
+        with self._lock, contextlib.suppress(ValueError):
+            self._running.remove(proc)

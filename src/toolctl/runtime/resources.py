@@ -4,7 +4,8 @@ A call needs a few things that outlive it and are shared by every call in the pr
 handler worker pool (:mod:`toolctl.runtime.invoke`), the history writer and its timer thread
 (:mod:`toolctl.runtime.history`), the lease heartbeat (:mod:`toolctl.runtime.heartbeat`), the
 SQLite checkpoint thread (:mod:`toolctl.runtime.checkpoint`), each thread's private event loop
-(:mod:`toolctl.runtime.sync`) and the open stores (:func:`toolctl.runtime.store.open_store`).
+(:mod:`toolctl.runtime.sync`), the open stores (:func:`toolctl.runtime.store.open_store`) and the
+local background workers it started, reaped as they end (:mod:`toolctl.runtime.background`).
 They belong to a :class:`Runtime`, which makes each lazily (no thread starts before it is
 needed) and releases them all in :meth:`Runtime.close`.
 
@@ -23,6 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from toolctl.runtime.background import WorkerProcesses
     from toolctl.runtime.checkpoint import Checkpointer
     from toolctl.runtime.heartbeat import Heartbeat
     from toolctl.runtime.history import HistoryWriter
@@ -36,8 +38,8 @@ if TYPE_CHECKING:
 
 
 class Runtime:
-    """The handler pool, history writer, heartbeat, checkpoint thread, per-thread loops and
-    open stores of one process (or of one test).
+    """The handler pool, history writer, heartbeat, checkpoint thread, per-thread loops, open
+    stores and local background workers of one process (or of one test).
 
     ``handler_threads``: how many handlers may run in threads at once (beyond that a call is
     refused, never queued); ``lease``: the lease of a run executed on a shared history, in
@@ -45,6 +47,7 @@ class Runtime:
     """
 
     def __init__(self, *, handler_threads: int | None = None, lease: float | None = None) -> None:
+        from toolctl.runtime.background import WorkerProcesses
         from toolctl.runtime.checkpoint import Checkpointer
         from toolctl.runtime.heartbeat import Heartbeat
         from toolctl.runtime.history import HistoryWriter
@@ -64,6 +67,7 @@ class Runtime:
         self.memory: MemoryStore = MemoryStore()  # the history-off store (store=False)
         # rate-limit buckets of the stores that keep them in process (limits.callsPerMinute)
         self.rate_buckets: LocalBucketsByStore = LocalBucketsByStore()
+        self.workers: WorkerProcesses = WorkerProcesses()  # local background workers, reaped
         self.closed = False
 
     def default_store(self, registry: ToolSource) -> RunStore:
@@ -80,6 +84,7 @@ class Runtime:
         self.heartbeat.close()
         self.checkpoints.close()
         self.stores.close()
+        self.workers.close()
         _forget(self)
 
     def __enter__(self) -> Runtime:
