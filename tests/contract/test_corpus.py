@@ -65,6 +65,7 @@ TREE_BASE = variant(
 LARGE = {"properties": {"input": {"required": ["city"]}}}
 CONDITIONAL = variant(lambda r: r.update(requireApproval={"when": LARGE}))
 LIMITED = variant(lambda r: r.update(limits={"callsPerMinute": 10}))
+SCOPED = variant(lambda r: r.update(scopes=["billing:read", "billing:write"]))
 
 
 def _set(path: list[Any], value: Any) -> Edit:
@@ -350,6 +351,8 @@ CORPUS: list[tuple[str, dict[str, Any], Edit, set[str], set[str]]] = [
         {"TD503"},
     ),
     ("callsPerMinute removed", LIMITED, _drop(["limits"]), {"TD216"}, {"TD503"}),
+    ("a required scope dropped", SCOPED, _set(["scopes"], ["billing:read"]), {"TD217"}, {"TD503"}),
+    ("scopes removed", SCOPED, _drop(["scopes"]), {"TD217"}, {"TD503"}),
     ("isolation loosened", BASE, _set(["isolation"], "inprocess"), {"TD206"}, {"TD503"}),
     ("timeout raised", BASE, _set(["timeout"], 60), {"TD207"}, {"TD503"}),
     ("timeout removed", BASE, _drop(["timeout"]), {"TD207"}, {"TD503"}),

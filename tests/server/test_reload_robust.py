@@ -101,7 +101,8 @@ def test_a_reload_loads_packs_only_when_serving_started_with_them(
         async def swap(toolset: Any, notify: bool) -> None:
             swapped.append(toolset)
 
-        server = SimpleNamespace(toolset=SimpleNamespace(specs=[], fingerprint={}), swap=swap)
+        empty = SimpleNamespace(specs=[], fingerprint={}, listing={}, scopes={})
+        server = SimpleNamespace(toolset=empty, swap=swap)
         watcher = RegistryWatcher(
             server,  # type: ignore[arg-type]
             project_at(project),
@@ -113,3 +114,40 @@ def test_a_reload_loads_packs_only_when_serving_started_with_them(
 
     assert served_after_reload(packs=False) == ["own"]  # --no-packs: still no pack tool
     assert served_after_reload(packs=True) == ["own", "packed"]
+
+
+def test_a_toolsets_change_in_the_config_is_reloaded_and_notified(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only toolctl.yaml changes (a toolset turns deferred): the tools' declarations are the
+    same, but what ``--search`` lists up front is not, so clients are told to list again."""
+    from toolctl import loader
+    from toolctl.server.toolset import Selection, build_toolset
+
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "tools.d" / "a.yaml").write_text(
+        "toolctl: 1\nname: a\ndescription: Adds two numbers.\nhandler: os:getcwd\ntoolset: math\n"
+    )
+    config = "tools: tools.d\nstate: s.db\ntoolsets:\n  math: {{description: Sums, loading: {}}}\n"
+    (tmp_path / "toolctl.yaml").write_text(config.format("eager"))
+    selection = Selection(search=True)
+    project = project_at(tmp_path)
+    old = build_toolset(loader.load_registry(project=project, cache=False), selection)
+    assert "a" in [t["name"] for t in old.listing["tools"]]
+    swapped: list[tuple[Any, bool]] = []
+
+    async def swap(toolset: Any, notify: bool) -> None:
+        swapped.append((toolset, notify))
+
+    server = SimpleNamespace(toolset=old, swap=swap)
+    watcher = RegistryWatcher(server, project, selection)  # type: ignore[arg-type]
+    (tmp_path / "toolctl.yaml").write_text(config.format("deferred").replace("s.db", "t.db"))
+    with caplog.at_level(logging.WARNING, logger="toolctl.server"):
+        assert anyio.run(watcher.reload) is True
+    new, notify = swapped[0]
+    assert notify is True
+    assert "a" not in [t["name"] for t in new.listing["tools"]]  # deferred: found by search
+    assert "toolsets changed" in caplog.text
+    # state is applied when serving starts: the server says so instead of half-applying it
+    assert "state changed in the config; restart the server to apply it" in caplog.text
+    assert watcher.project.settings["state"] == "s.db"

@@ -76,6 +76,7 @@ _TABLE = [
         "The requireApproval.when condition changed (it may match fewer calls).",
     ),
     Code("TD216", "rate-limit-loosened", Kind.SAFETY, "limits.callsPerMinute raised or removed."),
+    Code("TD217", "scopes-dropped", Kind.SAFETY, "An OAuth scope the tool required was removed."),
     Code("TD301", "description-changed", Kind.TEXT, "The description changed."),
     Code("TD302", "title-changed", Kind.TEXT, "The title changed."),
     Code("TD303", "examples-changed", Kind.TEXT, "inputExamples changed."),

@@ -60,6 +60,7 @@ _HANDLED_RUNTIME = frozenset(
         "isolation",
         "timeout",
         "callsPerMinute",
+        "scopes",
         "background",
         "outputValidation",
         "requestContextSchema",
@@ -91,6 +92,7 @@ _COVERED_RAW = frozenset(
         "background",
         "timeout",
         "limits",
+        "scopes",
         "isolation",
         "enabled",
     }
@@ -251,6 +253,7 @@ def _runtime(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Ch
         else:
             yield change(tool, "TD503", text, ("timeout",))
     yield from _rate_limit(tool, old.get("callsPerMinute"), new.get("callsPerMinute"))
+    yield from _scopes(tool, old.get("scopes", []), new.get("scopes", []))
     v_o, v_n = old.get("outputValidation", "strict"), new.get("outputValidation", "strict")
     if v_o != v_n:
         text = f"outputValidation {v_o} → {v_n}"
@@ -284,6 +287,17 @@ def _runtime(tool: str, old: dict[str, Any], new: dict[str, Any]) -> Iterator[Ch
     for key in sorted((set(old) | set(new)) - _HANDLED_RUNTIME):
         if not same(old.get(key), new.get(key)):
             yield change(tool, "TD501", f"{key} changed", (key,))
+
+
+def _scopes(tool: str, old: list[str], new: list[str]) -> Iterator[Change]:
+    """``scopes``: one removed lets tokens without it see and call the tool (safety); only
+    added ones narrow who may (compatible)."""
+    dropped, added = sorted(set(old) - set(new)), sorted(set(new) - set(old))
+    if dropped:
+        text = f"scopes {old} → {new}: tokens without {', '.join(dropped)} may call it"
+        yield change(tool, "TD217", text, ("scopes",))
+    elif added:
+        yield change(tool, "TD503", f"scopes {old} → {new}", ("scopes",))
 
 
 def _rate_limit(tool: str, old: int | None, new: int | None) -> Iterator[Change]:

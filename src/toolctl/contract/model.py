@@ -70,6 +70,8 @@ def runtime_of(spec: ToolSpec) -> JsonDict:
         runtime["backgroundTimeout"] = spec.background_timeout
     if spec.calls_per_minute is not None:  # only then: older locks stay as they were
         runtime["callsPerMinute"] = spec.calls_per_minute
+    if spec.scopes:  # likewise
+        runtime["scopes"] = sorted(set(spec.scopes))
     for key, schema in (
         ("requestContextSchema", spec.request_context_schema),
         ("suspendSchema", spec.suspend_schema),

@@ -8,6 +8,7 @@ for any other reason: no change to the files ends the server.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from toolctl.errors import ToolctlError
-from toolctl.server.toolset import Selection, build_toolset, describe_change
+from toolctl.server.toolset import Selection, build_toolset, describe_change, listing_changed
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -27,6 +28,31 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolctl.server")
 Stamp = dict[str, tuple[int, int]]
+# Settings that shape the registry itself: a reload reads them again. The others (state, auth,
+# serve, run) were applied when serving started; a change to them needs a restart.
+_RELOADED = ("toolsets", "limits", "schemas")
+
+
+def refreshed(project: Project) -> Project:
+    """``project`` with the registry-shaping settings of its config file read again (raises
+    :class:`~toolctl.errors.ConfigError` for a config that no longer reads). The tool paths,
+    Python path and state stay as serving started."""
+    if project.config_file is None:
+        return project
+    from toolctl.config import project_at
+
+    fresh = project_at(project.root)
+    ignored = sorted(
+        k
+        for k in (set(fresh.settings) | set(project.settings)) - set(_RELOADED)
+        if fresh.settings.get(k) != project.settings.get(k)
+    )
+    if ignored:
+        log.warning("reload: %s changed in the config; restart the server to apply it",
+                    ", ".join(ignored))  # fmt: skip
+    settings = {k: v for k, v in project.settings.items() if k not in _RELOADED}
+    settings.update({k: fresh.settings[k] for k in _RELOADED if k in fresh.settings})
+    return dataclasses.replace(project, settings=settings, schema_dirs=fresh.schema_dirs)
 
 
 def _stamp_file(path: Path, out: Stamp) -> None:
@@ -117,8 +143,9 @@ class RegistryWatcher:
         from toolctl.loader import load_registry
 
         try:
+            project = await anyio.to_thread.run_sync(refreshed, self.project)
             registry = await anyio.to_thread.run_sync(
-                lambda: load_registry(project=self.project, packs=self.packs)
+                lambda: load_registry(project=project, packs=self.packs)
             )
             if not registry.ok:
                 for d in registry.diagnostics:
@@ -143,8 +170,9 @@ class RegistryWatcher:
                 len(self.server.toolset.specs),
             )
             return False
+        self.project = project
         old = self.server.toolset
         change = describe_change(old, toolset)
-        await self.server.swap(toolset, notify=old.fingerprint != toolset.fingerprint)
+        await self.server.swap(toolset, notify=listing_changed(old, toolset))
         log.warning("reload: now serving %d tool(s) (%s)", len(toolset.specs), change)
         return True

@@ -167,6 +167,15 @@ def mcp_listing(
     return listing, result.diagnostics
 
 
+def listing_changed(old: ToolSet, new: ToolSet) -> bool:
+    """Whether a client's ``tools/list`` may differ between two snapshots: a tool's declaration,
+    or what the toolsets decide (which tools are listed up front under ``--search``, which
+    scopes a token needs to see a tool)."""
+    return (
+        old.fingerprint != new.fingerprint or old.listing != new.listing or old.scopes != new.scopes
+    )
+
+
 def describe_change(old: ToolSet, new: ToolSet) -> str:
     """``+added -removed ~changed`` tool names between two snapshots (for the reload log)."""
     before, after = old.fingerprint, new.fingerprint
@@ -174,4 +183,6 @@ def describe_change(old: ToolSet, new: ToolSet) -> str:
     removed = sorted(set(before) - set(after))
     changed = sorted(n for n in set(before) & set(after) if before[n] != after[n])
     parts = [f"+{n}" for n in added] + [f"-{n}" for n in removed] + [f"~{n}" for n in changed]
+    if not parts and listing_changed(old, new):
+        return "toolsets changed: what is listed or who may see it"
     return " ".join(parts) or "no tool changed"
