@@ -76,8 +76,8 @@ def per_call(fns: dict[str, Callable[[], object]], calls: int, rounds: int) -> d
 
 def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -> None:
     import toolctl
-    from toolctl.runtime.pgstore import PostgresStore
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.history.postgres import PostgresStore
+    from toolctl.runtime.history.sqlite import SqliteStore
 
     registry = toolctl.load_project(root)
     sqlite = SqliteStore(root / "state.db")

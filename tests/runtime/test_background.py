@@ -9,7 +9,8 @@ import time
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus, api, runs
+from toolctl.runtime import RunStatus, api
+from toolctl.runtime.history import runs
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -23,7 +24,7 @@ def test_background_tool_returns_at_once_and_finishes_in_a_worker(reg: Registry)
     done = runs.wait(store, started.run_id, timeout=30)
     assert done.status == "succeeded" and done.output == {"slept": 0.2}
     assert done.raw_input is None
-    from toolctl.runtime.background import log_path
+    from toolctl.runtime.execution.background import log_path
 
     log = log_path(store.path, started.run_id)
     for _ in range(100):  # the worker removes its log as it exits, just after the row is final
@@ -34,9 +35,9 @@ def test_background_tool_returns_at_once_and_finishes_in_a_worker(reg: Registry)
 
 
 def test_a_worker_that_cannot_load_the_registry_records_why(reg: Registry) -> None:
-    from toolctl.runtime import background
-    from toolctl.runtime.pipeline import new_run_id
-    from toolctl.runtime.store import RunRecord, owner_fields
+    from toolctl.runtime.execution import background
+    from toolctl.runtime.history.sqlite import RunRecord, owner_fields
+    from toolctl.runtime.pipeline.call import new_run_id
 
     store = api.resolve_store(reg)
     run_id = new_run_id()
@@ -139,7 +140,7 @@ def test_background_needs_history(reg: Registry) -> None:
 def test_a_worker_that_cannot_start_fails_the_run(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolctl.runtime import background
+    from toolctl.runtime.execution import background
 
     def broken(*args: object, **kwargs: object) -> int:
         raise OSError("no processes left")
@@ -153,8 +154,8 @@ def test_a_worker_that_cannot_start_fails_the_run(
 
 def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
     from toolctl.runtime import RunStateError
-    from toolctl.runtime.pipeline import new_run_id
-    from toolctl.runtime.store import RunRecord, owner_fields
+    from toolctl.runtime.history.sqlite import RunRecord, owner_fields
+    from toolctl.runtime.pipeline.call import new_run_id
 
     store = api.resolve_store(reg)
     rec = RunRecord(

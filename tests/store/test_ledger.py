@@ -25,11 +25,12 @@ import toolctl
 from tests.runtime.conftest import FIXTURES, write_project
 from tests.store.test_contract import _dead_pid, record
 from toolctl.registry import Registry
-from toolctl.runtime import RunStateError, ledger
-from toolctl.runtime.ownership import owner_fields
+from toolctl.runtime import RunStateError
+from toolctl.runtime.history import ledger
+from toolctl.runtime.history.ownership import owner_fields
+from toolctl.runtime.history.records import RunStore
+from toolctl.runtime.history.sqlite import SqliteStore
 from toolctl.runtime.pending import aapprove
-from toolctl.runtime.records import RunStore
-from toolctl.runtime.store import SqliteStore
 
 MakeStore = Callable[..., RunStore]
 RACERS = 8
@@ -228,7 +229,7 @@ def _files_matching(pattern: str) -> set[str]:
 
 def test_only_the_ledger_changes_a_runs_status() -> None:
     # a compare-and-set on the status is a status transition: the ledger's alone
-    assert _files_matching(r"expect_status=") == {"runtime/ledger.py"}
+    assert _files_matching(r"expect_status=") == {"runtime/history/ledger.py"}
 
 
 def test_no_store_is_probed_by_attribute_or_class_name() -> None:

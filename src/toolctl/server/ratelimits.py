@@ -1,7 +1,8 @@
 """``429 Too Many Requests`` with ``Retry-After`` for a ``tools/call`` past its rate limit.
 
 The limit itself (``limits: {callsPerMinute: N}``, per caller and tool) is the runtime's
-(:mod:`toolctl.runtime.ratelimit`). Over Streamable HTTP a call's response has started (an SSE
+(:mod:`toolctl.runtime.ratelimit`). Over Streamable HTTP a call's response has started (an
+SSE
 stream, status 200) before the pipeline runs, so the HTTP status has to be decided here, at the
 edge: a POST whose JSON-RPC message is a new ``tools/call`` of a limited tool is charged to its
 bucket before the MCP session sees it. Refused, the client gets ``429``, ``Retry-After`` in
@@ -121,7 +122,7 @@ class RateLimitedCalls:
     async def _take(
         self, toolset: ToolSet, spec: ToolSpec, scope: Message
     ) -> ratelimit.RateLimited | None:
-        from toolctl.runtime.calls import resolve_store, site_of
+        from toolctl.runtime.pipeline.start import resolve_store, site_of
 
         registry = toolset.registry
         store, site, principal = resolve_store(registry), site_of(registry), principal_of(scope)
@@ -134,7 +135,7 @@ class RateLimitedCalls:
 
 
 def _limited(toolset: ToolSet, spec: ToolSpec) -> bool:
-    from toolctl.runtime.calls import site_of
+    from toolctl.runtime.pipeline.start import site_of
 
     return ratelimit.limit_of(spec, site_of(toolset.registry)) is not None
 
