@@ -89,7 +89,7 @@ def main() -> None:
     sys.path.insert(0, str(root))
 
     import toolctl
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.history.sqlite import SqliteStore
     from toolctl.schema import cached_validator
 
     registry = toolctl.load()

@@ -38,10 +38,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
 
-    from toolctl.runtime import queue
-    from toolctl.runtime.ownership import owner_fields
-    from toolctl.runtime.pgstore import PostgresStore
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history import queue
+    from toolctl.runtime.history.ownership import owner_fields
+    from toolctl.runtime.history.postgres import PostgresStore
+    from toolctl.runtime.history.records import RunRecord
 
     with pgcluster.running_cluster() as cluster:
         store = PostgresStore(cluster.create_database("bench_queue"))
@@ -73,7 +73,9 @@ def main() -> None:
         def opened_per_call(run_id: str, token: str) -> Any:
             row_only(run_id, token)
             with peer_app.open():
-                return peer_app.tasks[queue.TASK].defer(run_id=run_id, token=token)
+                return peer_app.configure_task(queue.TASK, queue=queue.QUEUE).defer(
+                    run_id=run_id, token=token
+                )
 
         def enqueue(run_id: str, token: str) -> Any:
             return queue.enqueue(store, run_id, token, LOCATOR)

@@ -71,7 +71,7 @@ BUDGET = 1.5  # PostgreSQL's recording cost per call at most this many times SQL
 
 def finished_run(run_id: str) -> Any:
     """A succeeded run's row as a read-only call writes it (views sharing their objects)."""
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history.records import RunRecord
 
     shown_in, shown_out = {"a": 1, "b": 2}, {"sum": 3}
     now = time.time()
@@ -120,8 +120,8 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
     """Print the recording cost of each store per call; the PostgreSQL/SQLite ratios
     (wall and CPU, for each tool)."""
     import toolctl
-    from toolctl.runtime.pgstore import PostgresStore
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.history.postgres import PostgresStore
+    from toolctl.runtime.history.sqlite import SqliteStore
 
     registry = toolctl.load_project(root)
     sqlite = SqliteStore(root / "state.db")

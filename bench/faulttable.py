@@ -334,7 +334,7 @@ async def recovered(fleet: Fleet, prefix: str, since: float, limit: float = 120.
 
 def settle(url: str, timeout: float = 90.0) -> list[Any]:
     """Every run, once none is left ``running`` (sweeps end the lost ones) or ``timeout``."""
-    from toolctl.runtime.pgstore import PostgresStore
+    from toolctl.runtime.history.postgres import PostgresStore
 
     store = PostgresStore(url, sweep=False)  # the fleet's own sweeps do the work
     try:
@@ -472,7 +472,7 @@ def running_fleet(cluster: pgcluster.Cluster, tmp: Path) -> Iterator[Fleet]:
     root = make_project(tmp / "proj")
     (root / "handlers.py").write_text(HANDLERS)
     url = fleet_database(cluster, "faults")
-    from toolctl.runtime.pgstore import PostgresStore
+    from toolctl.runtime.history.postgres import PostgresStore
 
     PostgresStore(url).close()  # the tables, before the fleet races to make them
     fleet = Fleet(root, url)

@@ -63,7 +63,7 @@ DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsew
 KEY_NAME = "cache.key"
 SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
-_CHECKERS = (
+CHECKERS = (
     "yaml",
     "jsonschema",
     "jsonschema_rs",
@@ -247,8 +247,9 @@ def _stat_sig(path: str) -> list[int] | None:
 
 
 @functools.cache
-def code_fingerprint() -> str:
-    """toolctl's version and source files, the checking libraries' files, the Python version."""
+def code_fingerprint(checkers: tuple[str, ...] = CHECKERS) -> str:
+    """toolctl's version and source files, the files of the checking libraries (``checkers``,
+    module names), the Python version."""
     parts: list[Any] = [FORMAT, __version__, sys.version]
     package = Path(__file__).parent
     for directory, dirs, files in os.walk(package):
@@ -257,7 +258,7 @@ def code_fingerprint() -> str:
             if name.endswith((".py", ".json")):
                 full = os.path.join(directory, name)
                 parts.append([os.path.relpath(full, package), _stat_sig(full)])
-    for module in _CHECKERS:
+    for module in checkers:
         spec = PathFinder.find_spec(module)
         origin = spec.origin if spec is not None else None
         parts.append([module, origin, _stat_sig(origin) if origin else None])

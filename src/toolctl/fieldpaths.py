@@ -1,7 +1,8 @@
 """Dotted field paths (``user.address.city``) of the declarative transforms, as a tree.
 
 One reading serves both places that follow them: the runtime, which applies ``pick``/``omit``/
-``redact`` to values (:mod:`toolctl.runtime.transforms`), and the export of the schema a view
+``redact`` to values (:mod:`toolctl.runtime.pipeline.transforms`), and the export of the schema a
+view
 has (:mod:`toolctl.export.viewschema`), so the two always agree on what a path names.
 """
 

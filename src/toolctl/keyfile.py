@@ -2,7 +2,7 @@
 
 Every key toolctl keeps in a file goes through here, so all get the same checks: the cache's
 MAC key (``cache.key`` in the user's data dir, :mod:`toolctl.cache`), the run history's binding
-key (``state.db.key``, :mod:`toolctl.runtime.binding`) and the server's ``requestState``
+key (``state.db.key``, :mod:`toolctl.runtime.history.binding`) and the server's ``requestState``
 sealing key (``request-state.key``, :mod:`toolctl.server.roundtrip`).
 
 * the file is opened ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor: a FIFO,

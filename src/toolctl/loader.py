@@ -719,14 +719,20 @@ def _forget_modules() -> None:
     appeared."""
     global _loads
     if _loads:
-        from toolctl.spec.providers import installed_format_names
-
-        references._find_module_cached.cache_clear()
-        references._module_names.cache_clear()
-        installed_format_names.cache_clear()  # an export format installed since
-        _installed_packs.cache_clear()  # a registry pack installed since
-        importlib.invalidate_caches()  # directories that did not exist at the last lookup
+        forget_installed()
     _loads += 1
+
+
+def forget_installed() -> None:
+    """Look handler modules, export formats and registry packs up afresh at the next load
+    (installed, removed or changed since the last lookup in this process)."""
+    from toolctl.spec.providers import installed_format_names
+
+    references._find_module_cached.cache_clear()
+    references._module_names.cache_clear()
+    installed_format_names.cache_clear()  # an export format installed since
+    _installed_packs.cache_clear()  # a registry pack installed since
+    importlib.invalidate_caches()  # directories that did not exist at the last lookup
 
 
 def _load_registry(

@@ -237,6 +237,13 @@ def _installed(package: str) -> bool:
     return importlib.util.find_spec(package) is not None
 
 
+def forget_installed() -> None:
+    """Look the checker packages up afresh (one installed or removed since the last lookup in
+    this process decides which formats are enforced)."""
+    _installed.cache_clear()
+    format_checker.cache_clear()
+
+
 @functools.cache
 def format_checker(validator_class: str) -> Any:
     """The ``FormatChecker`` for one dialect (a jsonschema class name such as

@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from toolctl.errors import YamlError
-from toolctl.yamlsrc import MAX_DEPTH, MAX_INT_DIGITS, Document, gc_paused
+from toolctl.gcpause import gc_paused
+from toolctl.yamldoc import MAX_DEPTH, MAX_INT_DIGITS, Document
 
 # Keys and strings repeat across tools ("type", "string", shared descriptions): one object each
 # keeps a large registry's data a fraction of its size.

@@ -9,8 +9,8 @@ import pytest
 
 from toolctl.cli.app import run as cli
 from toolctl.registry import Registry
-from toolctl.runtime.rowcodec import MAX_QUERY_LIMIT
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.history.codec import MAX_QUERY_LIMIT
+from toolctl.runtime.history.sqlite import SqliteStore
 
 Capture = pytest.CaptureFixture[str]
 

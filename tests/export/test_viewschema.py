@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolctl.export.viewschema import view_schema
-from toolctl.runtime.transforms import apply_declarative
+from toolctl.runtime.pipeline.transforms import apply_declarative
 from toolctl.schema import make_validator
 
 SCHEMA: dict[str, Any] = {

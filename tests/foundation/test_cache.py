@@ -381,18 +381,20 @@ def test_concurrent_runs_never_see_half_an_entry(project: Path) -> None:
         assert store.read(path.resolve()) is not None
 
 
-def test_reinstalled_regex_is_a_miss(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Which schema patterns compile (TC301) is the ``regex`` package's call."""
-    from importlib.machinery import PathFinder
-
-    spec = PathFinder.find_spec("regex")
-    assert spec is not None and spec.origin
-    before = cache.code_fingerprint.__wrapped__()
-    real = cache._stat_sig
-    monkeypatch.setattr(
-        cache, "_stat_sig", lambda p: [0, 0] if p == spec.origin else real(p)
-    )  # as a reinstall leaves it: another size and time
-    assert cache.code_fingerprint.__wrapped__() != before
+def test_a_reinstalled_checking_library_is_a_miss(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which schema patterns compile (TC301) is the ``regex`` package's call: a reinstall of a
+    checking library (its files get another size and time) changes the fingerprint."""
+    assert "regex" in cache.CHECKERS
+    library = tmp_path / "site" / "fakechecker.py"
+    library.parent.mkdir()
+    library.write_text("VERSION = 1\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(library.parent))
+    before = cache.code_fingerprint.__wrapped__(("fakechecker",))
+    assert cache.code_fingerprint.__wrapped__(("fakechecker",)) == before
+    library.write_text("VERSION = 2  # reinstalled\n", encoding="utf-8")
+    assert cache.code_fingerprint.__wrapped__(("fakechecker",)) != before
 
 
 def test_installing_an_export_format_is_a_miss_for_its_provider_options(
@@ -520,4 +522,4 @@ def test_a_pack_installed_between_loads_of_one_process_is_seen_and_remembered(
         )
         assert ["acme_tools", "acme_tools.registry", "acme-tools"] in remembered
     finally:
-        loader._installed_packs.cache_clear()  # the pack's directory goes with tmp_path
+        loader.forget_installed()  # the pack's directory goes with tmp_path

@@ -76,11 +76,9 @@ def test_a_missing_checker_package_leaves_its_format_unenforced(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(sys.modules, "fqdn", None)  # as if not installed: find_spec says None
-    schemaformats.format_checker.cache_clear()
-    schemaformats._installed.cache_clear()
+    schemaformats.forget_installed()
     try:
         assert "hostname" not in schemaformats.enforced_formats("Draft202012Validator")
         assert "date-time" in schemaformats.enforced_formats("Draft202012Validator")
     finally:
-        schemaformats.format_checker.cache_clear()
-        schemaformats._installed.cache_clear()
+        schemaformats.forget_installed()

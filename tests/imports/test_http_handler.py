@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 
 from toolctl.loader import load_registry
-from toolctl.runtime.httpcall import HttpCallError, HttpHandler, secret_values
+from toolctl.runtime.execution.httpcall import HttpCallError, HttpHandler, secret_values
 from toolctl.yamlsrc import dumps
 
 BLOCK: dict[str, Any] = {

@@ -101,7 +101,7 @@ def test_the_repository_url_is_one_url() -> None:
 
 def test_install_hints_work_before_the_distribution_is_published() -> None:
     from toolctl.install import install_hint
-    from toolctl.runtime.pgstore import INSTALL_HINT as POSTGRES_HINT
+    from toolctl.runtime.history.postgres import INSTALL_HINT as POSTGRES_HINT
     from toolctl.server import INSTALL_HINT as SERVE_HINT
 
     hint = install_hint("mcp")

@@ -9,7 +9,8 @@ import time
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus, api, runs
+from toolctl.runtime import RunStatus, api
+from toolctl.runtime.history import runs
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -23,7 +24,7 @@ def test_background_tool_returns_at_once_and_finishes_in_a_worker(reg: Registry)
     done = runs.wait(store, started.run_id, timeout=30)
     assert done.status == "succeeded" and done.output == {"slept": 0.2}
     assert done.raw_input is None
-    from toolctl.runtime.background import log_path
+    from toolctl.runtime.execution.background import log_path
 
     log = log_path(store.path, started.run_id)
     for _ in range(100):  # the worker removes its log as it exits, just after the row is final
@@ -34,9 +35,9 @@ def test_background_tool_returns_at_once_and_finishes_in_a_worker(reg: Registry)
 
 
 def test_a_worker_that_cannot_load_the_registry_records_why(reg: Registry) -> None:
-    from toolctl.runtime import background
-    from toolctl.runtime.pipeline import new_run_id
-    from toolctl.runtime.store import RunRecord, owner_fields
+    from toolctl.runtime.execution import background
+    from toolctl.runtime.history.sqlite import RunRecord, owner_fields
+    from toolctl.runtime.pipeline.call import new_run_id
 
     store = api.resolve_store(reg)
     run_id = new_run_id()
@@ -139,7 +140,7 @@ def test_background_needs_history(reg: Registry) -> None:
 def test_a_worker_that_cannot_start_fails_the_run(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolctl.runtime import background
+    from toolctl.runtime.execution import background
 
     def broken(*args: object, **kwargs: object) -> int:
         raise OSError("no processes left")
@@ -153,8 +154,8 @@ def test_a_worker_that_cannot_start_fails_the_run(
 
 def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
     from toolctl.runtime import RunStateError
-    from toolctl.runtime.pipeline import new_run_id
-    from toolctl.runtime.store import RunRecord, owner_fields
+    from toolctl.runtime.history.sqlite import RunRecord, owner_fields
+    from toolctl.runtime.pipeline.call import new_run_id
 
     store = api.resolve_store(reg)
     rec = RunRecord(
@@ -166,3 +167,26 @@ def test_a_foreground_run_is_not_cancelled_from_outside(reg: Registry) -> None:
     with pytest.raises(RunStateError, match="running in the foreground"):
         runs.cancel(store, rec.run_id)
     assert store.get(rec.run_id).status == "running"
+
+
+def test_the_runtime_reaps_its_workers_and_close_leaves_them_running(reg: Registry) -> None:
+    from tests.runtime_helpers import own_runtime
+
+    with own_runtime() as rt:
+        quick = reg.call("bg", {"s": 0})
+        slow = reg.call("bg", {"s": 30})
+        store = api.resolve_store(reg)
+        quick_pid, slow_pid = (store.get(r.run_id).owner_pid for r in (quick, slow))
+        assert runs.wait(store, quick.run_id, timeout=30).status == "succeeded"
+        for _ in range(200):  # the reaper collects the worker's exit: no zombie is left
+            if quick_pid not in rt.workers.running():
+                break
+            time.sleep(0.05)
+        assert rt.workers.running() == [slow_pid]
+        assert not os.path.exists(f"/proc/{quick_pid}")
+    # closing the runtime forgets its workers but never stops a run they are executing
+    assert rt.workers.running() == []
+    store = api.resolve_store(reg)  # the closed runtime closed the stores it opened
+    assert store.get(slow.run_id).status == "running"
+    os.kill(slow_pid, 0)
+    assert runs.cancel(store, slow.run_id).status == "cancelled"

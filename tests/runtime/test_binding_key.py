@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolctl.runtime.binding import configured_key
 from toolctl.runtime.errors import StateError
+from toolctl.runtime.history.binding import configured_key
 
 
 def test_a_hex_key_is_the_secret(monkeypatch: pytest.MonkeyPatch) -> None:

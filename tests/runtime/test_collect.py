@@ -85,7 +85,7 @@ def test_runs_wait_says_when_it_falls_back_to_the_transcript(
 
 
 def test_a_version_1_history_is_upgraded_in_place(tmp_path: Path) -> None:
-    from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
+    from toolctl.runtime.history.sqlite import SCHEMA_VERSION, SqliteStore
 
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)

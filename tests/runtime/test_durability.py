@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus, runs
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime import RunStatus
+from toolctl.runtime.history import runs
+from toolctl.runtime.history.sqlite import SqliteStore
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -18,9 +18,10 @@ import pytest
 
 from tests.runtime_helpers import own_runtime
 from toolctl.registry import Registry
-from toolctl.runtime import RunStatus, api, invoke
+from toolctl.runtime import RunStatus, api
+from toolctl.runtime.execution import invoke
+from toolctl.runtime.history.sqlite import SqliteStore
 from toolctl.runtime.resources import current
-from toolctl.runtime.store import SqliteStore
 
 from .conftest import FIXTURES
 

@@ -424,7 +424,7 @@ def test_an_untampered_run_is_approved_and_the_key_is_private(greg: Registry) ->
 
 def test_a_key_readable_by_others_is_not_trusted(greg: Registry) -> None:
     from toolctl.runtime import StateError
-    from toolctl.runtime.binding import key_path, load_key
+    from toolctl.runtime.history.binding import key_path, load_key
 
     pending = greg.call("where", {"path": "a"}, context={"sandbox": "/tmp/box"})
     db = api.resolve_store(greg).path

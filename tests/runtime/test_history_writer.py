@@ -15,9 +15,10 @@ import pytest
 
 from toolctl.errors import ToolctlError
 from toolctl.registry import Registry
-from toolctl.runtime import api, history
+from toolctl.runtime import api
+from toolctl.runtime.history import writer as history
+from toolctl.runtime.history.sqlite import RunRecord, SqliteStore
 from toolctl.runtime.resources import current
-from toolctl.runtime.store import RunRecord, SqliteStore
 
 
 def record(run_id: str) -> RunRecord:
@@ -142,7 +143,7 @@ def test_writes_handed_over_before_exit_still_happen(store: SqliteStore) -> None
 def test_commits_are_checkpointed_into_the_database_file_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolctl.runtime import checkpoint
+    from toolctl.runtime.history import checkpoint
 
     monkeypatch.setattr(checkpoint, "EVERY_COMMITS", 20)
     store = SqliteStore(tmp_path / "s.db")
@@ -158,7 +159,7 @@ def test_commits_are_checkpointed_into_the_database_file_in_the_background(
 
 
 def test_a_checkpoint_never_creates_a_history(tmp_path: Path) -> None:
-    from toolctl.runtime import checkpoint
+    from toolctl.runtime.history import checkpoint
 
     with pytest.raises(sqlite3.Error):
         checkpoint.checkpoint(str(tmp_path / "gone.db"))

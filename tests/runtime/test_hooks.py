@@ -47,7 +47,7 @@ def test_invalid_input_stops_before_on_input_available(reg: Registry, events: li
 def test_failing_hooks_are_logged_and_noted(
     reg: Registry, events: list, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="toolctl.runtime.hooks"):
+    with caplog.at_level(logging.WARNING, logger="toolctl.runtime.pipeline.hooks"):
         result = reg.call("broken_hooks", {"msg": "x"})
     assert result.status is RunStatus.SUCCEEDED and result.output == {"msg": "x"}
     assert len(result.notes) == 2

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import api, background, clientask, worker
+from toolctl.runtime import api, clientask
+from toolctl.runtime.execution import background
+from toolctl.runtime.pipeline import handoff as worker
 from toolctl.runtime.result import RunStatus
 
 WHO = {

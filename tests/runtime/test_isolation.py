@@ -23,9 +23,9 @@ from bench.stdio_probe import INIT, INITIALIZED, RawServe
 import toolctl
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus, api
-from toolctl.runtime.capture import TAIL_BYTES
 from toolctl.runtime.context import AbortSignal
-from toolctl.runtime.isolation import run_isolated
+from toolctl.runtime.execution.isolation.caller import run_isolated
+from toolctl.runtime.execution.isolation.capture import TAIL_BYTES
 
 from .conftest import FIXTURES, running, write_project
 

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from toolctl.keyfile import KeyFileError, ensure_key_file, read_key_file
-from toolctl.runtime.binding import key_path, load_key
 from toolctl.runtime.errors import StateError
+from toolctl.runtime.history.binding import key_path, load_key
 
 pytestmark = pytest.mark.timeout(30)  # a FIFO that blocked the reader would hang here
 
@@ -27,7 +27,7 @@ def request_state_keys(
 ) -> Callable[[], list[bytes]]:
     """The server's requestState keys for a registry whose SQLite history is in ``tmp_path``."""
     pytest.importorskip("mcp")
-    from toolctl.runtime.capabilities import Capabilities
+    from toolctl.runtime.history.capabilities import Capabilities
     from toolctl.server import roundtrip
 
     history = SimpleNamespace(path=tmp_path / "state.db", capabilities=Capabilities(history=True))

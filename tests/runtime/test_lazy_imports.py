@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 UNUSED = ["asyncio", "ssl", "concurrent.futures", "toolctl.export", "importlib_metadata",
-          "toolctl.runtime.pgstore"]  # fmt: skip
+          "toolctl.runtime.history.postgres"]  # fmt: skip
 
 HANDLERS = """
 def shout(args):

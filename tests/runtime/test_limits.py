@@ -11,7 +11,7 @@ import toolctl
 from toolctl.errors import ToolctlError
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus
-from toolctl.runtime.limits import ResourceLimits, limits_of
+from toolctl.runtime.execution.isolation.limits import ResourceLimits, limits_of
 
 from .conftest import write_project
 

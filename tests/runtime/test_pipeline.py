@@ -11,7 +11,7 @@ import pytest
 from toolctl.errors import ToolctlError, UnknownToolError
 from toolctl.registry import Registry
 from toolctl.runtime import RunStatus, api
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.history.sqlite import SqliteStore
 
 
 def row(reg: Registry, run_id: str) -> Any:

@@ -163,7 +163,7 @@ def test_a_bad_tool_limit_is_a_located_format_error(tmp_path: Path) -> None:
 
 
 def test_a_store_without_weak_references_still_gets_its_own_buckets() -> None:
-    from toolctl.runtime.capabilities import Capabilities
+    from toolctl.runtime.history.capabilities import Capabilities
     from toolctl.runtime.ratelimit import buckets_for
 
     class Slotted:

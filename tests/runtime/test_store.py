@@ -15,7 +15,7 @@ import pytest
 
 from toolctl.registry import Registry
 from toolctl.runtime import StateError, api
-from toolctl.runtime.store import RunRecord, SqliteStore, owner_fields
+from toolctl.runtime.history.sqlite import RunRecord, SqliteStore, owner_fields
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -80,7 +80,7 @@ def test_not_a_database(tmp_path: Path) -> None:
 WRITER = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {src!r})
-    from toolctl.runtime.store import SqliteStore, RunRecord
+    from toolctl.runtime.history.sqlite import SqliteStore, RunRecord
     store = SqliteStore({path!r}, sweep=False)
     for i in range(100):
         rid = f"{{sys.argv[1]}}-{{i}}"
@@ -127,7 +127,7 @@ def test_deferred_begin_trap_is_why_begin_immediate_is_used(tmp_path: Path) -> N
 CRASHER = textwrap.dedent("""
     import os, signal, sys, time
     sys.path.insert(0, {src!r})
-    from toolctl.runtime.store import SqliteStore, RunRecord, owner_fields
+    from toolctl.runtime.history.sqlite import SqliteStore, RunRecord, owner_fields
     store = SqliteStore({path!r}, sweep=False)
     rec = RunRecord(run_id="crashed", tool="echo", status="running", tool_digest="d",
                     created_at=time.time(), raw_input={{"secret": "x"}})
@@ -183,7 +183,7 @@ def test_record_json_is_decoded(reg: Registry) -> None:
 
 
 def test_waiting_sweeps_when_the_awaited_run_is_lost_not_every_second(tmp_path: Path) -> None:
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     store = SqliteStore(tmp_path / "s.db")
     lost = {"owner_host": "elsewhere", "owner_pid": 1, "lease_expires": time.time() - 1}

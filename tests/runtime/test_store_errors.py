@@ -16,7 +16,7 @@ import pytest
 from tests.foundation.conftest import run_toolctl
 from toolctl.registry import Registry
 from toolctl.runtime import StateError
-from toolctl.runtime.store import RunRecord, SqliteStore
+from toolctl.runtime.history.sqlite import RunRecord, SqliteStore
 
 from .conftest import FIXTURES
 
@@ -173,7 +173,7 @@ def test_full_disk_says_how_to_free_space(tmp_path: Path) -> None:
 
 
 def test_disk_io_error_hint_keeps_the_history() -> None:
-    from toolctl.runtime.store import state_error
+    from toolctl.runtime.history.sqlite import state_error
 
     exc = sqlite3.OperationalError("disk I/O error")
     exc.sqlite_errorname = "SQLITE_IOERR_WRITE"  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ import pytest
 
 from toolctl.registry import Registry
 from toolctl.runtime import RunStateError, RunStatus, api
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.history.sqlite import SqliteStore
 
 
 def test_suspend_then_resume(reg: Registry) -> None:
@@ -123,7 +123,7 @@ def test_a_failing_on_suspend_leaves_the_run_suspended(reg: Registry) -> None:
 
 
 def test_cancel_a_suspended_run(reg: Registry) -> None:
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     first = reg.call("ask", {"target": "prod"})
     rec = runs.cancel(api.resolve_store(reg), first.run_id)

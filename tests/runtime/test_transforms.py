@@ -7,8 +7,14 @@ import json
 import pytest
 
 from toolctl.registry import Registry
-from toolctl.runtime import api, transforms
-from toolctl.runtime.transforms import SUPPRESSED, apply_declarative, render, to_model_output
+from toolctl.runtime import api
+from toolctl.runtime.pipeline import transforms
+from toolctl.runtime.pipeline.transforms import (
+    SUPPRESSED,
+    apply_declarative,
+    render,
+    to_model_output,
+)
 
 DATA = {"a": {"b": 1, "c": [1, 2]}, "items": [{"n": "x", "s": 1}, {"n": "y", "s": 2}], "k": "v"}
 

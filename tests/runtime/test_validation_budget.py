@@ -254,7 +254,7 @@ def test_approval_suspend_and_failure_transforms_run_off_a_shared_loop(reg: Regi
 def test_validation_runs_on_a_worker_thread_on_a_shared_loop(
     reg: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolctl.runtime import validation
+    from toolctl.runtime.pipeline import validation
 
     seen: list[str] = []
     original = validation.schema_problems

@@ -13,7 +13,7 @@ import pytest
 from tests.runtime.test_store import record
 from toolctl.registry import Registry
 from toolctl.runtime import RunResult, RunStatus
-from toolctl.runtime.store import SqliteStore, owner_fields
+from toolctl.runtime.history.sqlite import SqliteStore, owner_fields
 from toolctl.server import background
 
 

@@ -186,7 +186,7 @@ def test_progress_is_reported_while_a_tool_runs(registry_dir: Path) -> None:
 def cancel_once_running(registry: Path, name: str, args: dict[str, Any]) -> list[str]:
     """Call ``name``, cancel the call at its first progress notification, check the server
     still answers; the statuses of the tool's recorded runs."""
-    from toolctl.runtime.store import open_store
+    from toolctl.runtime.history.sqlite import open_store
 
     async def body(c: Any) -> Any:
         started = anyio.Event()

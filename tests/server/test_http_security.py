@@ -129,7 +129,7 @@ async def _names(url: str) -> list[str]:
 
 
 def test_a_client_that_disconnects_mid_call_cancels_the_run(registry_dir: Path) -> None:
-    from toolctl.runtime.store import open_store
+    from toolctl.runtime.history.sqlite import open_store
 
     with http_server(registry_dir) as server:
         headers = {

@@ -25,7 +25,7 @@ import toolctl
 from toolctl.principal import Principal
 from toolctl.registry import Registry
 from toolctl.runtime.api import resolve_store
-from toolctl.runtime.records import Origin, RunRecord
+from toolctl.runtime.history.records import Origin, RunRecord
 from toolctl.server.identity import PRINCIPAL_KEY
 from toolctl.server.roundtrip import follow_up
 from toolctl.server.tasks import EXTENSION, ListParams, TaskParams, Tasks
@@ -178,7 +178,7 @@ def test_a_call_over_mcp_records_its_principal_and_the_cli_lists_by_it(
 
 
 def test_moving_a_pending_run_to_another_principal_breaks_its_binding(registry: Registry) -> None:
-    from toolctl.runtime import binding
+    from toolctl.runtime.history import binding
 
     pending = registry.call("delete_file", {"path": "x"}, origin=Origin.MCP, principal=BOB)
     store = resolve_store(registry)

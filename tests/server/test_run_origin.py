@@ -22,9 +22,9 @@ from mcp.shared.exceptions import MCPError
 import toolctl
 from toolctl.cli.app import run as cli
 from toolctl.registry import Registry
-from toolctl.runtime import binding
 from toolctl.runtime.api import resolve_store
-from toolctl.runtime.records import Origin, RunRecord
+from toolctl.runtime.history import binding
+from toolctl.runtime.history.records import Origin, RunRecord
 from toolctl.server.tasks import ListParams, TaskParams, Tasks
 from toolctl.server.toolset import Selection, build_toolset
 from toolctl.server.visibility import visible_over_mcp

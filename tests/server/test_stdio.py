@@ -80,15 +80,16 @@ def test_stdin_from_the_null_device_ends_quietly(registry_dir: Path) -> None:
 # does to them (drops them, changes their signature), ``serve`` falls back to the SDK's own
 # transport, which still keeps a handler's stray output off the wire.
 _WITHOUT_HELPERS = {
-    "missing": "None",
-    "changed": "(lambda fd, stream: None, None, None)",
+    "missing": ("_claim_fd_gone", "_open_stdin_diversion", "_open_stdout_diversion"),
+    # a helper whose signature changed: the SDK's (stream, fd) check in the claim's place
+    "changed": ("_is_backed_by_fd", "_open_stdin_diversion", "_open_stdout_diversion"),
 }
 
 
 def _fallback_script(change: str) -> str:
     return (
         "import sys, toolctl.server.stdio as fast\n"
-        f"fast._claim_helpers = lambda: {_WITHOUT_HELPERS[change]}\n"
+        f"fast.SDK_CLAIM_HELPERS = {_WITHOUT_HELPERS[change]!r}\n"
         "from toolctl.cli import main\n"
         "sys.argv = ['toolctl', 'serve']\n"
         "main()\n"

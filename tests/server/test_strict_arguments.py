@@ -44,7 +44,7 @@ def _text(result: Any) -> str:
 
 
 def _stored_runs(registry: Path, tool: str) -> list[Any]:
-    from toolctl.runtime.store import open_store
+    from toolctl.runtime.history.sqlite import open_store
 
     store = open_store(registry / ".toolctl" / "state.db")
     return [r for r in store.query(limit=100) if r.tool == tool]

@@ -107,7 +107,7 @@ def test_a_background_tool_runs_as_a_task_to_completion(registry_dir: Path, mode
 
 @pytest.mark.parametrize("modern", [True, False], ids=["2026-07-28", "2025-11-25"])
 def test_a_cancelled_task_stops_its_run(registry_dir: Path, modern: bool) -> None:
-    from toolctl.runtime.store import open_store
+    from toolctl.runtime.history.sqlite import open_store
 
     wire = Wire(registry_dir, modern)
     try:

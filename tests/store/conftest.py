@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from bench import pgcluster
 
-from toolctl.runtime.memstore import MemoryStore
-from toolctl.runtime.records import RunStore
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.history.memory import MemoryStore
+from toolctl.runtime.history.records import RunStore
+from toolctl.runtime.history.sqlite import SqliteStore
 
 _DB_NUMBERS = itertools.count()
 
@@ -57,7 +57,7 @@ def make_store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Ite
         elif kind == "sqlite":
             store = SqliteStore(tmp_path / "state.db", **options)  # type: ignore[arg-type]
         else:
-            from toolctl.runtime.pgstore import PostgresStore
+            from toolctl.runtime.history.postgres import PostgresStore
 
             assert url is not None
             store = PostgresStore(url, **options)  # type: ignore[arg-type]

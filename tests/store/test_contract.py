@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from toolctl.runtime.errors import RunNotFoundError
-from toolctl.runtime.ownership import owner_fields
-from toolctl.runtime.records import RunRecord, RunStore
+from toolctl.runtime.history.ownership import owner_fields
+from toolctl.runtime.history.records import RunRecord, RunStore
 
 MakeStore = Callable[..., RunStore]
 

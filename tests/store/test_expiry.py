@@ -14,7 +14,7 @@ import pytest
 from tests.store.test_contract import record
 from toolctl.config import DEFAULT_APPROVAL_TTL_S, approval_ttl
 from toolctl.errors import ConfigError
-from toolctl.runtime.expiry import expire_pending
+from toolctl.runtime.history.expiry import expire_pending
 
 DAY = 86_400.0
 

@@ -15,8 +15,8 @@ from bench import pgcluster
 from tests.store.fleet import make_project, replica
 from tests.store.test_contract import record
 from tests.store.test_outages import _queued_run, _set_job
-from toolctl.runtime import queue
-from toolctl.runtime.pgstore import PostgresStore
+from toolctl.runtime.history import queue
+from toolctl.runtime.history.postgres import PostgresStore
 
 pytestmark = pytest.mark.slow
 

@@ -2,7 +2,8 @@
 so a replica that dies mid-call has its runs marked ``interrupted`` by a sweep on another host
 once the lease ends — not a day later — while a live long call is never taken away.
 
-"Another host" is the sweeping process with :data:`toolctl.runtime.ownership.HOST` changed: an
+"Another host" is the sweeping process with :data:`toolctl.runtime.history.ownership.HOST` changed:
+an
 owner whose host differs from the sweeper's can be judged only by its lease.
 """
 
@@ -24,13 +25,13 @@ import toolctl
 from tests.runtime_helpers import own_runtime
 from tests.store.fleet import call_tool, replica
 from toolctl.registry import Registry
-from toolctl.runtime import heartbeat, ownership
-from toolctl.runtime.memstore import MemoryStore
-from toolctl.runtime.ownership import interrupt_changes
-from toolctl.runtime.pgstore import PostgresStore
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.history import heartbeat, ownership
+from toolctl.runtime.history.memory import MemoryStore
+from toolctl.runtime.history.ownership import interrupt_changes
+from toolctl.runtime.history.postgres import PostgresStore
+from toolctl.runtime.history.records import RunRecord
+from toolctl.runtime.history.sqlite import SqliteStore
 from toolctl.runtime.resources import Runtime
-from toolctl.runtime.store import SqliteStore
 
 HANDLERS = textwrap.dedent("""
     import os, time

@@ -25,10 +25,12 @@ import toolctl
 from tests.runtime.conftest import FIXTURES, write_project
 from tests.store.test_contract import _dead_pid, record
 from toolctl.registry import Registry
-from toolctl.runtime import RunStateError, ledger
-from toolctl.runtime.ownership import owner_fields
+from toolctl.runtime import RunStateError
+from toolctl.runtime.history import ledger
+from toolctl.runtime.history.ownership import owner_fields
+from toolctl.runtime.history.records import RunStore
+from toolctl.runtime.history.sqlite import SqliteStore
 from toolctl.runtime.pending import aapprove
-from toolctl.runtime.records import RunStore
 
 MakeStore = Callable[..., RunStore]
 RACERS = 8
@@ -183,6 +185,37 @@ def test_racing_approvals_run_the_handler_once_off_the_event_loop(
         assert loop_thread not in claims
 
 
+@pytest.mark.parametrize(
+    ("tool", "status"), [("approve_echo", "awaiting_approval"), ("ask", "suspended")]
+)
+def test_a_run_going_pending_is_stored_off_the_event_loop_even_alone(
+    reg: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, status: str
+) -> None:
+    # off_loop treats every store with a history alike: SQLite stands for PostgreSQL here
+    store = SqliteStore(tmp_path / "state.db")
+    durable: list[int] = []
+    for name in ("insert", "update"):
+        method = getattr(store, name)
+
+        def spy(*args: Any, _method: Any = method, **kwargs: Any) -> Any:
+            if kwargs.get("durable"):
+                durable.append(threading.get_ident())
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(store, name, spy)  # this store object only
+
+    async def alone() -> tuple[Any, int]:
+        result = await reg.acall(tool, {"msg": "hi", "target": "t"}, store=store)
+        return result, threading.get_ident()
+
+    result, loop_thread = asyncio.run(alone())
+    assert result.status.value == status, result.error
+    assert store.get(result.run_id).status == status
+    assert durable, "the pending row is a durable write"
+    assert loop_thread not in durable  # the fsync / round trip never blocked the event loop
+    store.close()
+
+
 # ---------------------------------------------------------------- one owner
 
 
@@ -196,7 +229,7 @@ def _files_matching(pattern: str) -> set[str]:
 
 def test_only_the_ledger_changes_a_runs_status() -> None:
     # a compare-and-set on the status is a status transition: the ledger's alone
-    assert _files_matching(r"expect_status=") == {"runtime/ledger.py"}
+    assert _files_matching(r"expect_status=") == {"runtime/history/ledger.py"}
 
 
 def test_no_store_is_probed_by_attribute_or_class_name() -> None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from toolctl.runtime import rowcodec
-from toolctl.runtime.store import SCHEMA_VERSION, SqliteStore
+from toolctl.runtime.history import codec as rowcodec
+from toolctl.runtime.history.sqlite import SCHEMA_VERSION, SqliteStore
 
 # The columns each store's first schema lacked (added by its migrations).
 _SQLITE_V1_LACKS = (
@@ -78,7 +78,7 @@ def test_a_first_schema_sqlite_history_is_upgraded_in_place(tmp_path: Path) -> N
 def test_a_first_schema_postgres_history_is_upgraded_in_place(pg_url: str) -> None:
     import psycopg
 
-    from toolctl.runtime.pgstore import SCHEMA_VERSION, PostgresStore
+    from toolctl.runtime.history.postgres import SCHEMA_VERSION, PostgresStore
 
     row = _old_row()
     with psycopg.connect(pg_url, autocommit=True) as conn:

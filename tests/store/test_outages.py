@@ -21,7 +21,7 @@ from tests.store.faults import connections, refused, restart
 from tests.store.fleet import call_tool, make_project, replica
 from tests.store.test_contract import record
 from toolctl.runtime.errors import DatabaseUnavailableError
-from toolctl.runtime.pgstore import PostgresStore
+from toolctl.runtime.history.postgres import PostgresStore
 
 pytestmark = pytest.mark.slow
 
@@ -179,13 +179,14 @@ def test_an_approval_answered_during_an_outage_keeps_the_run_pending(
 
 def _queued_run(store: PostgresStore, project: Path, run_id: str, *, idempotent: bool) -> str:
     """A background run of ``chore`` (or ``redo``) waiting in the queue; its queue token."""
-    from toolctl.runtime import queue
+    from toolctl.runtime.history import queue
+    from toolctl.worker.queued import registry_override
 
     token = f"tok-{run_id}"
     rec = record(run_id, background=True, owner=token)
     rec.tool = "redo" if idempotent else "chore"
     store.insert(rec)
-    locator = {**queue.registry_override(project), "idempotent": idempotent}
+    locator = {**registry_override(project), "idempotent": idempotent}
     queue.enqueue(store, run_id, token, locator)
     return token
 
@@ -443,7 +444,7 @@ def test_a_worker_opens_no_more_connections_than_documented(
 )
 def test_an_unusable_pool_size_is_a_clear_error(environ: dict[str, str], named: str) -> None:
     from toolctl.runtime.errors import StateError
-    from toolctl.runtime.pgstore import pool_sizes
+    from toolctl.runtime.history.postgres import pool_sizes
 
     with pytest.raises(StateError) as caught:
         pool_sizes(environ)

@@ -1,4 +1,5 @@
-"""The PostgreSQL store's run writes as prepared statements (toolctl.runtime.pgprepared): what
+"""The PostgreSQL store's run writes as prepared statements (toolctl.runtime.history.pgprepared):
+what
 is sent, and that a write still lands or fails clearly when the session lost its statements or
 a value cannot be stored."""
 
@@ -9,10 +10,11 @@ import time
 import psycopg
 import pytest
 
-from toolctl.runtime import pgprepared, rowcodec
 from toolctl.runtime.errors import StateError
-from toolctl.runtime.pgstore import PostgresStore
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.history import codec as rowcodec
+from toolctl.runtime.history import pgprepared
+from toolctl.runtime.history.postgres import PostgresStore
+from toolctl.runtime.history.records import RunRecord
 
 
 def test_placeholders_are_numbered_in_order() -> None:

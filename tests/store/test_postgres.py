@@ -15,8 +15,8 @@ from bench import pgcluster
 
 from tests.store.procs import SRC, toolctl
 from toolctl.runtime.errors import StateError
-from toolctl.runtime.pgstore import PostgresStore, display_url
-from toolctl.runtime.records import RunRecord
+from toolctl.runtime.history.postgres import PostgresStore, display_url
+from toolctl.runtime.history.records import RunRecord
 
 ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -87,7 +87,7 @@ def test_many_stores_set_up_one_database_at_once(pg_url: str) -> None:
 CLAIMER = textwrap.dedent("""
     import sys
     sys.path.insert(0, {src!r})
-    from toolctl.runtime.pgstore import PostgresStore
+    from toolctl.runtime.history.postgres import PostgresStore
     store = PostgresStore(sys.argv[1], sweep=False, max_size=1)
     won = [rid for rid in sys.argv[3:]
            if store.update(rid, expect_status="awaiting_approval", durable=True,

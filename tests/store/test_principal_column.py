@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from toolctl.principal import Principal
-from toolctl.runtime.memstore import MemoryStore
-from toolctl.runtime.records import Origin, RunRecord, RunStore
-from toolctl.runtime.store import SqliteStore
+from toolctl.runtime.history.memory import MemoryStore
+from toolctl.runtime.history.records import Origin, RunRecord, RunStore
+from toolctl.runtime.history.sqlite import SqliteStore
 
 ALICE = Principal("https://idp.example.com", "alice", "app")
 BOB = Principal("https://idp.example.com", "bob")
@@ -48,7 +48,7 @@ def test_the_embedded_stores_record_and_filter_the_principal(tmp_path: Path, kin
 
 
 def test_postgres_records_and_filters_the_principal(pg_url: str) -> None:
-    from toolctl.runtime.pgstore import PostgresStore
+    from toolctl.runtime.history.postgres import PostgresStore
 
     store = PostgresStore(pg_url)
     try:

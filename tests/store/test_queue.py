@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.procs import kill, start_worker, toolctl
-from toolctl.runtime.pgstore import PostgresStore
+from toolctl.runtime.history.postgres import PostgresStore
 
 HANDLERS = textwrap.dedent("""
     import os, time
@@ -190,7 +190,7 @@ def test_a_worker_killed_mid_run(
 
 def test_worker_registry_names_a_project_as_every_command_does(tmp_path: Path) -> None:
     # `toolctl worker -r ROOT` loads ROOT's configured tools (not ROOT itself as a tools path).
-    from toolctl.runtime.queue import registry_override
+    from toolctl.worker.queued import registry_override
 
     (tmp_path / "toolctl.yaml").write_text("tools: [defs]\n")
     (tmp_path / "defs").mkdir()
@@ -205,9 +205,9 @@ def test_a_requeued_run_is_not_requeued_again_by_the_next_sweep(
 ) -> None:
     # Between re-queueing a lost run and the job reaching the queue, the run must already look
     # queued: another worker's sweep in that gap would re-queue it a second time.
-    from toolctl.runtime import queue
-    from toolctl.runtime.ownership import owner_fields
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history import queue
+    from toolctl.runtime.history.ownership import owner_fields
+    from toolctl.runtime.history.records import RunRecord
 
     deferred: list[str] = []
     monkeypatch.setattr(queue, "enqueue", lambda store, run_id, *_: deferred.append(run_id))

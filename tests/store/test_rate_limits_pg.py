@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.store.procs import toolctl
-from toolctl.runtime.pgstore import PostgresStore
+from toolctl.runtime.history.postgres import PostgresStore
 
 pytestmark = pytest.mark.requires("postgres")
 

@@ -25,7 +25,7 @@ from bench import pgcluster
 
 from tests.store.fleet import call_tool, make_project, replica
 from tests.store.procs import worker
-from toolctl.runtime.pgstore import PostgresStore
+from toolctl.runtime.history.postgres import PostgresStore
 
 pytest.importorskip("mcp")
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from toolctl.config import Project
     from toolctl.diagnostics import Diagnostic
     from toolctl.registry import Registry
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
 
 
 def load(
@@ -134,7 +134,7 @@ def state_store(
     from toolctl.cli.options import project_of
     from toolctl.config import check_state
     from toolctl.errors import ConfigError, UsageError
-    from toolctl.runtime.store import is_url, open_store, state_location
+    from toolctl.runtime.history.sqlite import is_url, open_store, state_location
 
     if state is not None:
         try:

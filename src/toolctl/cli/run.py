@@ -31,7 +31,7 @@ from toolctl.cli.runview import Show
 
 if TYPE_CHECKING:
     from toolctl.registry import Registry
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
     from toolctl.runtime.result import ApprovalRequest, RunResult
 
 InputOpt = Annotated[
@@ -213,10 +213,10 @@ def run(
 
     with gc_paused():  # the runtime's modules live until the process ends: nothing to collect
         from toolctl.runtime import api
+        from toolctl.runtime.history.records import Origin
         from toolctl.runtime.options import CallOptions
-        from toolctl.runtime.records import Origin
+        from toolctl.runtime.pipeline.tracing import describe_run, run_span
         from toolctl.runtime.redact import guard_log_handlers
-        from toolctl.runtime.tracing import describe_run, run_span
 
     guard_log_handlers()  # a handler's own log lines are scrubbed of its secrets too
 
@@ -360,7 +360,7 @@ def _cancellable(fn: Callable[[], RunResult]) -> RunResult:
     """Run ``fn`` with everything a handler writes to stdout sent to stderr (stdout is the
     result) and Ctrl-C reported as a cancelled run (exit 130)."""
     from toolctl.cli.runview import err, stdout_to_stderr
-    from toolctl.runtime.state import RunCancelled
+    from toolctl.runtime.pipeline.state import RunCancelled
 
     try:
         with stdout_to_stderr():

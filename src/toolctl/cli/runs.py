@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 if TYPE_CHECKING:
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
 
 import typer
 
@@ -172,7 +172,7 @@ def show_cmd(
     if rec.traceback:
         out("handler traceback:\n  " + rec.traceback.rstrip().replace("\n", "\n  "))
     if rec.background and store.path is not None:
-        from toolctl.runtime.background import log_path
+        from toolctl.runtime.execution.background import log_path
 
         log = log_path(store.path, rec.run_id)
         if log.exists() and log.stat().st_size:
@@ -202,7 +202,7 @@ def wait_cmd(
     toolctl run: 0 succeeded, 1 the tool failed, 4 awaiting approval or suspended.
     """
     from toolctl.cli.runview import Show, err, render
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     if display and fmt is OutputFormat.json:
         raise typer.BadParameter("choose one of --display and --format json")
@@ -231,7 +231,7 @@ def cancel_cmd(
 ) -> None:
     """Cancel a run awaiting approval, suspended, or running in the background."""
     from toolctl.cli.runview import err
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     rec = runs.cancel(_open(registry_path, state), run_id)
     err(f"run {rec.run_id} {rec.status}")

@@ -12,7 +12,7 @@ class _LongLived:
 
     def __exit__(self, *exc_info: object) -> None:
         if self._collecting:
-            # Out of the young generation unscanned (as yamlsrc._age_young_objects does): else
+            # Out of the young generation unscanned (as gcpause._age_young_objects does): else
             # the first allocation after enabling starts a collection that walks every object
             # the block made, to free nothing (about 3 ms of every command).
             gc.freeze()

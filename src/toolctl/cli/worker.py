@@ -45,8 +45,8 @@ def worker(
     from toolctl.cli.registries import state_store
     from toolctl.cli.render import print_error
     from toolctl.config import approval_ttl
-    from toolctl.runtime.queue import run_worker
-    from toolctl.runtime.store import is_url
+    from toolctl.runtime.history.sqlite import is_url
+    from toolctl.worker.queued import run_worker
 
     store = state_store(registry_path, state)
     ttl = approval_ttl(project_of(registry_path).settings, lambda: "toolctl.yaml: run")

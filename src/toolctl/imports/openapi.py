@@ -3,7 +3,7 @@
 :func:`read_spec` reads the file (strict JSON or YAML, bounded); :func:`operations` turns each
 selected operation into an :class:`Imported` (its declaration, notes) or a skipped one with the
 reason. Nothing here touches the network: the calls happen at run time
-(:mod:`toolctl.runtime.httpcall`).
+(:mod:`toolctl.runtime.execution.httpcall`).
 """
 
 from __future__ import annotations

@@ -7,6 +7,13 @@ Public names (imported lazily, so ``import toolctl.runtime`` stays cheap)::
 
 See :class:`~toolctl.runtime.options.CallOptions` for the call options and
 ``docs/architecture.md`` for the contract.
+
+The modules here are the API and what every sub-package shares (``api``, ``pending``,
+``streaming``, ``options``, ``result``, ``errors``, ``context``, ``clientask``, ``source``,
+``resources``, ``jsondata``, ``redact``, ``exctext``, ``memo``); the rest is grouped by
+concern: ``pipeline/`` (one run of one tool), ``execution/`` (running a handler: in process,
+isolated, in a background worker) and ``history/`` (rows, stores, the ledger). The background
+worker is a front end, :mod:`toolctl.worker`.
 """
 
 from __future__ import annotations
@@ -28,9 +35,11 @@ if TYPE_CHECKING:
     )
     from toolctl.runtime.context import AbortSignal, ToolAborted, ToolContext
     from toolctl.runtime.errors import RunNotFoundError, RunStateError, StateError
-    from toolctl.runtime.memstore import MemoryStore
+    from toolctl.runtime.history.memory import MemoryStore
+    from toolctl.runtime.history.records import RunRecord
+    from toolctl.runtime.history.sqlite import SqliteStore, open_store
     from toolctl.runtime.options import CallOptions
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.pipeline.state import RunCancelled
     from toolctl.runtime.resources import Runtime
     from toolctl.runtime.result import (
         ApprovalInfo,
@@ -40,8 +49,6 @@ if TYPE_CHECKING:
         RunStatus,
         ToolErrorInfo,
     )
-    from toolctl.runtime.state import RunCancelled
-    from toolctl.runtime.store import SqliteStore, open_store
     from toolctl.runtime.streaming import InputStream
 
 _LAZY = {
@@ -54,17 +61,17 @@ _LAZY = {
     "ToolContext": "context",
     "AbortSignal": "context",
     "ToolAborted": "context",
-    "RunCancelled": "state",
+    "RunCancelled": "pipeline.state",
     "CallOptions": "options",
     "InputStream": "streaming",
     "StateError": "errors",
     "RunNotFoundError": "errors",
     "RunStateError": "errors",
-    "SqliteStore": "store",
-    "MemoryStore": "memstore",
+    "SqliteStore": "history.sqlite",
+    "MemoryStore": "history.memory",
     "Runtime": "resources",
-    "RunRecord": "records",
-    "open_store": "store",
+    "RunRecord": "history.records",
+    "open_store": "history.sqlite",
     "call": "api",
     "acall": "api",
     "resume": "api",

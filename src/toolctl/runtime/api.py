@@ -1,7 +1,7 @@
 """The Python API of the runtime: call, acall, resume, approve, decline, get_run, wait.
 
 New calls are here; continuing pending runs is in :mod:`toolctl.runtime.pending` and building
-a call for a registry in :mod:`toolctl.runtime.calls` (both re-exported here).
+a call for a registry in :mod:`toolctl.runtime.pipeline.start` (both re-exported here).
 
 ``call``/``acall`` take the call's options as a :class:`~toolctl.runtime.options.CallOptions`
 or, as a convenience that builds one, as keywords::
@@ -14,17 +14,14 @@ The ``store`` option chooses the run history:
 * ``None`` (default): the registry's SQLite history (``state`` in toolctl.yaml, by default
   ``.toolctl/state.db`` in the project); a registry without a project keeps runs in memory;
 * ``False``: history off. Pending runs (awaiting approval, suspended) are kept in this process;
-* a path, or a store object (:class:`~toolctl.runtime.store.SqliteStore`, ``MemoryStore``).
+* a path, or a store object (:class:`~toolctl.runtime.history.sqlite.SqliteStore`, ``MemoryStore``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime import history
-from toolctl.runtime.calls import locator as locator
-from toolctl.runtime.calls import new_call
-from toolctl.runtime.calls import resolve_store as resolve_store
+from toolctl.runtime.history import writer as history
 from toolctl.runtime.options import CallOptions as CallOptions
 from toolctl.runtime.options import build as build_options
 from toolctl.runtime.pending import aapprove as aapprove
@@ -32,8 +29,11 @@ from toolctl.runtime.pending import approve as approve
 from toolctl.runtime.pending import aresume as aresume
 from toolctl.runtime.pending import decline as decline
 from toolctl.runtime.pending import resume as resume
+from toolctl.runtime.pipeline.start import locator as locator
+from toolctl.runtime.pipeline.start import new_call
+from toolctl.runtime.pipeline.start import resolve_store as resolve_store
+from toolctl.runtime.pipeline.state import RunCancelled as RunCancelled
 from toolctl.runtime.result import RunResult
-from toolctl.runtime.state import RunCancelled as RunCancelled
 from toolctl.runtime.sync import run_sync
 
 if TYPE_CHECKING:
@@ -80,9 +80,9 @@ async def acall(
 def get_run(registry: ToolSource, run_id: str, *, store: StoreChoice = None) -> RunResult:
     """The recorded run ``run_id`` (or a unique prefix) as a :class:`RunResult`, as it is now.
 
-    See :func:`toolctl.runtime.runs.to_result` for what a stored result holds.
+    See :func:`toolctl.runtime.history.runs.to_result` for what a stored result holds.
     """
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     return runs.to_result(resolve_store(registry, store).get(run_id))
 
@@ -96,6 +96,6 @@ def wait(
 ) -> RunResult:
     """Wait until run ``run_id`` is no longer running (a background run: until its worker ends
     it) and return its result; :class:`TimeoutError` after ``timeout`` seconds."""
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     return runs.to_result(runs.wait(resolve_store(registry, store), run_id, timeout))

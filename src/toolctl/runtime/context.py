@@ -9,9 +9,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from toolctl.runtime import clientask
+from toolctl.runtime.pipeline.tracing import tracer
 from toolctl.runtime.redact import install_log_filter, redact, redact_text, scrub_json
 from toolctl.runtime.result import ApprovalInfo
-from toolctl.runtime.tracing import tracer
 
 log = logging.getLogger("toolctl.runtime")
 install_log_filter(log)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from toolctl.principal import Principal
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
     from toolctl.runtime.result import ApprovalRequest
 
 # ``bool | None``: True approves, False declines, None leaves the run awaiting approval.
@@ -49,7 +49,7 @@ class CallOptions:
     * ``run_id``: the id to give the run (default: a new time-ordered id).
     * ``origin``: the front end starting the run, recorded with it (``"api"`` by default; the
       CLI, ``toolctl test`` and the MCP server say ``"cli"``, ``"test"``, ``"mcp"``: see
-      :class:`toolctl.runtime.records.Origin`). The MCP server acts on its own runs only.
+      :class:`toolctl.runtime.history.records.Origin`). The MCP server acts on its own runs only.
     * ``principal``: the verified caller (:class:`toolctl.principal.Principal`), None for the
       local operator (the CLI and the Python API act on every run).
     * ``client_capabilities``: what the calling MCP client declared it can answer (its

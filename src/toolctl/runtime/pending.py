@@ -1,9 +1,10 @@
 """Continuing pending runs: resume a suspended run, approve or decline one awaiting approval.
 
 Each continuation checks that the stored data is still what was requested (the keyed MAC of
-:mod:`toolctl.runtime.binding`) and that the tool definition is still what was approved, then
+:mod:`toolctl.runtime.history.binding`) and that the tool definition is still what was approved,
+then
 claims the run with a durable compare-and-set, so it happens at most once. The run continues
-through :meth:`Call.continue_pending <toolctl.runtime.pipeline.Call.continue_pending>`.
+through :meth:`Call.continue_pending <toolctl.runtime.pipeline.call.Call.continue_pending>`.
 """
 
 from __future__ import annotations
@@ -12,21 +13,22 @@ import dataclasses
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime import binding, clientask, jsondata, ledger
-from toolctl.runtime.calls import resolve_store, site_of
+from toolctl.runtime import clientask, jsondata
 from toolctl.runtime.errors import RunStateError
+from toolctl.runtime.history import binding, ledger
 from toolctl.runtime.options import CallOptions
 from toolctl.runtime.options import build as build_options
-from toolctl.runtime.pipeline import Call
+from toolctl.runtime.pipeline.call import Call
+from toolctl.runtime.pipeline.start import resolve_store, site_of
+from toolctl.runtime.pipeline.state import StepFailed
 from toolctl.runtime.result import RunResult, RunStatus
-from toolctl.runtime.state import StepFailed
 from toolctl.runtime.sync import run_sync
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from toolctl.runtime.history.records import RowChanges, RunRecord, RunStore
     from toolctl.runtime.options import ContinueKeywords, StoreChoice
-    from toolctl.runtime.records import RowChanges, RunRecord, RunStore
     from toolctl.runtime.source import ToolSource
     from toolctl.spec import ToolSpec
 
@@ -186,7 +188,7 @@ async def _approve(
 def _approve_background(
     c: Call, rec: RunRecord, st: RunStore, approval: dict[str, Any] | None
 ) -> RunResult:
-    from toolctl.runtime import background
+    from toolctl.runtime.execution import background
 
     token = secrets.token_hex(8)
     mac = binding.sign_record(st, dataclasses.replace(rec, approval=approval))

@@ -36,9 +36,9 @@ from toolctl.runtime.result import ErrorCode, ToolErrorInfo
 
 if TYPE_CHECKING:
     from toolctl.principal import Principal
-    from toolctl.runtime.capabilities import RateLimitStore
-    from toolctl.runtime.records import RunStore
-    from toolctl.runtime.state import CallSite
+    from toolctl.runtime.history.capabilities import RateLimitStore
+    from toolctl.runtime.history.records import RunStore
+    from toolctl.runtime.pipeline.state import CallSite
     from toolctl.spec import ToolSpec
 
 WINDOW_S = 60.0  # callsPerMinute: N calls in any burst, then one every WINDOW_S / N

@@ -1,10 +1,16 @@
 """The process-wide resources of the runtime, owned by one :class:`Runtime` object.
 
 A call needs a few things that outlive it and are shared by every call in the process: the
-handler worker pool (:mod:`toolctl.runtime.invoke`), the history writer and its timer thread
-(:mod:`toolctl.runtime.history`), the lease heartbeat (:mod:`toolctl.runtime.heartbeat`), the
-SQLite checkpoint thread (:mod:`toolctl.runtime.checkpoint`), each thread's private event loop
-(:mod:`toolctl.runtime.sync`) and the open stores (:func:`toolctl.runtime.store.open_store`).
+handler worker pool (:mod:`toolctl.runtime.execution.invoke`), the history writer and its timer
+thread
+(:mod:`toolctl.runtime.history.writer`), the lease heartbeat
+(:mod:`toolctl.runtime.history.heartbeat`), the
+SQLite checkpoint thread (:mod:`toolctl.runtime.history.checkpoint`), each thread's private event
+loop
+(:mod:`toolctl.runtime.sync`), the open stores
+(:func:`toolctl.runtime.history.sqlite.open_store`) and the
+local background workers it started, reaped as they end
+(:mod:`toolctl.runtime.execution.background`).
 They belong to a :class:`Runtime`, which makes each lazily (no thread starts before it is
 needed) and releases them all in :meth:`Runtime.close`.
 
@@ -23,21 +29,22 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from toolctl.runtime.checkpoint import Checkpointer
-    from toolctl.runtime.heartbeat import Heartbeat
-    from toolctl.runtime.history import HistoryWriter
-    from toolctl.runtime.invoke import HandlerPool
+    from toolctl.runtime.execution.background import WorkerProcesses
+    from toolctl.runtime.execution.invoke import HandlerPool
+    from toolctl.runtime.history.checkpoint import Checkpointer
+    from toolctl.runtime.history.heartbeat import Heartbeat
+    from toolctl.runtime.history.memory import MemoryStore
+    from toolctl.runtime.history.records import RunStore
+    from toolctl.runtime.history.writer import HistoryWriter
     from toolctl.runtime.memo import PerObject
-    from toolctl.runtime.memstore import MemoryStore
     from toolctl.runtime.ratelimit import LocalBucketsByStore
-    from toolctl.runtime.records import RunStore
     from toolctl.runtime.source import ToolSource
     from toolctl.runtime.sync import Loops
 
 
 class Runtime:
-    """The handler pool, history writer, heartbeat, checkpoint thread, per-thread loops and
-    open stores of one process (or of one test).
+    """The handler pool, history writer, heartbeat, checkpoint thread, per-thread loops, open
+    stores and local background workers of one process (or of one test).
 
     ``handler_threads``: how many handlers may run in threads at once (beyond that a call is
     refused, never queued); ``lease``: the lease of a run executed on a shared history, in
@@ -45,11 +52,12 @@ class Runtime:
     """
 
     def __init__(self, *, handler_threads: int | None = None, lease: float | None = None) -> None:
-        from toolctl.runtime.checkpoint import Checkpointer
-        from toolctl.runtime.heartbeat import Heartbeat
-        from toolctl.runtime.history import HistoryWriter
-        from toolctl.runtime.invoke import MAX_THREADS, HandlerPool
-        from toolctl.runtime.memstore import MemoryStore
+        from toolctl.runtime.execution.background import WorkerProcesses
+        from toolctl.runtime.execution.invoke import MAX_THREADS, HandlerPool
+        from toolctl.runtime.history.checkpoint import Checkpointer
+        from toolctl.runtime.history.heartbeat import Heartbeat
+        from toolctl.runtime.history.memory import MemoryStore
+        from toolctl.runtime.history.writer import HistoryWriter
         from toolctl.runtime.ratelimit import LocalBucketsByStore
         from toolctl.runtime.sync import Loops
 
@@ -64,6 +72,7 @@ class Runtime:
         self.memory: MemoryStore = MemoryStore()  # the history-off store (store=False)
         # rate-limit buckets of the stores that keep them in process (limits.callsPerMinute)
         self.rate_buckets: LocalBucketsByStore = LocalBucketsByStore()
+        self.workers: WorkerProcesses = WorkerProcesses()  # local background workers, reaped
         self.closed = False
 
     def default_store(self, registry: ToolSource) -> RunStore:
@@ -80,6 +89,7 @@ class Runtime:
         self.heartbeat.close()
         self.checkpoints.close()
         self.stores.close()
+        self.workers.close()
         _forget(self)
 
     def __enter__(self) -> Runtime:
@@ -115,7 +125,7 @@ class StoreCache:
 
     @staticmethod
     def _open_default(registry: ToolSource) -> RunStore:
-        from toolctl.runtime.store import open_store
+        from toolctl.runtime.history.sqlite import open_store
 
         return open_store(None, registry)
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from toolctl.errors import ToolctlError
-from toolctl.runtime import calls, jsondata
+from toolctl.runtime import jsondata
 from toolctl.runtime.options import CallOptions
 from toolctl.runtime.options import build as build_options
+from toolctl.runtime.pipeline import start as calls
 from toolctl.runtime.result import RunResult
 from toolctl.runtime.sync import run_sync
 

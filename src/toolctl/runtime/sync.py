@@ -10,7 +10,7 @@ with the private loop set as the running loop, and most calls (a sync handler wi
 timeout) finish in that step without a task or a turn of the loop (creating a task alone costs
 more than the rest of such a call). A coroutine that really waits continues as a task of the
 loop, with ``loop.run_until_complete``. User coroutines the pipeline awaits run in tasks of
-their own (:func:`toolctl.runtime.invoke.in_task`), so they always have a current task.
+their own (:func:`toolctl.runtime.execution.invoke.in_task`), so they always have a current task.
 
 Nobody else runs on a private loop, so the pipeline may run a sync handler and its history
 writes in place there (:func:`owns_running_loop`).

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
     from toolctl.server.drain import Drain
 
 POLL_START, POLL_MAX, SWEEP_EVERY = 0.05, 1.0, 5.0
@@ -37,7 +37,7 @@ async def wait_for_run(
     """The result of the background run ``started``, once its worker has finished it; or, once
     ``drain`` is active, the run as it stands (still ``running``, on its worker)."""
     from toolctl.runtime.api import resolve_store
-    from toolctl.runtime.runs import cancel, sweep_if_lost, to_result
+    from toolctl.runtime.history.runs import cancel, sweep_if_lost, to_result
 
     store = resolve_store(registry)
     run_id, begin, poll, swept = started.run_id, time.monotonic(), POLL_START, time.monotonic()

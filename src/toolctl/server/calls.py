@@ -17,8 +17,8 @@ from toolctl.errors import ToolctlError
 from toolctl.export.mcpsearch import META_NAMES, SEARCH_TOOLS
 from toolctl.runtime.clientask import pending_requests
 from toolctl.runtime.errors import DatabaseUnavailableError
-from toolctl.runtime.pipeline import new_run_id
-from toolctl.runtime.records import Origin
+from toolctl.runtime.history.records import Origin
+from toolctl.runtime.pipeline.call import new_run_id
 from toolctl.server.background import wait_for_run
 from toolctl.server.drain import Drain
 from toolctl.server.identity import caller
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history.records import RunRecord
     from toolctl.server.clientlog import ClientLog
     from toolctl.server.toolset import ToolSet
     from toolctl.spec import ToolSpec

@@ -1,7 +1,8 @@
 """``429 Too Many Requests`` with ``Retry-After`` for a ``tools/call`` past its rate limit.
 
 The limit itself (``limits: {callsPerMinute: N}``, per caller and tool) is the runtime's
-(:mod:`toolctl.runtime.ratelimit`). Over Streamable HTTP a call's response has started (an SSE
+(:mod:`toolctl.runtime.ratelimit`). Over Streamable HTTP a call's response has started (an
+SSE
 stream, status 200) before the pipeline runs, so the HTTP status has to be decided here, at the
 edge: a POST whose JSON-RPC message is a new ``tools/call`` of a limited tool is charged to its
 bucket before the MCP session sees it. Refused, the client gets ``429``, ``Retry-After`` in
@@ -100,7 +101,7 @@ class RateLimits:
         """The names of ``toolset``'s tools that have a rate limit."""
         known, names = self._limited
         if known is not toolset:
-            from toolctl.runtime.calls import site_of
+            from toolctl.runtime.pipeline.start import site_of
 
             site = site_of(toolset.registry)
             names = frozenset(
@@ -131,7 +132,7 @@ class RateLimits:
     async def _take(
         self, toolset: ToolSet, spec: ToolSpec, scope: Message
     ) -> ratelimit.RateLimited | None:
-        from toolctl.runtime.calls import resolve_store, site_of
+        from toolctl.runtime.pipeline.start import resolve_store, site_of
 
         registry = toolset.registry
         store, site, principal = resolve_store(registry), site_of(registry), principal_of(scope)

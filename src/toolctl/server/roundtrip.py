@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from toolctl.registry import Registry
     from toolctl.runtime import RunResult
-    from toolctl.runtime.records import RunRecord, RunStore
+    from toolctl.runtime.history.records import RunRecord, RunStore
     from toolctl.spec import ToolSpec
 
 log = logging.getLogger("toolctl.server")

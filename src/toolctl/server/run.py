@@ -262,11 +262,11 @@ async def serve_http(
 def lost_run_sweeper(registry: Registry) -> contextlib.AbstractContextManager[None]:
     """While serving a shared (PostgreSQL) history, sweep it for expired leases every half
     lease, taking turns with the other replicas and workers, so a killed replica's runs end
-    even when no worker runs (:func:`toolctl.runtime.queue.sweeping`)."""
+    even when no worker runs (:func:`toolctl.runtime.history.queue.sweeping`)."""
     from toolctl.config import DEFAULT_APPROVAL_TTL_S, approval_ttl
-    from toolctl.runtime.heartbeat import foreground_lease
-    from toolctl.runtime.queue import sweeping
-    from toolctl.runtime.store import state_location
+    from toolctl.runtime.history.heartbeat import foreground_lease
+    from toolctl.runtime.history.queue import sweeping
+    from toolctl.runtime.history.sqlite import state_location
 
     project = registry.project
     ttl = float(DEFAULT_APPROVAL_TTL_S)  # (checked when the project loaded)

@@ -68,12 +68,20 @@ class _Output:
         await self._writer.drain()  # waits only while the client is not reading
 
 
+# The SDK's private helpers this transport claims the descriptors with (fd claim, stdin
+# diversion, stdout diversion): another SDK release may drop them or change their signature,
+# and then its own transport is used. Public so that a test can name others.
+SDK_CLAIM_HELPERS = ("_claim_fd", "_open_stdin_diversion", "_open_stdout_diversion")
+
+
 def _claim_helpers() -> tuple[Callable[..., Any], Callable[[], int], Callable[[], int]] | None:
+    import mcp.server.stdio as sdk
+
     try:
-        from mcp.server.stdio import _claim_fd, _open_stdin_diversion, _open_stdout_diversion
-    except ImportError:  # another SDK release: its own transport is used
+        claim, stdin_diversion, stdout_diversion = (getattr(sdk, n) for n in SDK_CLAIM_HELPERS)
+    except AttributeError:  # another SDK release: its own transport is used
         return None
-    return _claim_fd, _open_stdin_diversion, _open_stdout_diversion
+    return claim, stdin_diversion, stdout_diversion
 
 
 @contextlib.asynccontextmanager

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history.records import RunRecord
     from toolctl.server.toolset import ToolSet
     from toolctl.spec import ToolSpec
 
@@ -202,7 +202,7 @@ class Tasks:
         spec = toolset.specs.get(record.tool)
         if _status(record) != "input_required" or spec is None:
             return {}
-        from toolctl.runtime.runs import to_result
+        from toolctl.runtime.history.runs import to_result
 
         asked = questions(to_result(record), spec)
         given = params.inputResponses or {}
@@ -219,7 +219,7 @@ class Tasks:
     ) -> dict[str, Any]:
         """``tasks/cancel``: cancel the run (a no-op once it ended)."""
         from toolctl.runtime.errors import RunStateError
-        from toolctl.runtime.runs import cancel
+        from toolctl.runtime.history.runs import cancel
 
         _check_request(ctx, params.taskId)
         record = await self._record(ctx, params.taskId)
@@ -261,7 +261,7 @@ class Tasks:
         return {"tasks": tasks}
 
     def _call_result(self, record: RunRecord, protocol: str) -> dict[str, Any]:
-        from toolctl.runtime.runs import to_result
+        from toolctl.runtime.history.runs import to_result
 
         spec = self._current().specs.get(record.tool)
         if spec is None:
@@ -282,7 +282,7 @@ class Tasks:
         elif status == "failed":
             task["error"] = {"code": types.INTERNAL_ERROR, "message": task["statusMessage"]}
         elif status == "input_required":
-            from toolctl.runtime.runs import to_result
+            from toolctl.runtime.history.runs import to_result
 
             spec = self._current().specs.get(record.tool)
             asked = input_required(to_result(record), spec) if spec is not None else None
@@ -303,7 +303,7 @@ def _unless_lost(store: Any, record: RunRecord) -> RunRecord:
     """``record``, or once its owner has died, the record the sweep left (``interrupted``)."""
     import time
 
-    from toolctl.runtime.ownership import owner_alive
+    from toolctl.runtime.history.ownership import owner_alive
 
     if owner_alive(record, time.time()):
         return record

@@ -22,7 +22,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime.tracing import run_attributes
+from toolctl.runtime.pipeline.tracing import run_attributes
 from toolctl.server.identity import caller
 
 if TYPE_CHECKING:

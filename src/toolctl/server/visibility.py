@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolctl.runtime.records import Origin
+from toolctl.runtime.history.records import Origin
 
 if TYPE_CHECKING:
     from toolctl.principal import Principal
-    from toolctl.runtime.records import RunRecord
+    from toolctl.runtime.history.records import RunRecord
 
 
 def visible_over_mcp(record: RunRecord, principal: Principal | None = None) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from toolctl.runtime.plan import plan_for
+from toolctl.runtime.pipeline.plan import plan_for
 from toolctl.schema import cached_validator
 from toolctl.testing.cases import cannot_run
 from toolctl.testing.expect import STATUSES_THAT_RAN_FINE, error_of, status_of

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from toolctl.errors import ToolctlError
 from toolctl.principal import Principal
 from toolctl.runtime import clientask
-from toolctl.runtime.records import Origin
+from toolctl.runtime.history.records import Origin
 from toolctl.schema import cached_validator
 from toolctl.testing import expect, fuzz
 from toolctl.testing.cases import EXAMPLE, TestCase, cannot_run, collect, fuzz_case, matches
@@ -29,7 +29,7 @@ from toolctl.testing.report import CaseResult, Outcome, TestReport
 
 if TYPE_CHECKING:
     from toolctl.registry import Registry
-    from toolctl.runtime.records import RunStore
+    from toolctl.runtime.history.records import RunStore
     from toolctl.spec import ToolSpec
 
 DEFAULT_TIMEOUT = 30.0
@@ -83,7 +83,7 @@ class TestOptions:
 @contextlib.asynccontextmanager
 async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, RunStore]]:
     """A copy of ``registry`` whose state path is a fresh temporary database, and that store."""
-    from toolctl.runtime.store import SqliteStore
+    from toolctl.runtime.history.sqlite import SqliteStore
 
     with tempfile.TemporaryDirectory(prefix="toolctl-test-") as tmp:
         path = Path(tmp) / "state.db"
@@ -101,7 +101,7 @@ async def temporary_store(registry: Registry) -> AsyncIterator[tuple[Registry, R
 
 def _stop_workers(store: RunStore) -> None:
     """Cancel background runs still going (cases that expect ``running``) before cleanup."""
-    from toolctl.runtime import runs
+    from toolctl.runtime.history import runs
 
     for record in store.query(status="running", limit=1000):
         with contextlib.suppress(Exception):  # it may end on its own meanwhile

@@ -1,0 +1,355 @@
+"""Run-history writes from async code: off the event loop whenever other calls are running.
+
+A write to the SQLite history is short but touches the disk; done on the event-loop thread it
+stalls every other call served by that loop. :func:`write` runs it on one writer thread
+(SQLite takes one writer at a time anyway, and one thread keeps the writes in order) while other
+async calls are in flight, and awaits it, so a call still returns only after its row is
+committed. When this call is the only one running, or it runs on the private loop of the
+synchronous API, there is nobody to stall: the write runs in place.
+
+The writer takes every write waiting in its queue at once: consecutive writes to a store that
+can batch (:meth:`toolctl.runtime.history.sqlite.SqliteStore.batch`) commit in one transaction, so
+under
+load a commit is shared by several calls instead of paid by each. A write that fails fails alone
+(SQLite undoes only its statement); if a failure aborted the whole transaction, every write of
+the batch reports that error: no write reports success unless it is committed. The callers'
+futures are settled after the commit, with one wake-up of their loop per batch.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from toolctl.runtime.resources import current
+from toolctl.runtime.sync import owns_running_loop
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from toolctl.runtime.history.records import RunStore
+
+T = TypeVar("T")
+log = logging.getLogger("toolctl.runtime")
+
+MAX_BATCH = 64  # writes per transaction: bounds how long the store's lock is held
+
+
+class _Job:
+    """One write: ``fn`` and where its outcome goes (a loop's future, or the log)."""
+
+    __slots__ = ("error", "fn", "future", "loop", "store", "value")
+
+    def __init__(
+        self,
+        fn: Callable[[], Any],
+        store: RunStore | None,
+        loop: asyncio.AbstractEventLoop | None,
+        future: asyncio.Future[Any] | None,
+    ) -> None:
+        self.fn, self.store, self.loop, self.future = fn, store, loop, future
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+
+class _Writer:
+    """The writer thread: runs the jobs of its queue in order, batching what it can."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="toolctl-history", daemon=True)
+        self._thread.start()
+        atexit.register(self.stop)  # writes handed over before exit still happen
+
+    def submit(self, job: _Job) -> None:
+        self._jobs.put(job)
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while True:
+            first = self._jobs.get()
+            if first is None:
+                return
+            jobs = [first]
+            with contextlib.suppress(queue.Empty):
+                while len(jobs) < MAX_BATCH:
+                    job = self._jobs.get_nowait()
+                    if job is None:
+                        self._jobs.put(None)  # stop after this batch
+                        break
+                    jobs.append(job)
+            for group in _groups(jobs):
+                run_batch(group)
+            _settle_all(jobs)
+
+
+def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
+    """Runs of consecutive jobs on the same store (order kept)."""
+    group: list[_Job] = []
+    for job in jobs:
+        if group and job.store is not group[0].store:
+            yield group
+            group = []
+        group.append(job)
+    if group:
+        yield group
+
+
+def run_batch(jobs: list[_Job]) -> None:
+    """Run ``jobs`` (all on one store), in one transaction when the store can batch; each
+    job's value or error is left on it."""
+    store = jobs[0].store
+    batching = store.capabilities.batching if store is not None and len(jobs) > 1 else None
+    if batching is None:
+        for job in jobs:
+            _run_job(job)
+        return
+    done: list[_Job] = []
+    try:
+        with batching.batch() as intact:
+            for job in jobs:
+                if not _run_job(job):
+                    done.append(job)
+                elif not intact():
+                    # The failure took the transaction with it: the writes before it are undone.
+                    for earlier in done:
+                        earlier.error = job.error
+                    done = []
+    except Exception as exc:  # BEGIN or COMMIT failed: nothing of the batch was written
+        for job in jobs:
+            if job.error is None:
+                job.error = exc
+
+
+def _run_job(job: _Job) -> bool:
+    """Run one job; True when it raised."""
+    try:
+        job.value = job.fn()
+    except BaseException as exc:  # handed to the caller, whatever it is
+        job.error = exc
+        return True
+    return False
+
+
+def _settle_all(jobs: list[_Job]) -> None:
+    """Hand each outcome to its caller's loop (one wake-up per loop); log the orphans'."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
+    for job in jobs:
+        if job.loop is None:
+            if job.error is not None:
+                log.error("could not record a cancelled run", exc_info=job.error)
+            continue
+        by_loop.setdefault(job.loop, []).append(job)
+    for loop, mine in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, mine)
+        except RuntimeError:  # the loop is closed: nobody waits for these writes any more
+            for job in mine:
+                _log_unawaited(job)
+
+
+def _log_unawaited(job: _Job) -> None:
+    """A failed write nobody awaits any more goes to the log rather than nowhere."""
+    if job.error is not None:
+        log.error("could not record a run whose caller has gone", exc_info=job.error)
+
+
+def _settle(jobs: list[_Job]) -> None:
+    for job in jobs:
+        future = job.future
+        if future is None or future.done():  # its caller was cancelled meanwhile
+            _log_unawaited(job)
+            continue
+        if job.error is None:
+            future.set_result(job.value)
+        else:
+            future.set_exception(job.error)
+
+
+class HistoryWriter:
+    """The history writer of a :class:`~toolctl.runtime.resources.Runtime`: its writer thread
+    (made on first use), its timer thread, and how many async calls are in flight (``active``:
+    with one alone, writes happen in place)."""
+
+    def __init__(self) -> None:
+        self._writer: _Writer | None = None
+        self._lock = threading.Lock()
+        self.timers = _Timers()
+        self.active = 0
+
+    def writer(self) -> _Writer:
+        if self._writer is None:
+            with self._lock:
+                if self._writer is None:
+                    self._writer = _Writer()
+        return self._writer
+
+    def close(self) -> None:
+        """Make the writes handed over so far, then stop both threads."""
+        with self._lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.stop()
+        self.timers.close()
+
+
+@contextlib.contextmanager
+def active() -> Iterator[None]:
+    """Count an async call as in flight while the block runs."""
+    history = current().history
+    history.active += 1
+    try:
+        yield
+    finally:
+        history.active -= 1
+
+
+class Timer:
+    """A callback :func:`later` runs unless it is cancelled first."""
+
+    __slots__ = ("_cancelled", "_fn", "_lock", "_timers", "deadline")
+
+    def __init__(self, deadline: float, fn: Callable[[], object], timers: _Timers) -> None:
+        self.deadline = deadline
+        self._fn = fn
+        self._timers = timers
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    def cancel(self) -> None:
+        """Cancel it; if it is running, wait until it is done (so what it writes comes before
+        whatever the caller writes next)."""
+        with self._lock:
+            self._cancelled = True
+        self._timers.forget(self)
+
+    def fire(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+            try:
+                self._fn()
+            except Exception:  # nobody awaits it: the log is where its failure shows
+                log.exception("a deferred history write failed")
+
+
+class _Timers:
+    """One daemon thread for :func:`later`. Every timer has the same delay, so the pending ones
+    are in deadline order in a dict (insertion order): starting or cancelling one is a dict
+    operation under a lock, and the thread, once woken, polls while calls keep coming instead
+    of being woken for each (a wake-up per call would cost the calls more than the timers)."""
+
+    IDLE_AFTER_S = 1.0  # no timer for this long: the thread sleeps until the next one
+
+    def __init__(self) -> None:
+        self._pending: dict[Timer, None] = {}
+        self._cond = threading.Condition(threading.Lock())
+        self._asleep = True
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def start(self, delay: float, fn: Callable[[], object]) -> Timer:
+        timer = Timer(time.monotonic() + delay, fn, self)
+        with self._cond:
+            self._pending[timer] = None
+            if self._asleep:
+                self._asleep = False
+                if self._thread is None:
+                    self._thread = threading.Thread(
+                        target=self._run, args=(delay,), name="toolctl-timers", daemon=True
+                    )
+                    self._thread.start()
+                else:
+                    self._cond.notify()
+        return timer
+
+    def close(self) -> None:
+        """Stop the thread; timers not yet due never fire."""
+        with self._cond:
+            self._pending.clear()
+            self._closed = True
+            self._cond.notify()
+
+    def forget(self, timer: Timer) -> None:
+        with self._cond:
+            self._pending.pop(timer, None)
+
+    def _due(self, poll: float) -> tuple[list[Timer], float]:
+        """The timers past their deadline, and how long to wait for the next one."""
+        now = time.monotonic()
+        due: list[Timer] = []
+        for timer in self._pending:
+            if timer.deadline > now:
+                return due, timer.deadline - now
+            due.append(timer)
+        return due, poll
+
+    def _run(self, poll: float) -> None:
+        quiet_since = time.monotonic()
+        while True:
+            with self._cond:
+                if self._closed:
+                    return
+                due, wait = self._due(poll)
+                for timer in due:
+                    del self._pending[timer]
+                if self._pending or due:
+                    quiet_since = time.monotonic()
+                elif time.monotonic() - quiet_since > self.IDLE_AFTER_S:
+                    self._asleep = True
+                    self._cond.wait()
+                    quiet_since = time.monotonic()
+                    continue
+            for timer in due:
+                timer.fire()
+            if not due:
+                with self._cond:
+                    self._cond.wait(wait)
+
+
+def later(delay: float, fn: Callable[[], object]) -> Timer:
+    """Run ``fn`` on the timer thread after ``delay`` seconds (every caller passes the same
+    delay) unless the returned timer is cancelled first. For a deferred running row: the
+    calling thread may be busy running the handler in place, where no loop timer can fire."""
+    return current().history.timers.start(delay, fn)
+
+
+async def write(
+    fn: Callable[[], T],
+    *,
+    store: RunStore | None = None,
+    if_cancelled: Callable[[], object] | None = None,
+) -> T:
+    """Run the history write ``fn`` and return its value: in place when no other async call is
+    in flight, else on the writer thread (awaited: the row is committed when this returns).
+
+    ``store``: the store ``fn`` writes to; consecutive writes to the same store that can batch
+    share one transaction. Once handed over the write happens even if the caller is cancelled
+    meanwhile; then ``if_cancelled`` runs on the writer right after it (to record the
+    cancellation).
+    """
+    history = current().history
+    if history.active <= 1 or owns_running_loop():
+        return fn()
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+    writer = history.writer()
+    writer.submit(_Job(fn, store, loop, future))
+    try:
+        return await future  # cancelling the caller cancels only this future, not the write
+    except asyncio.CancelledError:
+        if if_cancelled is not None:
+            writer.submit(_Job(if_cancelled, store, None, None))
+        raise
