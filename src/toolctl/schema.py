@@ -438,6 +438,13 @@ fifth of a 10,000-tool ``validate``'s memory. Callers that validate one schema a
 (the runtime's per-tool plans) hold their validator themselves."""
 
 
+def forget_validators() -> int:
+    """Drop every validator :func:`cached_validator` keeps; return how many there were."""
+    count = len(_CACHE)
+    _CACHE.clear()
+    return count
+
+
 def cached_validator(schema: Any) -> Validator:
     """A validator for ``schema``, built once per distinct schema while it is in use."""
     key = json.dumps(schema, sort_keys=True, separators=(",", ":"))

@@ -105,12 +105,12 @@ def test_the_validator_cache_keeps_the_recently_used_only(monkeypatch: pytest.Mo
     validator per tool for the rest of the command (a fifth of a large validate's memory)."""
     from toolctl import schema
 
-    monkeypatch.setattr(schema, "_CACHE", {})
+    schema.forget_validators()
     monkeypatch.setattr(schema, "CACHED_VALIDATORS", 8)
     first = schema.cached_validator({"type": "string", "maxLength": 0})
     for n in range(1, 20):
         schema.cached_validator({"type": "string", "maxLength": n})
         assert schema.cached_validator({"type": "string", "maxLength": 0}) is first  # in use
-    assert len(schema._CACHE) == 8
+    assert schema.forget_validators() == 8
     assert not schema.cached_validator({"type": "string", "maxLength": 0}).is_valid("x")
     assert schema.cached_validator({"type": "string", "maxLength": 1}) is not None

@@ -118,13 +118,16 @@ def _json(value: Any, made: dict[int, str]) -> Any:
     return text
 
 
-def record_values(record: RunRecord, *, booleans: bool = False) -> list[Any]:
+def record_values(
+    record: RunRecord, *, booleans: bool = False, made: dict[int, str] | None = None
+) -> list[Any]:
     """The column values of every field of ``record``, in :data:`FIELDS` order (the hot path
     of an insert: one pass, the JSON columns by position, each object encoded once): JSON
     text for the JSON columns, ``background`` as an integer (SQLite) or a boolean
-    (``booleans``: PostgreSQL)."""
+    (``booleans``: PostgreSQL). ``made`` receives the text of each object encoded whole, by
+    identity (a column written around texts already made is not among them)."""
     values = list(_fields_of(record))
-    made: dict[int, str] = {}
+    made = {} if made is None else made
     for i in _JSON_AT:
         values[i] = _json(values[i], made)
     background = bool(values[_BACKGROUND_AT])
