@@ -74,21 +74,16 @@ def _build(registry: Registry, cache: bool, write: bool = True) -> tuple[SearchI
     embedder = embed.load()
     key = store.content_key(names, docs, embed.MODEL if embedder else None)
     project = registry.project
-    if cache and project is not None:
-        record = store.read(project)
-        if record is not None and record.get("content") == key:
-            found = store.from_record(record)
-            if found is not None:
-                return found, key
-    built = SearchIndex.build(names, docs, embedder)
+    record = store.read(project) if cache and project is not None else None
+    kept = store.from_record(record) if record is not None else None
+    if kept is not None and record is not None and record.get("content") == key:
+        return kept, key
+    # the tools whose text did not change keep their vectors: only the rest are encoded
+    known = kept.known() if kept is not None and kept.model == embed.MODEL else None
+    built = SearchIndex.build(names, docs, embedder, known)
     if cache and write and project is not None:
-        record = store.to_record(built, _tokens(embedder), content=key, fingerprint=None, errors=0)
-        store.write(project, record)
+        store.write(project, store.to_record(built, content=key, fingerprint=None, errors=0))
     return built, key
-
-
-def _tokens(embedder: embed.Embedder | None) -> list[str] | None:
-    return embedder.tokens() if embedder is not None else None
 
 
 def index(registry: Registry, *, cache: bool | None = None) -> SearchIndex:
@@ -142,18 +137,14 @@ def project_index(project: Project, *, packs: bool = True) -> tuple[SearchIndex,
         if record.get("fingerprint") == store.fingerprint(project, files, packs, model):
             found = store.from_record(record)
             if found is not None:
-                if found.semantic:
-                    embed.load(store.vocabulary(record))  # before anyone loads it the slow way
                 return found, int(record.get("errors") or 0)
     registry = load_registry(project=project, packs=packs, cache=True)
     errors = sum(d.severity.value == "error" for d in registry.diagnostics)
     built, key = _build(registry, cache=True, write=False)
     dirs = pack_directories(project) if packs else []
     fingerprint = store.fingerprint(project, source_files(project, dirs), packs, model)
-    tokens = _tokens(embed.load()) if built.semantic else None
     record = store.to_record(
         built,
-        tokens,
         content=key,
         fingerprint=fingerprint,
         errors=errors,

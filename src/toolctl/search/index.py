@@ -1,19 +1,22 @@
 """The search index: documents of tools, their lexical index and vectors, and the ranking.
 
 Scores fuse the two signals linearly, ``ALPHA * cosine + (1 - ALPHA) * lexical`` (both in
-[0, 1]), and a result is returned only at or above ``FLOOR``. Both were fitted on the tuning
-half of the benchmark in bench/bench_search.py (see docs/large-catalogs.md, "Search quality"),
-never on its held-out half. Without the model, the lexical score alone is compared with
+[0, 1]; the cosine of all-MiniLM-L6-v2's vectors, see toolctl.search.embed), and a result is
+returned only at or above ``FLOOR``. Both were fitted on the tuning half of the benchmark in
+bench/bench_search.py (see docs/large-catalogs.md, "Search quality"), never on its held-out
+half nor on MetaTool. Without the model, the lexical score alone is compared with
 ``LEXICAL_FLOOR``.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolctl.search.lexical import Lexical
+from toolctl.search.text import split_words
 
 if TYPE_CHECKING:
     import numpy as np
@@ -22,7 +25,7 @@ if TYPE_CHECKING:
     from toolctl.search.embed import Embedder
 
 ALPHA = 0.4
-FLOOR = 0.195
+FLOOR = 0.157
 LEXICAL_FLOOR = 0.143
 
 
@@ -35,9 +38,16 @@ class Hit:
 
 
 def semantic_text(fields: Mapping[str, str]) -> str:
-    """What the model reads of a tool: its name's words and description (parameters, read
-    too, scored lower on the tuning split: a mean of many words blurs)."""
-    return f"{fields.get('name', '')} {fields.get('description', '')}"
+    """What the model reads of a tool: its name's words, then its description (parameters,
+    read too, scored lower on the tuning split: they crowd out what the tool is for)."""
+    name = " ".join(split_words(fields.get("name", "")))
+    return f"{name}: {fields.get('description', '')}"
+
+
+def text_key(text: str) -> str:
+    """A short digest of what the model read of a tool: a rebuilt index re-embeds only the
+    tools whose text changed (see toolctl.search.store)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 class SearchIndex:
@@ -49,21 +59,49 @@ class SearchIndex:
         lexical: Lexical,
         vectors: NDArray[np.float32] | None,
         model: str | None,
+        keys: Sequence[str] = (),
     ) -> None:
         self.names = list(names)
         self.lexical = lexical
         self.vectors = vectors
         self.model = model  # the model the vectors come from; None: lexical only
+        self.keys = list(keys)  # text_key of each tool's vector ([] when unknown)
 
     @classmethod
     def build(
-        cls, names: Sequence[str], docs: Sequence[Mapping[str, str]], embedder: Embedder | None
+        cls,
+        names: Sequence[str],
+        docs: Sequence[Mapping[str, str]],
+        embedder: Embedder | None,
+        known: Mapping[str, NDArray[np.float32]] | None = None,
     ) -> SearchIndex:
-        """Index ``docs`` (field name -> text, one per name); with ``embedder``, vectors too."""
+        """Index ``docs`` (field name -> text, one per name); with ``embedder``, vectors too,
+        taken from ``known`` (text_key -> vector, from a previous index) where the text is
+        the same: the encoder is the costly part of a build."""
         from toolctl.search.embed import MODEL
 
-        vectors = embedder.embed([semantic_text(d) for d in docs]) if embedder else None
-        return cls(names, Lexical.build(docs), vectors, MODEL if embedder else None)
+        lexical = Lexical.build(docs)
+        if embedder is None:
+            return cls(names, lexical, None, None)
+        import numpy as np
+
+        texts = [semantic_text(d) for d in docs]
+        keys = [text_key(t) for t in texts]
+        known = known or {}
+        missing = [i for i, k in enumerate(keys) if k not in known]
+        vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        if missing:
+            vectors[missing] = embedder.embed([texts[i] for i in missing])
+        for row, key in enumerate(keys):
+            if key in known:
+                vectors[row] = known[key]
+        return cls(names, lexical, vectors, MODEL, keys)
+
+    def known(self) -> dict[str, NDArray[np.float32]]:
+        """text_key -> vector of this index's tools (what a rebuild can reuse)."""
+        if self.vectors is None or len(self.keys) != len(self.vectors):
+            return {}
+        return dict(zip(self.keys, self.vectors, strict=True))
 
     @property
     def semantic(self) -> bool:

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from toolctl.config import Project
     from toolctl.search.index import SearchIndex
 
-ENGINE = 1  # bump when what an index holds or how it ranks changes
+ENGINE = 2  # bump when what an index holds or how it ranks changes
 FILE = Path("search") / "index"
 
 
@@ -106,9 +106,9 @@ def write(project: Project, record: dict[str, Any]) -> None:
         pass
 
 
-def to_record(index: SearchIndex, tokens: list[str] | None = None, **keys: Any) -> dict[str, Any]:
+def to_record(index: SearchIndex, **keys: Any) -> dict[str, Any]:
     """``index`` as JSON values (but its vectors: half floats, written after the JSON), with
-    ``keys`` beside it; ``tokens``, the model's vocabulary, saves the next process parsing it."""
+    ``keys`` beside it."""
     vectors = None
     if index.vectors is not None:
         vectors = index.vectors.astype("<f2").tobytes()
@@ -119,14 +119,8 @@ def to_record(index: SearchIndex, tokens: list[str] | None = None, **keys: Any) 
         "lengths": index.lexical.lengths,
         "postings": index.lexical.packed_postings(),
         "vectors": vectors,
-        "vocab": "\n".join(tokens) if tokens is not None and vectors is not None else None,
+        "keys": index.keys if vectors is not None else None,
     }
-
-
-def vocabulary(record: Mapping[str, Any]) -> list[str] | None:
-    """The model vocabulary a record keeps, if any."""
-    text = record.get("vocab")
-    return text.split("\n") if isinstance(text, str) else None
 
 
 def from_record(record: Mapping[str, Any]) -> SearchIndex | None:
@@ -144,6 +138,9 @@ def from_record(record: Mapping[str, Any]) -> SearchIndex | None:
             return None
         vectors = None
         if record.get("vectors") is not None:
+            from toolctl.search.embed import import_numpy
+
+            import_numpy()
             import numpy as np
 
             vectors = (
@@ -152,7 +149,10 @@ def from_record(record: Mapping[str, Any]) -> SearchIndex | None:
                 .astype(np.float32)
             )
         model = record.get("model")
+        keys = record.get("keys") or []
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            keys = []
     except (KeyError, TypeError, ValueError, AttributeError, ImportError):  # wrong vector size too
         return None
     lexical = Lexical({}, lengths, postings)
-    return SearchIndex(names, lexical, vectors, model if vectors is not None else None)
+    return SearchIndex(names, lexical, vectors, model if vectors is not None else None, keys)
