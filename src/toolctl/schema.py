@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -377,6 +378,27 @@ def _plain_defs(body: dict[str, Any], found: _Plain) -> bool:
     return True
 
 
+class _Trouble(threading.local):
+    """Set when one of toolctl's keywords could not decide inside jsonschema-rs (a pattern
+    refused, the budget spent, a checker failing): jsonschema-rs takes any exception for "not
+    valid", which under ``not`` would accept the value, so the fast path then decides nothing."""
+
+    seen = False
+
+
+_TROUBLE = _Trouble()
+
+
+def _decided(check: Callable[[], bool]) -> bool:
+    """``check()``, charged to the call's budget; any exception is trouble (:class:`_Trouble`)."""
+    try:
+        tick()
+        return check()
+    except Exception:
+        _TROUBLE.seen = True
+        raise
+
+
 class _RsPattern:
     """``pattern`` for jsonschema-rs: this module's bounded ECMA-like search."""
 
@@ -384,7 +406,7 @@ class _RsPattern:
         self.pattern = value
 
     def validate(self, instance: Any) -> None:
-        if isinstance(instance, str) and not _search(self.pattern, instance):
+        if isinstance(instance, str) and not _decided(lambda: _search(self.pattern, instance)):
             raise ValueError("does not match")
 
 
@@ -395,15 +417,18 @@ class _RsUnique:
         self.unique = value
 
     def validate(self, instance: Any) -> None:
-        if self.unique and isinstance(instance, list):
-            keys = [_json_key(item) for item in instance]
-            if len(set(keys)) != len(keys):
-                raise ValueError("non-unique elements")
+        if self.unique and isinstance(instance, list) and not _decided(lambda: _unique(instance)):
+            raise ValueError("non-unique elements")
+
+
+def _unique(items: list[Any]) -> bool:
+    keys = [_json_key(item) for item in items]
+    return len(set(keys)) == len(keys)
 
 
 def _rs_format(checker: Any, name: str) -> Callable[[str], bool]:
     def conforms(value: str) -> bool:
-        return bool(checker.conforms(value, name))
+        return _decided(lambda: bool(checker.conforms(value, name)))
 
     return conforms
 
@@ -488,10 +513,12 @@ class Validator:
             self._fast = _fast_accept(self.schema)
         if self._fast is None:
             return False
+        _TROUBLE.seen = False
         try:
-            return self._fast(instance)
+            accepted = self._fast(instance)
         except Exception:  # a value jsonschema-rs cannot take: the full check decides
             return False
+        return accepted and not _TROUBLE.seen
 
     def errors(
         self, instance: Any, limit: int = MAX_ERRORS, budget: ValidationBudget | None = None
@@ -503,10 +530,12 @@ class Validator:
         check gets a default one of its own and a refusal is returned as one problem (keyword
         ``refused``): either way the value is never accepted.
         """
+        if budget is not None:
+            with budget.active():  # toolctl's keywords inside jsonschema-rs charge it too
+                accepted = self.quick_accept(instance)
+            return [] if accepted else self._full(instance, limit, budget)
         if self.quick_accept(instance):
             return []
-        if budget is not None:
-            return self._full(instance, limit, budget)
         try:
             return self._full(instance, limit, ValidationBudget())
         except ValidationRefused as exc:
