@@ -8,8 +8,10 @@ Usage::
 Generates a project of ``--tools`` tools in toolsets of ten (most deferred; ``--eager-toolsets``
 of them eager), exports it, and prints for each provider the bytes of the definitions a model
 gets with every request (eager tools, the tool search tool, namespace names) beside the full
-catalog's bytes. The target of issue 24: at most 15% for anthropic, openai-responses and
-``serve --search``'s ``tools/list`` (``mcp-search``). Exits 1 when one of those is above it.
+catalog's bytes. ``--corpus``: the realistic tools of ``corpus.py`` (the default; one per
+file, a ``toolset:`` line added to each) or this script's own synthetic ones. The target of
+issue 24: at most 15% for anthropic, openai-responses and ``serve --search``'s ``tools/list``
+(``mcp-search``). Exits 1 when one of those is above it.
 """
 
 from __future__ import annotations
@@ -82,18 +84,45 @@ def generate(root: Path, tools: int = 1000, per_toolset: int = 10, eager_toolset
     return root
 
 
+def realistic(
+    root: Path, tools: int = 1000, per_toolset: int = 10, eager_toolsets: int = 3
+) -> None:
+    """The corpus.py registry under ``root``, its tools in toolsets as :func:`generate` makes."""
+    from corpus import write_corpus  # bench/ is on sys.path when run as a script
+
+    write_corpus(root, tools)
+    files = sorted(p for p in (root / "tools.d").glob("*.yaml"))
+    for i, path in enumerate(files):
+        text = path.read_text(encoding="utf-8")
+        head = f"toolctl: 1\ntoolset: set{i // per_toolset}\n"
+        path.write_text(text.replace("toolctl: 1\n", head, 1), encoding="utf-8")
+    config = ["tools: tools.d", "pythonPath: [.]", "toolsets:"]
+    for t in range(-(-tools // per_toolset)):
+        loading = "eager" if t < eager_toolsets else "deferred"
+        config += [f"  set{t}:", f"    description: Tools of system {t}", f"    loading: {loading}"]
+    (root / "toolctl.yaml").write_text("\n".join(config) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tools", type=int, default=1000)
     parser.add_argument("--eager-toolsets", type=int, default=3)
+    from corpus import add_corpus_option
+
+    add_corpus_option(parser)
     args = parser.parse_args()
 
     import toolctl
     from toolctl.export.upfront import DEFAULT_FORMATS, measure
 
     with tempfile.TemporaryDirectory() as tmp:
-        registry = toolctl.load_project(generate(Path(tmp), args.tools, 10, args.eager_toolsets))
-        print(f"{len(registry)} tools, {len(registry.toolsets)} toolsets")
+        root = Path(tmp)
+        if args.corpus == "realistic":
+            realistic(root, args.tools, 10, args.eager_toolsets)
+        else:
+            generate(root, args.tools, 10, args.eager_toolsets)
+        registry = toolctl.load_project(root)
+        print(f"{args.corpus} corpus: {len(registry)} tools, {len(registry.toolsets)} toolsets")
         print(f"{'format':<18}{'up front':>10}{'full':>11}{'share':>8}  tools up front")
         failed = False
         for fmt in DEFAULT_FORMATS:

@@ -25,6 +25,7 @@ import argparse
 import json
 import random
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -314,6 +315,40 @@ def write_corpus(root: Path, tools: int, per_file: int = 1, seed: int = 0) -> Pa
             name = f"tools_{start // per_file:05d}.yaml"
         (tools_dir / name).write_text(text, encoding="utf-8")
     return root
+
+
+CORPORA = ("realistic", "synthetic")
+"""What the load, lint and export benches generate (``--corpus``): this module's registry, or
+their own older synthetic tools (flat, self-contained schemas, no examples)."""
+
+
+def add_corpus_option(parser: argparse.ArgumentParser) -> None:
+    """The benches' ``--corpus realistic|synthetic`` option (realistic by default)."""
+    parser.add_argument(
+        "--corpus",
+        choices=CORPORA,
+        default="realistic",
+        help="realistic: bench/corpus.py (shared $refs, examples, formats; the default); "
+        "synthetic: this bench's own flat tools",
+    )
+
+
+def write_registry(
+    corpus: str, root: Path, tools: int, per_file: int, synthetic: Callable[[], Any]
+) -> Path:
+    """Write the ``corpus`` registry of ``tools`` tools under ``root`` and return its tools
+    directory: this module's (``per_file`` tools per file), or what ``synthetic()`` writes
+    (a bench's own generator, which must write ``root/tools.d``)."""
+    if corpus == "synthetic":
+        synthetic()
+    else:
+        write_corpus(root, tools, per_file)
+    return root / "tools.d"
+
+
+def verdict(ratio: float, budget: float) -> str:
+    """``ok`` or ``OVER`` a budget ratio, as the benches print it."""
+    return f"{'ok' if ratio <= budget else 'OVER'} (<= {budget:.2f}x)"
 
 
 def main() -> None:

@@ -96,6 +96,12 @@ class _Context:
             found = self.searches[origin_kind] = references.search_path(own)
         return found
 
+    bundler: Any = None  # refs.Bundler, made on the first tool with a reference
+
+    def touch(self, path: Path) -> None:
+        """Record ``path`` (a real path) as a file the current tool file depends on."""
+        self.touched[path] = None
+
     def load_doc(self, path: Path) -> Document:
         path = real_path(path)
         self.touched[path] = None
@@ -221,7 +227,7 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
 
 
 def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
-    from toolctl.schema import cached_validator
+    from toolctl.schema import Validator, make_validator
 
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
     for i, example in enumerate(spec.input_examples):
@@ -271,10 +277,16 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                     f"{label} context",
                 )
             )
+    # one compiled validator per schema of the tool, for its examples and test cases alike
+    # (not the process-wide cache: every tool's schema differs, and a load keeps none of them)
+    validators: dict[str, Validator] = {}
     for key, path, instance, code, label in checks:
         if key in bad_schemas:
             continue
-        for problem in cached_validator(spec.schema(key)).errors(instance, limit=5):
+        validator = validators.get(key)
+        if validator is None:
+            validator = validators[key] = make_validator(spec.schema(key))
+        for problem in validator.errors(instance, limit=5):
             where = problem.pointer or "/"
             out.append(
                 error(
@@ -335,11 +347,16 @@ def _check_schemas(
 
     for key, at, declared in _schema_slots(raw):
         if dollars:
-            schema, problems, has_refs = refs.bundle(
-                declared, file=file, display=doc.file, scope=scope, load=ctx.load_doc
+            if ctx.bundler is None:
+                ctx.bundler = refs.Bundler(ctx.load_doc, ctx.touch)
+            bundled_schema = refs.bundle(
+                declared, file=file, display=doc.file, scope=scope, bundler=ctx.bundler
             )
+            schema, problems = bundled_schema.schema, bundled_schema.problems
+            has_refs, known = bundled_schema.has_refs, bundled_schema.known
+            local = bundled_schema.local
         else:
-            schema, problems, has_refs = declared, [], False
+            schema, problems, has_refs, known, local = declared, [], False, None, True
         for p in problems:
             own = p.file == doc.file
             out.append(
@@ -352,7 +369,9 @@ def _check_schemas(
                 )
             )
             bad.add(key)
-        depth, cycles = refs.reference_structure(schema, has_refs=has_refs)
+        depth, cycles = refs.reference_structure(
+            schema, has_refs=has_refs, known=known, local=local
+        )
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
                 error(

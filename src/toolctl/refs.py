@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,131 +137,224 @@ def iter_refs(node: Any, path: JsonPath = ()) -> Iterator[tuple[JsonPath, str]]:
     return iter(_scan(node, path).refs)
 
 
+_Key = tuple[str, str]  # a referenced schema: (real path of its file, JSON pointer fragment)
+
+
 @dataclass
-class _Bundler:
-    scope: RefScope
-    load: Callable[[Path], Document]
+class _Failure:
+    """Why a reference cannot be bundled, and the files read to find out."""
+
+    message: str
+    hint: str | None = None
+    files: tuple[Path, ...] = ()
+
+
+@dataclass
+class _Definition:
+    """A referenced schema, bundled once per load and shared by every schema that names it.
+
+    ``node`` is the target with its own ``$id``/``$schema`` dropped and its references rewritten
+    to ``#/$defs/<name>`` of the definitions they name (``deps``; ``rewritten`` says where).
+    Tools' bundled schemas hold ``node`` itself, so nothing may ever modify it.
+    """
+
+    key: _Key
+    name: str
+    node: Any = None
+    deps: list[_Key] = field(default_factory=list)
+    rewritten: list[tuple[JsonPath, _Key]] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
     problems: list[RefProblem] = field(default_factory=list)
-    defs: dict[str, Any] = field(default_factory=dict)
-    names: dict[tuple[str, str], str] = field(default_factory=dict)
-    taken: frozenset[str] = frozenset()  # $defs the schema already has
-    content: list[RefProblem] = field(default_factory=list)  # inside bundled parts
+    structure: tuple[int, bool] | None = None  # see Bundler.structure
 
-    def _def_name(self, file: Path, fragment: str) -> str:
-        stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
-        tail = re.sub(r"[^A-Za-z0-9_]+", "_", fragment.split("/")[-1]) if fragment else ""
-        base = f"{stem}__{tail}" if tail else stem
-        name, n = base, 2
-        while name in self.defs or name in self.taken:
-            name, n = f"{base}_{n}", n + 1
-        return name
 
-    def external(self, ref: str, from_file: Path, display: str, at: JsonPath) -> str | None:
-        """Bundle the target of a non-local ref; return the new local ref, or None on error."""
+def _def_base(file: Path, fragment: str) -> str:
+    """The ``$defs`` name of a bundled target: ``common_schema__Id``."""
+    stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
+    tail = re.sub(r"[^A-Za-z0-9_]+", "_", fragment.split("/")[-1]) if fragment else ""
+    return f"{stem}__{tail}" if tail else stem
+
+
+class Bundler:
+    """Bundles the references of one load's schemas, each referenced schema once.
+
+    Resolving a reference (its path, the :class:`RefScope` check, loading, the pointer) and
+    rewriting and checking its target happen once per load, not once per referencing tool:
+    registries share a few definitions between thousands of tools. ``load`` reads a schema
+    file (once per load: the loader memoises it); ``touch`` records a file a tool depends on.
+    """
+
+    def __init__(self, load: Callable[[Path], Document], touch: Callable[[Path], None]) -> None:
+        self.load = load
+        self.touch = touch
+        self._outcomes: dict[tuple[RefScope, str, str], _Definition | _Failure] = {}
+        self._defs: dict[_Key, _Definition] = {}
+
+    def resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
+        """What the non-local ``ref`` written in ``from_file`` names (memoised per load)."""
+        memo = (scope, str(from_file.parent), ref)
+        found = self._outcomes.get(memo)
+        if found is None:
+            found = self._outcomes[memo] = self._resolve(scope, from_file, ref)
+        return found
+
+    def _resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
         if _SCHEME.match(ref):
-            self.problems.append(
-                RefProblem(
-                    display,
-                    at,
-                    f"remote and file: references are not allowed ({ref.split('#')[0]})",
-                    hint="copy the schema into the registry and refer to it by relative path",
-                )
+            return _Failure(
+                f"remote and file: references are not allowed ({ref.split('#')[0]})",
+                "copy the schema into the registry and refer to it by relative path",
             )
-            return None
         target, _, fragment = ref.partition("#")
         try:
             path = real_path(from_file.parent / unquote(target))
         except (ValueError, OSError):  # a NUL byte (%00), a name the system refuses
-            self.problems.append(
-                RefProblem(display, at, f"reference {target[:80]!r} is not a usable file path")
-            )
-            return None
-        refused = self.scope.refusal(path)  # before the file is opened, whatever it is
+            return _Failure(f"reference {target[:80]!r} is not a usable file path")
+        refused = scope.refusal(path)  # before the file is opened, whatever it is
         if refused is not None:
             message, hint = refused
-            self.problems.append(
-                RefProblem(display, at, f"reference {target!r} {message}: {ALLOWED}", hint=hint)
-            )
-            return None
+            return _Failure(f"reference {target!r} {message}: {ALLOWED}", hint)
         key = (str(path), fragment)
-        if key in self.names:
-            return f"#/$defs/{self.names[key]}"
-        rel = str(path.relative_to(self.scope.root))
+        known = self._defs.get(key)
+        if known is not None:
+            return known
+        rel = str(path.relative_to(scope.root))
+        read = (path,)
         try:
             doc = self.load(path)
             tokens = parse_pointer(fragment)
             target_node = resolve_pointer(doc.data, tokens)
         except YamlError as exc:  # say where the referenced file is broken
             where = f"{rel}:{exc.line}:{exc.col}" if exc.line else rel
-            self.problems.append(
-                RefProblem(display, at, f"{ref!r}: cannot load {where}: {exc.message}")
-            )
-            return None
+            return _Failure(f"{ref!r}: cannot load {where}: {exc.message}", files=read)
         except KeyError:
-            self.problems.append(RefProblem(display, at, f"{ref!r}: no such location in {rel}"))
-            return None
+            return _Failure(f"{ref!r}: no such location in {rel}", files=read)
         except ValueError as exc:
-            self.problems.append(RefProblem(display, at, f"{ref!r}: {exc}"))
-            return None
-        except Exception as exc:  # a YamlError or OSError from the referenced file
-            self.problems.append(RefProblem(display, at, f"{ref!r}: cannot load {rel}: {exc}"))
-            return None
+            return _Failure(f"{ref!r}: {exc}", files=read)
+        except Exception as exc:  # an OSError from the referenced file
+            return _Failure(f"{ref!r}: cannot load {rel}: {exc}", files=read)
         if type(target_node) is not dict and type(target_node) is not bool:
             where = f"#{fragment}" if fragment else "the document"
-            self.problems.append(
-                RefProblem(
-                    display,
-                    at,
-                    f"{ref!r}: {where} in {rel} is {_kind(target_node)}, not a schema",
-                    hint="a $ref must name a schema: an object (or true/false)",
-                )
+            return _Failure(
+                f"{ref!r}: {where} in {rel} is {_kind(target_node)}, not a schema",
+                "a $ref must name a schema: an object (or true/false)",
+                read,
             )
-            return None
-        name = self._def_name(path, fragment)
-        self.names[key] = name
-        self.defs[name] = None  # reserve the name before descending (recursion)
-        node = copy.deepcopy(target_node)
-        if isinstance(node, dict):
+        return self._define(scope, key, path, doc, tokens, target_node)
+
+    def _define(
+        self, scope: RefScope, key: _Key, path: Path, doc: Document, tokens: list[str], target: Any
+    ) -> _Definition:
+        found = self._defs[key] = _Definition(key, _def_base(path, key[1]), files=[path])
+        node = copy.deepcopy(target)  # before descending: a definition may name itself
+        if type(node) is dict:
             # a file's own base URI and dialect would re-base the references inside it
             node.pop("$id", None)
             node.pop("$schema", None)
-        self._check_content(node, doc.file, tuple(tokens))
-        self.defs[name] = self.rewrite(node, path, doc.file, True, base=tuple(tokens))
-        return f"#/$defs/{name}"
+            base = tuple(tokens)
+            scanned = _scan(node, base)
+            found.problems += [
+                RefProblem(doc.file, at, "nested $id is not supported in tool schemas", "TC305")
+                for at in scanned.ids
+            ]
+            found.problems += _dynamic_problems(node, scanned, doc.file)
+            for where, ref in scanned.refs:
+                at = where[len(base) :]
+                # a local reference of another file names that file's own part
+                outcome = self.resolve(scope, path, path.name + ref if ref[:1] == "#" else ref)
+                if isinstance(outcome, _Failure):
+                    found.problems.append(
+                        RefProblem(doc.file, (*where, "$ref"), outcome.message, hint=outcome.hint)
+                    )
+                    found.files += outcome.files
+                    continue
+                holder = resolve_pointer(node, [str(p) for p in at]) if at else node
+                holder["$ref"] = f"#/$defs/{outcome.name}"
+                found.deps.append(outcome.key)
+                found.rewritten.append((at, outcome.key))
+        found.node = node
+        return found
 
-    def _check_content(self, node: Any, display: str, base: JsonPath) -> None:
-        """Nested ``$id`` and outward ``$dynamicRef`` in a bundled part of another file."""
-        if not isinstance(node, (dict, list)):
-            return
-        found = _scan(node, base)
-        for at in found.ids:
-            self.content.append(
-                RefProblem(display, at, "nested $id is not supported in tool schemas", "TC305")
-            )
-        self.content += _dynamic_problems(node, found, display)
-
-    def rewrite(
-        self, node: Any, file: Path, display: str, foreign: bool, base: JsonPath = ()
-    ) -> Any:
-        """Rewrite the refs in ``node`` (at ``base`` in ``file``), local ones too if foreign.
-
-        Problems are reported in ``display`` (the file as the loader names it) at their path in
-        that file, so they can be located there.
-        """
-        if type(node) is not dict:
-            return node  # a boolean schema holds no reference
-        for at, ref in list(iter_refs(node)):
-            holder = resolve_pointer(node, [str(p) for p in at]) if at else node
-            if ref.startswith("#"):
-                if foreign:
-                    new = self.external(file.name + ref, file, display, (*base, *at))
-                    if new is not None:
-                        holder["$ref"] = new
+    def closure(self, roots: list[_Key]) -> list[_Definition]:
+        """The definitions ``roots`` need, each once, in the order a reader meets them."""
+        out: list[_Definition] = []
+        seen: set[_Key] = set()
+        stack = list(reversed(roots))
+        while stack:
+            key = stack.pop()
+            if key in seen:
                 continue
-            new = self.external(ref, file, display, (*base, *at))
-            if new is not None:
-                holder["$ref"] = new
-        return node
+            seen.add(key)
+            found = self._defs[key]
+            out.append(found)
+            stack += reversed(found.deps)
+        return out
+
+    def structure(self, found: _Definition) -> tuple[int, bool]:
+        """(expanded depth, whether an endless cycle runs through it) of one definition,
+        measured once per load over the definitions it needs."""
+        if found.structure is None:
+            context = {"$defs": {d.name: d.node for d in self.closure([found.key])}}
+            depths: dict[int, int] = {}
+            _expanded_depths(context, depths)
+            cyclic = bool(endless_cycles(context))
+            found.structure = (depths.get(id(found.node), 0), cyclic)
+        return found.structure
+
+
+@dataclass
+class Bundled:
+    """A schema made self-contained (see :func:`bundle`)."""
+
+    schema: Any
+    problems: list[RefProblem]
+    has_refs: bool  # any $ref at all (else reference_structure has nothing to find)
+    # expanded depth of each shared definition in ``schema`` (by id) when none is part of an
+    # endless cycle: reference_structure then measures the schema's own part only
+    known: dict[int, int] | None = None
+    local: bool = True  # ``schema`` had local references of its own (``#...``)
+
+
+def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
+    """Each definition's ``$defs`` name in one schema: None when the shared names serve (no
+    clash with the schema's own ``$defs`` or between files of the same name)."""
+    if not any(d.name in taken for d in closure) and len({d.name for d in closure}) == len(closure):
+        return None
+    names: dict[_Key, str] = {}
+    used = set(taken)
+    for d in closure:
+        name, n = d.name, 2
+        while name in used:
+            name, n = f"{d.name}_{n}", n + 1
+        names[d.key] = name
+        used.add(name)
+    return names
+
+
+def _renamed(found: _Definition, names: dict[_Key, str]) -> Any:
+    """A copy of a definition with its references following ``names``."""
+    node = copy.deepcopy(found.node)
+    for at, key in found.rewritten:
+        holder = resolve_pointer(node, [str(p) for p in at]) if at else node
+        holder["$ref"] = f"#/$defs/{names[key]}"
+    return node
+
+
+def _with_refs(schema: dict[str, Any], edits: list[tuple[JsonPath, str]]) -> dict[str, Any]:
+    """``schema`` with the ``$ref`` at each path set to a new value, copying only the
+    containers on those paths (the rest is shared with ``schema``, which is not modified)."""
+    root = dict(schema)
+    copies: dict[JsonPath, Any] = {(): root}
+    for at, ref in edits:
+        node: Any = root
+        for i in range(len(at)):
+            below = copies.get(at[: i + 1])
+            if below is None:
+                child = node[at[i]]
+                below = copies[at[: i + 1]] = dict(child) if type(child) is dict else list(child)
+                node[at[i]] = below
+            node = below
+        node["$ref"] = ref
+    return root
 
 
 def outward(schema: Any) -> list[tuple[JsonPath, str, str]]:
@@ -348,23 +441,18 @@ def _dynamic_problems(schema: Any, found: _Found, display: str) -> list[RefProbl
     return out
 
 
-def bundle(
-    schema: Any,
-    *,
-    file: Path,
-    display: str,
-    scope: RefScope,
-    load: Callable[[Path], Document],
-) -> tuple[Any, list[RefProblem], bool]:
-    """Return ``schema`` made self-contained, the reference problems found, and whether it
-    holds any ``$ref`` (for :func:`reference_structure`, which need not scan it again).
+def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: Bundler) -> Bundled:
+    """``schema`` made self-contained, the reference problems found, and whether it holds
+    any ``$ref``.
 
-    Files are referenced only as ``scope`` allows (see :class:`RefScope`).
-
-    ``schema`` is not modified; when it has no external references it is returned as is.
+    Every schema a non-local reference names is copied into ``$defs`` (shared with every other
+    schema of the load that names it) and the references rewritten. Files are referenced only
+    as ``scope`` allows (see :class:`RefScope`). ``schema`` is not modified (only the
+    containers on the way to a rewritten reference are copied); without external references
+    it is returned as is.
     """
     if not isinstance(schema, dict):
-        return schema, [], False
+        return Bundled(schema, [], False)
     found = _scan(schema, id_keys=_id_keys(schema))
     problems = [
         RefProblem(
@@ -377,7 +465,7 @@ def bundle(
         for at in found.ids
     ]
     refs = found.refs
-    external = [r for _, r in refs if not r.startswith("#")]
+    external = [(at, r) for at, r in refs if not r.startswith("#")]
     for at, ref in refs:
         if not ref.startswith("#"):
             continue
@@ -389,17 +477,37 @@ def bundle(
             problems.append(RefProblem(display, (*at, "$ref"), message))
     problems += _dynamic_problems(schema, found, display)
     if not external:
-        return schema, problems, bool(refs)
+        return Bundled(schema, problems, bool(refs))
+    uses: list[tuple[JsonPath, _Definition]] = []
+    for at, ref in external:
+        outcome = bundler.resolve(scope, file, ref)
+        if isinstance(outcome, _Failure):
+            problems.append(RefProblem(display, (*at, "$ref"), outcome.message, hint=outcome.hint))
+            for path in outcome.files:
+                bundler.touch(path)
+        else:
+            uses.append((at, outcome))
+    closure = bundler.closure([d.key for _, d in uses])
+    for d in closure:
+        problems += d.problems
+        for path in d.files:
+            bundler.touch(path)
     own_defs = schema.get("$defs")
-    bundler = _Bundler(scope, load, taken=frozenset(own_defs if isinstance(own_defs, dict) else ()))
-    out = bundler.rewrite(copy.deepcopy(schema), file, display, False)
-    if bundler.defs:
-        defs = out.setdefault("$defs", {})
-        for name, value in bundler.defs.items():
-            defs.setdefault(name, value if value is not None else {})
-    for p in bundler.problems:
-        p.path = (*p.path, "$ref")  # point at the reference itself, in whichever file
-    return out, problems + bundler.problems + bundler.content, True
+    names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
+    if names is None:
+        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses])
+        added = {d.name: d.node for d in closure}
+    else:
+        out = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses])
+        added = {names[d.key]: _renamed(d, names) for d in closure}
+    if added and (own_defs is None or isinstance(own_defs, dict)):
+        out["$defs"] = {**(own_defs or {}), **added}
+    known = None
+    if names is None:
+        shapes = [(d, bundler.structure(d)) for d in closure]
+        if not any(cyclic for _, (_, cyclic) in shapes):
+            known = {id(d.node): depth for d, (depth, _) in shapes}
+    return Bundled(out, problems, True, known, len(external) < len(refs))
 
 
 MAX_EXPANDED_DEPTH = 64
@@ -426,16 +534,23 @@ def _edges(node: Any, schema: Any) -> Iterator[Any]:
                 yield item
 
 
-def expanded_depth(schema: Any) -> int:
+def expanded_depth(schema: Any, known: dict[int, int] | None = None) -> int:
     """How deeply ``schema`` nests with each ``$ref`` replaced by its target (cycles cut).
 
     Validators and exporters recurse once (or several times) per level of this depth, so a
     long chain of ``$defs`` referring to each other (``d0 → d1 → … → d1500``) would crash them.
-    Iterative and linear: each container is measured once.
+    Iterative and linear: each container is measured once. ``known``: depths already measured
+    (of shared definitions, by id), not measured again.
     """
     if type(schema) is not dict and type(schema) is not list:
         return 0
-    depth: dict[int, int] = {}
+    depth = dict(known or {})
+    _expanded_depths(schema, depth)
+    return depth[id(schema)]
+
+
+def _expanded_depths(schema: Any, depth: dict[int, int]) -> None:
+    """Fill ``depth`` (by id) for every container of ``schema`` not already in it."""
     active: set[int] = {id(schema)}
     stack: list[list[Any]] = [[schema, _edges(schema, schema), 0]]
     while stack:
@@ -452,31 +567,42 @@ def expanded_depth(schema: Any) -> int:
         elif id(child) not in active:  # a child on the active path closes a cycle: not deeper
             active.add(id(child))
             stack.append([child, _edges(child, schema), 0])
-    return depth[id(schema)]
 
 
 def reference_structure(
-    schema: Any, *, has_refs: bool | None = None
+    schema: Any,
+    *,
+    has_refs: bool | None = None,
+    known: dict[int, int] | None = None,
+    local: bool = True,
 ) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
     first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
-    has neither problem."""
+    has neither problem. ``known``: the depths of the shared definitions bundled into
+    ``schema`` (see :class:`Bundled`), which no endless cycle runs through: only the rest of
+    the schema is walked. Without ``local`` references besides those (``local=False``) the
+    rest is a tree: no cycle to look for."""
     if has_refs is None:
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
         return 0, []
-    depth = expanded_depth(schema)
+    depth = expanded_depth(schema, known)
     if depth > MAX_EXPANDED_DEPTH:
         return depth, []  # the cycle search recurses along the chains: not on this one
-    return depth, endless_cycles(schema, scanned=True)
+    if known is not None and not local:
+        return depth, []
+    return depth, endless_cycles(schema, scanned=True, skip=known or {})
 
 
-def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath, list[str]]]:
+def endless_cycles(
+    schema: Any, *, scanned: bool = False, skip: Container[int] = ()
+) -> list[tuple[JsonPath, list[str]]]:
     """``$ref`` cycles that never consume any input (``{"$ref": "#"}``, ``a → b → a``).
 
     Recursion through ``properties`` or ``items`` is fine (a tree); a cycle through only
     references and in-place applicators (allOf, anyOf, oneOf, not, if/then/else) never ends.
-    Returns the path where each cycle starts and the chain of references.
+    Returns the path where each cycle starts and the chain of references. ``skip``: ids of
+    subschemas known to hold no cycle and to lead nowhere else (shared definitions).
     """
     if not isinstance(schema, dict) or (not scanned and not _scan(schema).refs):
         return []  # no $ref at all: no cycle (the common case, so checked cheaply first)
@@ -492,7 +618,7 @@ def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath
                 target = resolve_pointer(schema, parse_pointer(ref[1:]))
             except (KeyError, ValueError):
                 target = None
-            if target is not None:
+            if target is not None and id(target) not in skip:
                 yield ref[1:], target
         for key in _IN_PLACE:
             for i, sub in enumerate(node.get(key, []) if isinstance(node.get(key), list) else []):
@@ -512,6 +638,8 @@ def endless_cycles(schema: Any, *, scanned: bool = False) -> list[tuple[JsonPath
         state[ptr] = 2
 
     def walk(node: Any, ptr: str) -> None:
+        if id(node) in skip:
+            return
         if isinstance(node, dict):
             if ptr not in state:
                 visit(node, ptr, [ptr])

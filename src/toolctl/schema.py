@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -255,8 +257,7 @@ def _problem(err: Any) -> SchemaProblem:
 # Keywords whose meaning jsonschema-rs and python-jsonschema share exactly. A schema made only of
 # these (and annotations, x- keys) is first checked by jsonschema-rs, about fifty times faster:
 # a valid value is accepted at once, anything else goes to python-jsonschema for the problems.
-# Left out: format (asserted here, not by jsonschema-rs), pattern/patternProperties (ECMA
-# regexes here), $ref (the registry's resolver), multipleOf and uniqueItems (number equality).
+# Left out: multipleOf (number equality), patternProperties, and every other keyword.
 _FAST_KEYWORDS = frozenset(
     {
         "type",
@@ -291,12 +292,27 @@ _FAST_KEYWORDS = frozenset(
         "$comment",
     }
 )
+# Keywords jsonschema-rs evaluates with toolctl's own code (a custom keyword or format calling
+# back into Python), so their meaning is this module's: ECMA-like bounded patterns, formats as
+# assertions with toolctl's checkers, uniqueItems with JSON equality. A local ``$ref`` to a
+# top-level ``$defs`` entry is resolved alike by both (and only when the references cannot loop).
+_OWN_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "$ref"})
 _ONE_SUBSCHEMA = frozenset({"additionalProperties", "items", "not"})
 _SUBSCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
+_DEF_REF = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
 
 
-def _plain(schema: Any) -> bool:
-    """True when ``schema`` uses only :data:`_FAST_KEYWORDS` (and ``x-`` keys), all the way down."""
+@dataclass
+class _Plain:
+    """What :func:`_plain` found: the top-level ``$defs`` each ``$ref`` names, the formats."""
+
+    refs: list[str]
+    formats: set[str]
+
+
+def _plain(schema: Any, found: _Plain) -> bool:
+    """True when ``schema`` uses only :data:`_FAST_KEYWORDS`, :data:`_OWN_KEYWORDS` (``$ref``
+    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down."""
     if isinstance(schema, bool):
         return True
     if not isinstance(schema, dict):
@@ -306,34 +322,158 @@ def _plain(schema: Any) -> bool:
             return False
         if key.startswith("x-"):
             continue
+        if key in _OWN_KEYWORDS:
+            if not _own_keyword(key, value, found):
+                return False
+            continue
         if key not in _FAST_KEYWORDS:
             return False
         if key == "properties":
-            if not isinstance(value, dict) or not all(map(_plain, value.values())):
+            if not isinstance(value, dict) or not all(_plain(v, found) for v in value.values()):
                 return False
         elif key in _ONE_SUBSCHEMA:
-            if not _plain(value):
+            if not _plain(value, found):
                 return False
         elif key in _SUBSCHEMA_LISTS and (
-            not isinstance(value, list) or not all(map(_plain, value))
+            not isinstance(value, list) or not all(_plain(v, found) for v in value)
         ):
             return False
     return True
+
+
+def _own_keyword(key: str, value: Any, found: _Plain) -> bool:
+    """Whether the value of one of :data:`_OWN_KEYWORDS` is one the fast path takes."""
+    if key == "uniqueItems":
+        return isinstance(value, bool)
+    if not isinstance(value, str):
+        return False
+    if key == "$ref":
+        match = _DEF_REF.fullmatch(value)
+        if match is None:
+            return False
+        found.refs.append(match.group(1))
+    elif key == "format":
+        found.formats.add(value)
+    return True
+
+
+def _plain_defs(body: dict[str, Any], found: _Plain) -> bool:
+    """The top-level ``$defs`` of ``body`` are plain, and each ``$ref`` names one of them
+    without any chain of references leading back to where it started."""
+    defs = body.get("$defs", {})
+    if not isinstance(defs, dict):
+        return False
+    edges: dict[str, list[str]] = {}
+    for name, sub in defs.items():
+        inner = _Plain([], found.formats)
+        if not _plain(sub, inner):
+            return False
+        edges[name] = inner.refs
+    if any(name not in defs for name in found.refs):
+        return False
+    done: set[str] = set()
+    for start in edges:  # an iterative depth-first search for a loop of references
+        path, stack = {start}, [(start, iter(edges[start]))]
+        while stack:
+            step = next(stack[-1][1], None)
+            if step is None:
+                path.discard(stack.pop()[0])
+                continue
+            if step in path or step not in edges:
+                return False
+            if step not in done:
+                done.add(step)
+                path.add(step)
+                stack.append((step, iter(edges[step])))
+        done.add(start)
+    return True
+
+
+class _Trouble(threading.local):
+    """Set when one of toolctl's keywords could not decide inside jsonschema-rs (a pattern
+    refused, the budget spent, a checker failing): jsonschema-rs takes any exception for "not
+    valid", which under ``not`` would accept the value, so the fast path then decides nothing."""
+
+    seen = False
+
+
+_TROUBLE = _Trouble()
+
+
+def _decided(check: Callable[[], bool]) -> bool:
+    """``check()``, charged to the call's budget; any exception is trouble (:class:`_Trouble`)."""
+    try:
+        tick()
+        return check()
+    except Exception:
+        _TROUBLE.seen = True
+        raise
+
+
+class _RsPattern:
+    """``pattern`` for jsonschema-rs: this module's bounded ECMA-like search."""
+
+    def __init__(self, parent: Any, value: str, path: Any) -> None:
+        self.pattern = value
+
+    def validate(self, instance: Any) -> None:
+        if isinstance(instance, str) and not _decided(lambda: _search(self.pattern, instance)):
+            raise ValueError("does not match")
+
+
+class _RsUnique:
+    """``uniqueItems`` for jsonschema-rs: JSON equality (``1 == 1.0``, ``true`` is not ``1``)."""
+
+    def __init__(self, parent: Any, value: bool, path: Any) -> None:
+        self.unique = value
+
+    def validate(self, instance: Any) -> None:
+        if self.unique and isinstance(instance, list) and not _decided(lambda: _unique(instance)):
+            raise ValueError("non-unique elements")
+
+
+def _unique(items: list[Any]) -> bool:
+    keys = [_json_key(item) for item in items]
+    return len(set(keys)) == len(keys)
+
+
+def _rs_format(checker: Any, name: str) -> Callable[[str], bool]:
+    def conforms(value: str) -> bool:
+        return _decided(lambda: bool(checker.conforms(value, name)))
+
+    return conforms
 
 
 def _fast_accept(schema: Any) -> Callable[[Any], bool] | None:
     """jsonschema-rs's ``is_valid`` for a plain 2020-12 schema; None for any other schema."""
     if dialect_of(schema) != DEFAULT_DIALECT:
         return None
-    body = (
-        {k: v for k, v in schema.items() if k != "$schema"} if isinstance(schema, dict) else schema
-    )
-    if not _plain(body):
-        return None
+    found = _Plain([], set())
+    if isinstance(schema, dict):
+        body = {k: v for k, v in schema.items() if k not in ("$schema", "$defs")}
+        if not _plain(body, found) or not _plain_defs(schema, found):
+            return None
+        body = {k: v for k, v in schema.items() if k != "$schema"}
+    else:
+        body = schema
+        if not _plain(body, found):
+            return None
     try:
         import jsonschema_rs
 
-        fn: Callable[[Any], bool] = jsonschema_rs.Draft202012Validator(body).is_valid
+        formats = {}
+        if found.formats:
+            from toolctl.schemaformats import format_checker
+
+            checker = format_checker(_DIALECTS[DEFAULT_DIALECT])
+            formats = {name: _rs_format(checker, name) for name in found.formats}
+        fn: Callable[[Any], bool] = jsonschema_rs.Draft202012Validator(
+            body,
+            formats=formats,
+            validate_formats=True,
+            keywords={"pattern": _RsPattern, "uniqueItems": _RsUnique},
+            offline=True,  # nothing is ever retrieved (only #/$defs/... get here anyway)
+        ).is_valid
     except Exception:  # not installed, or a schema it does not take: python-jsonschema only
         return None
     return fn
@@ -384,10 +524,12 @@ class Validator:
             self._fast = _fast_accept(self.schema)
         if self._fast is None:
             return False
+        _TROUBLE.seen = False
         try:
-            return self._fast(instance)
+            accepted = self._fast(instance)
         except Exception:  # a value jsonschema-rs cannot take: the full check decides
             return False
+        return accepted and not _TROUBLE.seen
 
     def errors(
         self, instance: Any, limit: int = MAX_ERRORS, budget: ValidationBudget | None = None
@@ -399,10 +541,12 @@ class Validator:
         check gets a default one of its own and a refusal is returned as one problem (keyword
         ``refused``): either way the value is never accepted.
         """
+        if budget is not None:
+            with budget.active():  # toolctl's keywords inside jsonschema-rs charge it too
+                accepted = self.quick_accept(instance)
+            return [] if accepted else self._full(instance, limit, budget)
         if self.quick_accept(instance):
             return []
-        if budget is not None:
-            return self._full(instance, limit, budget)
         try:
             return self._full(instance, limit, ValidationBudget())
         except ValidationRefused as exc:

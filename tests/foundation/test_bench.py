@@ -25,7 +25,8 @@ def test_bench_script_prints_ratios() -> None:
     )
     lines = result.stdout.splitlines()
     assert "toolctl/floor" in lines[2] and "naive/toolctl" in lines[2]
-    assert re.fullmatch(r"\s+10(\s+\d+){3}(\s+\d+\.\d\d){2}", lines[3])
+    assert lines[1].startswith("realistic corpus")  # the default
+    assert re.fullmatch(r"\s+10(\s+\d+){3}(\s+\d+\.\d\d){2}  (ok|OVER) \(<= 1\.30x\)", lines[3])
     assert lines[4].startswith("budget at 1,000 tools")
     assert re.fullmatch(
         r"--help: toolctl \d+ ms, minimal typer \d+ ms, ratio \d+\.\d\d .*", lines[5]

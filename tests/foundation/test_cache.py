@@ -523,3 +523,35 @@ def test_a_pack_installed_between_loads_of_one_process_is_seen_and_remembered(
         assert ["acme_tools", "acme_tools.registry", "acme-tools"] in remembered
     finally:
         loader.forget_installed()  # the pack's directory goes with tmp_path
+
+
+def test_a_schema_file_reached_through_another_invalidates_every_tool(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # both tools name places.schema.yaml only; its Place names common.schema.yaml's City.
+    # The second tool reuses the definition bundled for the first, and depends on both files.
+    place = "$defs:\n  Place: {properties: {city: {$ref: 'common.schema.yaml#/$defs/City'}}}\n"
+    tool = TOOL.replace("common.schema.yaml#/$defs/City", "places.schema.yaml#/$defs/Place")
+    write(
+        project,
+        {
+            "tools.d/schemas/places.schema.yaml": place,
+            "tools.d/weather.yaml": tool.format(name="weather").replace(
+                "{city: Paris}", "{city: {city: Paris}}"
+            ),
+            "tools.d/other.yaml": tool.format(name="other").replace(
+                "{city: Paris}", "{city: {city: Paris}}"
+            ),
+        },
+    )
+    assert _load(project, monkeypatch).ok
+    parses.clear()
+    (project / "tools.d/schemas/common.schema.yaml").write_text(
+        SCHEMA.replace("minLength: 1", "minLength: 10"), encoding="utf-8"
+    )
+    registry = _load(project, monkeypatch)
+    assert "other.yaml" in parses and "weather.yaml" in parses
+    assert sorted((d.code, d.tool) for d in registry.diagnostics) == [
+        ("TC304", "other"),
+        ("TC304", "weather"),
+    ]

@@ -293,3 +293,79 @@ def test_bundled_name_never_shadows_an_existing_def(registry_of: Any) -> None:
     assert validator.is_valid({"id": "abc-1", "n": 3})
     assert not validator.is_valid({"id": 5})
     assert not validator.is_valid({"n": "x"})
+
+
+# shared definitions: bundled once per load ------------------------------------------------
+
+SHARED = {
+    "tools.d/schemas/common.schema.yaml": (
+        "$defs:\n"
+        "  Country: {type: string, pattern: '^[A-Z]{2}$', default: DE}\n"
+        "  Place:\n"
+        "    type: object\n"
+        "    properties:\n"
+        "      country: {$ref: '#/$defs/Country'}\n"
+        "      city: {type: string, default: Berlin}\n"
+        "    required: [country]\n"
+    ),
+}
+
+
+def _sharing(n: int) -> dict[str, str]:
+    files = dict(SHARED)
+    for i in range(n):
+        files[f"tools.d/t{i}.yaml"] = (
+            f"toolctl: 1\nname: t{i}\ndescription: d\nstrict: true\napplyDefaults: true\n"
+            "inputSchema:\n  type: object\n  properties:\n"
+            "    place: {$ref: 'schemas/common.schema.yaml#/$defs/Place'}\n"
+            "  required: [place]\n"
+            "inputExamples:\n  - input: {place: {country: FR}}\n"
+        )
+    return files
+
+
+def test_tools_share_one_bundled_definition_that_nothing_modifies(registry_of: Any) -> None:
+    import copy
+
+    from toolctl.export import export_result, list_formats
+    from toolctl.lint import lint
+    from toolctl.schemadefaults import fill_defaults
+
+    registry = registry_of(_sharing(3))
+    assert registry.ok, _all_text(registry)
+    schemas = [registry.tools[f"t{i}"].input_schema for i in range(3)]
+    place = schemas[0]["$defs"]["common_schema__Place"]
+    # one object, not a copy per tool
+    assert all(s["$defs"]["common_schema__Place"] is place for s in schemas)
+    assert place["properties"]["country"] == {"$ref": "#/$defs/common_schema__Country"}
+    before = copy.deepcopy(schemas)
+    for fmt in [f["name"] for f in list_formats()]:
+        export_result(registry, fmt)
+    lint(registry)
+    fill_defaults(schemas[0], {"place": {}})
+    make_validator(schemas[1]).errors({"place": {"country": "fr"}})
+    assert schemas == before
+
+
+def test_a_broken_shared_reference_leaves_out_every_tool_using_it(registry_of: Any) -> None:
+    files = _sharing(2)
+    files["tools.d/schemas/common.schema.yaml"] = SHARED[
+        "tools.d/schemas/common.schema.yaml"
+    ].replace("'#/$defs/Country'", "'#/$defs/Nation'")
+    registry = registry_of(files)
+    # located where it is wrong, in the schema file (once: the same problem, the same place)
+    found = [(d.code, d.file, d.line, d.col) for d in registry.diagnostics]
+    assert found == [("TC302", "tools.d/schemas/common.schema.yaml", 6, 23)]  # the $ref value
+    assert not registry.tools  # both tools are left out, not only the first
+
+
+def test_a_refused_reference_is_located_in_each_referencing_tool(registry_of: Any) -> None:
+    files = {
+        f"tools.d/t{i}.yaml": _tool(
+            f"  properties:\n    x: {{$ref: '{'../' * 3}etc/x.schema.json'}}\n"
+        ).replace("name: t", f"name: t{i}")
+        for i in range(2)
+    }
+    registry = registry_of(files)
+    found = sorted((d.code, d.file, d.line, d.col) for d in registry.diagnostics)
+    assert found == [("TC302", f"tools.d/t{i}.yaml", 7, 15) for i in range(2)]

@@ -83,12 +83,15 @@ def test_same_verdict_on_generated_values(value: Any) -> None:
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "string", "format": "email"},
-        {"type": "string", "pattern": "^a"},
-        {"properties": {"a": {"$ref": "#/$defs/x"}}, "$defs": {"x": {}}},
         {"type": "number", "multipleOf": 0.1},
-        {"type": "array", "uniqueItems": True},
         {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"},
+        {"$ref": "#"},  # an endless cycle: jsonschema-rs would recurse without end
+        {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+        {"$ref": "#/$defs/missing"},
+        {"$ref": "other.schema.yaml#/$defs/x"},  # never retrieved: python-jsonschema refuses it
+        {"$ref": "https://example.com/s.json"},
+        {"patternProperties": {"^a": {"type": "string"}}},
+        {"properties": {"a": {"$defs": {"x": {}}}}},  # $defs below the top
     ],
 )
 def test_other_schemas_are_checked_by_python_jsonschema_only(schema: dict[str, Any]) -> None:
@@ -98,6 +101,7 @@ def test_other_schemas_are_checked_by_python_jsonschema_only(schema: dict[str, A
 def test_a_plain_schema_gets_the_fast_accept() -> None:
     assert _fast_accept(PLAIN) is not None
     assert _fast_accept({"$schema": "https://json-schema.org/draft/2020-12/schema"}) is not None
+    assert _fast_accept(RICH) is not None
 
 
 def test_the_validator_cache_keeps_the_recently_used_only(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,3 +118,64 @@ def test_the_validator_cache_keeps_the_recently_used_only(monkeypatch: pytest.Mo
     assert schema.forget_validators() == 8
     assert not schema.cached_validator({"type": "string", "maxLength": 0}).is_valid("x")
     assert schema.cached_validator({"type": "string", "maxLength": 1}) is not None
+
+
+# What real registries hold: references to shared definitions, formats, patterns and
+# uniqueItems. jsonschema-rs evaluates these with toolctl's own code, so the verdicts agree.
+RICH: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "id": {"$ref": "#/$defs/Id"},
+        "email": {"type": "string", "format": "email"},
+        "when": {"format": "date-time"},
+        "tags": {"type": "array", "uniqueItems": True},
+        "place": {"$ref": "#/$defs/Place"},
+    },
+    "required": ["id"],
+    "$defs": {
+        "Id": {"type": "string", "pattern": "^[a-z]{2}_\\d+$", "maxLength": 8},
+        "Country": {"type": "string", "pattern": "^[A-Z]{2}$"},
+        "Place": {"properties": {"country": {"$ref": "#/$defs/Country"}}},
+    },
+}
+
+RICH_EDGES: list[Any] = [
+    {"id": "ab_12"},
+    {"id": "ab_12\n"},  # `$` matches only at the very end (ECMA), not before a newline
+    {"id": "ab_\u0661"},  # \d is ASCII only: an Arabic-Indic digit is not one
+    {"id": "ab_123456"},  # the pattern matches, maxLength does not
+    {"id": 12},
+    {"id": "ab_1", "email": "ada@example.com"},
+    {"id": "ab_1", "email": "not an address"},
+    {"id": "ab_1", "when": "2026-12-01T20:15:00Z"},
+    {"id": "ab_1", "when": "2026-13-01T20:15:00Z"},
+    {"id": "ab_1", "when": 7},  # a format says nothing about other types
+    {"id": "ab_1", "tags": [1, 1.0]},  # equal JSON numbers
+    {"id": "ab_1", "tags": [1, True]},  # true is not 1
+    {"id": "ab_1", "tags": [{"a": [1]}, {"a": [1.0]}]},
+    {"id": "ab_1", "place": {"country": "DE"}},
+    {"id": "ab_1", "place": {"country": "de"}},
+    {"id": "ab_1", "place": []},
+]
+
+
+@pytest.mark.parametrize("value", RICH_EDGES)
+def test_rich_schemas_get_the_same_verdict_as_python_jsonschema(value: Any) -> None:
+    assert make_validator(RICH).errors(value) == _python_only(RICH, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"id": st.from_regex(r"[a-z]{2}_[0-9]{0,8}", fullmatch=True) | json_values},
+        optional=dict.fromkeys(("email", "when", "tags", "place"), json_values),
+    )
+)
+def test_rich_schemas_agree_on_generated_values(value: Any) -> None:
+    assert make_validator(RICH).errors(value) == _python_only(RICH, value)
+
+
+def test_an_uncompilable_pattern_is_refused_not_accepted() -> None:
+    schema = {"type": "string", "pattern": "("}  # does not compile: never accepted
+    problems = make_validator(schema).errors("ab")
+    assert problems and problems == _python_only(schema, "ab")
