@@ -111,9 +111,9 @@ async def measure(
             for label in order:
                 sample, server = samples[label], servers[label]
                 cpu, start = server.cpu(), time.perf_counter()
-                sample.latencies += await burst(clients[label], calls // rounds)
-                sample.wall += time.perf_counter() - start
-                sample.cpu += server.cpu() - cpu
+                latencies = await burst(clients[label], calls // rounds)
+                sample.latencies += latencies
+                sample.add(len(latencies), time.perf_counter() - start, server.cpu() - cpu)
             order = order[1:] + order[:1]
     return samples
 

@@ -480,6 +480,22 @@ def _fast_accept(schema: Any) -> Callable[[Any], bool] | None:
 
 
 _UNSET: Any = object()
+_CALLBACK_KEYWORDS = frozenset({"pattern", "format", "uniqueItems"})
+
+
+def _calls_back(schema: Any) -> bool:
+    """Whether the fast path of ``schema`` calls back into Python (a pattern, a format or
+    uniqueItems anywhere): bounded by the validation budget, but not by jsonschema-rs alone."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if not _CALLBACK_KEYWORDS.isdisjoint(node):
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
 
 
 class Validator:
@@ -491,6 +507,7 @@ class Validator:
     def __init__(self, schema: Any) -> None:
         self.schema = schema
         self._fast: Callable[[Any], bool] | None = _UNSET  # built on first use
+        self._inline: bool | None = None  # the fast path calls no Python: see loop_accept
         self._impl_: Any = None  # python-jsonschema: built when a value is not fast-accepted
 
     @property
@@ -530,6 +547,15 @@ class Validator:
         except Exception:  # a value jsonschema-rs cannot take: the full check decides
             return False
         return accepted and not _TROUBLE.seen
+
+    def loop_accept(self, instance: Any) -> bool:
+        """:meth:`quick_accept` where a call's event loop may run it: only for a schema whose
+        fast path calls no Python (no pattern, format or uniqueItems), so its time is linear in
+        the value inside jsonschema-rs. Anything else is "ask :meth:`errors`", which the
+        runtime runs on a worker thread under the call's validation budget."""
+        if self._inline is None:
+            self._inline = not _calls_back(self.schema)
+        return self._inline and self.quick_accept(instance)
 
     def errors(
         self, instance: Any, limit: int = MAX_ERRORS, budget: ValidationBudget | None = None

@@ -59,12 +59,14 @@ def test_a_damaged_install_falls_back_to_words(
     """A truncated model file: search still answers, by words alone, and says so."""
     broken = tmp_path / "model.onnx"
     broken.write_bytes(b"\x3a\x10partial")
-    monkeypatch.setattr(embed, "_model_file", lambda: broken)
-    monkeypatch.setattr(embed, "_loaded", [])
-    assert embed.load() is None
-    assert not search.semantic_available()
-    registry = toolctl.load_project(search_project)
-    assert search.search(registry, "get_current_weather")[0].name == "get_current_weather"
+    embed.use_model_file(broken)
+    try:
+        assert embed.load() is None
+        assert not search.semantic_available()
+        registry = toolctl.load_project(search_project)
+        assert search.search(registry, "get_current_weather")[0].name == "get_current_weather"
+    finally:
+        embed.use_model_file(None)  # later tests load the installed model again
 
 
 @needs_model

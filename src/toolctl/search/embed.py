@@ -187,6 +187,8 @@ def available() -> bool:
 
 
 def _model_file() -> Path | None:
+    if _chosen:
+        return _chosen[0]
     spec = util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -195,6 +197,14 @@ def _model_file() -> Path | None:
 
 
 _loaded: list[Embedder | None] = []  # the model, once per process (it is read-only)
+_chosen: list[Path] = []  # use_model_file's choice, else the installed package's file
+
+
+def use_model_file(path: Path | None) -> None:
+    """Read the model from ``path`` from now on (None: the installed package's file again);
+    the next :func:`load` reads it."""
+    _chosen[:] = [] if path is None else [path]
+    unload()
 
 
 def load() -> Embedder | None:

@@ -66,7 +66,7 @@ async def approval_needed(state: RunState) -> bool:
         return spec.require_approval
     validator = validator_for(when)
     subject = approval_subject(state)
-    if validator.quick_accept(subject):
+    if validator.loop_accept(subject):
         return True
     try:
         problems = await off_loop(

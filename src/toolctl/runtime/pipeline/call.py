@@ -223,7 +223,7 @@ class Call:
                 return limited
         try:
             state.input = self._parse(raw_input)  # 1
-            accepted = plan.input_validator.quick_accept(state.input)
+            accepted = plan.input_validator.loop_accept(state.input)
             if not (accepted and plan.input_redactor.accepts_no_secrets):
                 state.register(state.input, state.spec.input_schema)
             if "inputDelta" in state.display or "inputDelta" in state.transcript:

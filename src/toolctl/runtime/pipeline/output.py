@@ -53,7 +53,7 @@ async def check_output(state: RunState, output: Any) -> None:
     if schema is None or spec.output_validation == "off":
         return
     validator = state.plan.output_validator
-    if validator is not None and validator.quick_accept(output):
+    if validator is not None and validator.loop_accept(output):
         return  # (no coroutine for the common case: see validation.problems)
     problems = await validation.problems(
         state,

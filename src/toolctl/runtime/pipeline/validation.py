@@ -35,7 +35,7 @@ async def problems(
     """The redacted problems of ``value`` (``what``: "input", "output", ...); a refusal or a
     saturated worker pool is :class:`StepFailed` with ``code``."""
     validator = validator or validator_for(schema)
-    if validator.quick_accept(value):
+    if validator.loop_accept(value):
         return []
     try:
         return await off_loop(
