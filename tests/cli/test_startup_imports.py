@@ -4,24 +4,13 @@ and importing it costs more than a small warm `validate`."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import imported_by
+
 HEAVY = ("pydantic",)
-PROBE = """
-import atexit, json, os, sys
-watch = json.loads(os.environ["PROBE_WATCH"])
-out = os.environ["PROBE_OUT"]
-atexit.register(lambda: open(out, "w").write(json.dumps([m for m in watch if m in sys.modules])))
-sys.argv = ["toolctl", *sys.argv[1:]]
-from toolctl.cli import main
-main()
-"""
 TOOL = """toolctl: 1
 name: shout
 description: Upper-case a text so that it reads as shouting in a chat transcript.
@@ -63,14 +52,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("startup-imports")  # in order on one worker: `diff` reads the lock
 @pytest.mark.parametrize("argv", COMMANDS, ids=" ".join)
 def test_a_command_imports_no_pydantic(project: Path, argv: list[str]) -> None:
-    out = project / "loaded.json"
-    env = {**os.environ, "PROBE_WATCH": json.dumps(HEAVY), "PROBE_OUT": str(out), "NO_COLOR": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
-        cwd=project, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(out.read_text()) == [], f"toolctl {' '.join(argv)} imported it"
+    if argv[0] == "diff" and not (project / "toolctl.lock").exists():
+        imported_by(["lock"], project, [])  # what diff compares the tools with
+    _, loaded = imported_by(argv, project, list(HEAVY), {"NO_COLOR": "1"})
+    assert loaded == [], f"toolctl {' '.join(argv)} imported it"

@@ -6,27 +6,16 @@ and finds exactly what a cold lint finds."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.cli_helpers import imported_by
 from toolctl import cache
 from toolctl.lint import packs
 
 CHECKERS = ["jsonschema", "referencing", "regex", "importlib_metadata", "importlib.metadata"]
 CHECKERS += ["yaml"]
-PROBE = """
-import atexit, json, os, sys
-watch = json.loads(os.environ["PROBE_WATCH"])
-out = os.environ["PROBE_OUT"]
-atexit.register(lambda: open(out, "w").write(json.dumps([m for m in watch if m in sys.modules])))
-sys.argv = ["toolctl", *sys.argv[1:]]
-from toolctl.cli import main
-main()
-"""
 TOOL = """toolctl: 1
 name: {name}
 description: Book a meeting room for a team at a given time and tell who was invited.
@@ -46,19 +35,10 @@ SHARED = """$defs:
 DRAFT7 = "$schema: http://json-schema.org/draft-07/schema#\n  "
 
 
-def _lint(root: Path, out: Path) -> tuple[str, list[str]]:
-    env = {
-        **os.environ,
-        "TOOLCTL_CACHE_DIR": str(root / "cache"),  # cold at first, whatever ran before
-        "PROBE_WATCH": json.dumps(CHECKERS),
-        "PROBE_OUT": str(out),
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, "lint", "--format", "json"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]  # warnings only
-    return done.stdout, json.loads(out.read_text())
+def _lint(root: Path) -> tuple[str, list[str]]:
+    # its own cache: cold at first, whatever ran before
+    env = {"TOOLCTL_CACHE_DIR": str(root / "cache")}
+    return imported_by(["lint", "--format", "json"], root, CHECKERS, env)
 
 
 @pytest.mark.slow
@@ -68,8 +48,8 @@ def test_a_warm_lint_finds_what_a_cold_one_does_without_the_checkers(tmp_path: P
     for name, dialect in (("book_2020", ""), ("book_draft7", DRAFT7)):
         text = TOOL.format(name=name, dialect=dialect)
         (tmp_path / "tools.d" / f"{name}.yaml").write_text(text, encoding="utf-8")
-    cold, cold_loaded = _lint(tmp_path, tmp_path / "cold.json")
-    warm, warm_loaded = _lint(tmp_path, tmp_path / "warm.json")
+    cold, cold_loaded = _lint(tmp_path)
+    warm, warm_loaded = _lint(tmp_path)
     assert warm == cold
     found = json.loads(cold)["diagnostics"]
     tl207 = sorted((d["tool"], d["pointer"]) for d in found if d["code"] == "TL207")
