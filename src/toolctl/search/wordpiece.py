@@ -87,7 +87,7 @@ class WordPiece:
         tokens = path.read_text(encoding="utf-8").split("\n")
         if tokens and not tokens[-1]:
             tokens.pop()
-        return cls({t: i for i, t in enumerate(tokens)})
+        return cls(dict(zip(tokens, range(len(tokens)), strict=True)))
 
     def _pieces(self, word: str) -> list[int]:
         if len(word) > MAX_WORD:
