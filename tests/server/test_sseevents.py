@@ -9,7 +9,7 @@ from typing import Any
 
 import anyio
 
-from toolctl.server.sseevents import SessionEvents
+from toolctl.server.sseevents import PRIMING_HOLD_S, PrimedWrites, SessionEvents
 
 
 def _replay(store: SessionEvents, last: str) -> tuple[str | None, list[tuple[str, Any]]]:
@@ -66,3 +66,66 @@ def test_the_store_is_bounded() -> None:
     for n in range(2, 6):
         _store(store, "c", {"n": n})
     assert _replay(store, first) == (None, [])  # only the last 3 events of a stream are kept
+
+
+SSE_START = {
+    "type": "http.response.start",
+    "status": 200,
+    "headers": [(b"content-type", b"text/event-stream")],
+}
+PRIMING = b"id: 1\r\ndata: \r\nretry: 1000\r\n\r\n"
+RESULT = b'id: 2\r\nevent: message\r\ndata: {"result": {}}\r\n\r\n'
+
+
+def _written(messages: list[dict[str, Any]], pause: float = 0.0) -> list[dict[str, Any]]:
+    """What reaches the server's ``send`` through :class:`PrimedWrites`, with ``pause``
+    seconds between the priming event and the rest."""
+    wire: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        wire.append(dict(message))
+
+    async def go() -> None:
+        writes = PrimedWrites(send)
+        await writes(messages[0])
+        await writes(messages[1])
+        await anyio.sleep(pause)
+        for message in messages[2:]:
+            await writes(message)
+
+    anyio.run(go)
+    return wire
+
+
+def test_the_priming_event_goes_out_with_a_quick_result_in_one_write() -> None:
+    wire = _written(
+        [
+            SSE_START,
+            {"type": "http.response.body", "body": PRIMING, "more_body": True},
+            {"type": "http.response.body", "body": RESULT, "more_body": False},
+        ]
+    )
+    assert wire == [
+        SSE_START,
+        {"type": "http.response.body", "body": PRIMING + RESULT, "more_body": False},
+    ]
+
+
+def test_a_slow_call_still_gets_its_priming_event_first() -> None:
+    wire = _written(
+        [
+            SSE_START,
+            {"type": "http.response.body", "body": PRIMING, "more_body": True},
+            {"type": "http.response.body", "body": RESULT, "more_body": False},
+        ],
+        pause=PRIMING_HOLD_S * 5,
+    )
+    assert [m.get("body") for m in wire] == [None, PRIMING, RESULT]
+    assert wire[1]["more_body"] is True and wire[2]["more_body"] is False
+
+
+def test_a_json_response_is_not_held() -> None:
+    start = {**SSE_START, "headers": [(b"content-type", b"application/json")]}
+    body = {"type": "http.response.body", "body": b"{", "more_body": True}
+    rest = {"type": "http.response.body", "body": b"}", "more_body": False}
+    assert _written([start, body, rest]) == [start, body, rest]

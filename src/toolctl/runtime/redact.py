@@ -81,6 +81,9 @@ _MAYBE = re.compile(
 
 
 @functools.lru_cache(maxsize=4096)
+# Remembered per key name: every call's views and stored row ask again about the same few keys
+# (bounded, as a client chooses them).
+@functools.lru_cache(maxsize=4096)
 def is_sensitive_key(key: str) -> bool:
     """True for key names that conventionally hold secrets (``max_tokens`` holds a number)."""
     norm = key.lower().replace("_", "").replace("-", "").replace(".", "")

@@ -18,7 +18,7 @@ run. Every ``_meta`` key toolctl defines is in the ``dev.toolctl/`` namespace.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from toolctl.schema import cached_validator
 from toolctl.sensitive import sensitive_map
@@ -32,8 +32,8 @@ RUN_META_KEY = "dev.toolctl/run"
 LEGACY_PROTOCOL = "2025-11-25"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+# One encoder for every result (json.dumps with options builds a new one per call).
+_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -164,14 +164,13 @@ def advertised_output_schema(spec: ToolSpec, protocol: str) -> dict[str, Any] | 
     """The ``outputSchema`` ``tools/list`` shows for ``spec`` in ``protocol``: 2026-07-28 lists
     any; 2025-11-25 and the older handshake revisions (which get the same listing) only
     object-rooted schemas. For a background tool it describes the transcript form the run
-    history keeps, and never the sensitive fields (``export.mcp.delivered_output_schema``)."""
+    history keeps, and never the sensitive fields (``export.mcp.delivered_output_schema``).
+    The schema is shared (made once per tool): read it, do not change it."""
     from toolctl.export.mcp import delivered_output_schema
 
     schema = delivered_output_schema(spec)
-    if protocol == MODERN:
-        return dict(schema) if isinstance(schema, dict) else schema
-    if isinstance(schema, dict) and schema.get("type") == "object":
-        return dict(schema)
+    if protocol == MODERN or (isinstance(schema, dict) and schema.get("type") == "object"):
+        return cast("dict[str, Any] | bool | None", schema)
     return None
 
 
