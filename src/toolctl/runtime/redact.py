@@ -80,7 +80,6 @@ _MAYBE = re.compile(
 )
 
 
-@functools.lru_cache(maxsize=4096)
 # Remembered per key name: every call's views and stored row ask again about the same few keys
 # (bounded, as a client chooses them).
 @functools.lru_cache(maxsize=4096)
