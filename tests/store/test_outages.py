@@ -64,6 +64,27 @@ def test_writes_on_stale_pooled_connections_go_through_after_a_restart(
         store.close()
 
 
+def test_the_pool_reconnects_as_soon_as_the_database_is_back(pg: pgcluster.Cluster) -> None:
+    """After an outage a statement gets a connection at once, not when the pool's backoff
+    says (psycopg_pool doubled its delay between attempts: 1, 2, 4 s ... so after a few
+    seconds down its next attempt came seconds after the database was back, and every
+    statement meanwhile failed as "database unavailable"; a minute after a long one)."""
+    url = pg.create_database("reconnect")
+    store = PostgresStore(url, sweep=False, connect_timeout=1)  # a statement waits 1 s
+    try:
+        store.insert(record("r1"))
+        with refused(pg, "reconnect"):  # the pooled connection is cut, new ones refused
+            down = time.monotonic()
+            while time.monotonic() - down < 3.5:  # the old pool's next attempt: 7 s in
+                with pytest.raises(DatabaseUnavailableError):
+                    store.get("r1")
+        store.ping()  # (waits for a connection PING_WAIT_S, as a readiness probe)
+        assert store.get("r1").status == "running"
+        assert sum(connections(pg, "reconnect").values()) <= store.max_size
+    finally:
+        store.close()
+
+
 def test_a_constraint_error_is_not_retried(pg_url: str) -> None:
     store = PostgresStore(pg_url, sweep=False)
     try:
@@ -99,7 +120,8 @@ def test_a_call_whose_handler_ran_across_a_restart_succeeds(
 
 def test_an_unavailable_database_is_reported_as_such(project: Path, pg: pgcluster.Cluster) -> None:
     url = pg.create_database("outage")
-    with replica(project, url) as server:
+    # a call during the outage gives up waiting for a connection after 2 s instead of 10
+    with replica(project, url, environ={"TOOLCTL_STATE_POOL_TIMEOUT": "2"}) as server:
         base = server.url.rsplit("/", 1)[0]
         asyncio.run(call_tool(server.url, "quick", {"id": "before"}))
         with refused(pg, "outage"):
@@ -451,6 +473,18 @@ def test_an_unusable_pool_size_is_a_clear_error(environ: dict[str, str], named: 
     assert named in caught.value.message
     assert pool_sizes({}) == (1, 8)
     assert pool_sizes({"TOOLCTL_STATE_POOL_MIN": "0", "TOOLCTL_STATE_POOL_MAX": "2"}) == (0, 2)
+
+
+def test_the_pool_timeout_setting() -> None:
+    from toolctl.runtime.errors import StateError
+    from toolctl.runtime.history.postgres import pool_timeout
+
+    assert pool_timeout({}) == 10.0
+    assert pool_timeout({"TOOLCTL_STATE_POOL_TIMEOUT": "2.5"}) == 2.5
+    for bad in ("soon", "0", "nan", "inf"):
+        with pytest.raises(StateError) as caught:
+            pool_timeout({"TOOLCTL_STATE_POOL_TIMEOUT": bad})
+        assert f"TOOLCTL_STATE_POOL_TIMEOUT={bad!r}" in caught.value.message
 
 
 def test_the_cli_reports_an_unusable_pool_size_without_a_traceback(

@@ -99,10 +99,15 @@ def make_app(url: str, pool_max: int | None = None, job: Callable[..., None] | N
 
     from toolctl.runtime.errors import StateError
 
+    from toolctl.runtime.history.postgres import RECONNECT_S
+
+    # (the pool's retries of a lost connection bounded as the store's: see RECONNECT_S)
     if pool_max is None:
-        connector = PsycopgConnector(conninfo=url)
+        connector = PsycopgConnector(conninfo=url, reconnect_timeout=RECONNECT_S)
     else:  # (Procrastinate checks each pooled connection before use itself)
-        connector = PsycopgConnector(conninfo=url, min_size=1, max_size=pool_max)
+        connector = PsycopgConnector(
+            conninfo=url, min_size=1, max_size=pool_max, reconnect_timeout=RECONNECT_S
+        )
     app = App(connector=connector)
     if job is not None:
         attempts, wait = CLAIM_RETRY
