@@ -98,7 +98,6 @@ def make_app(url: str, pool_max: int | None = None, job: Callable[..., None] | N
     from procrastinate import RetryStrategy
 
     from toolctl.runtime.errors import StateError
-
     from toolctl.runtime.history.postgres import RECONNECT_S
 
     # (the pool's retries of a lost connection bounded as the store's: see RECONNECT_S)
