@@ -174,7 +174,8 @@ def test_an_approval_answered_during_an_outage_keeps_the_run_pending(
                 "guarded", {"id": "ap"}, input_responses=answer, request_state=state
             )
 
-    with replica(project, url) as server:
+    # a follow-up during the outage gives up waiting for a connection after 2 s, not 10
+    with replica(project, url, environ={"TOOLCTL_STATE_POOL_TIMEOUT": "2"}) as server:
         asked = asyncio.run(ask(server.url))
         assert isinstance(asked, InputRequiredResult)
         with refused(pg, "approval_outage"):

@@ -526,6 +526,7 @@ class PostgresStore:
                     open=False,
                     name="toolctl-queue",
                     check=ConnectionPool.check_connection,
+                    timeout=self._pool.timeout,  # a connection waited for as the store's
                     reconnect_timeout=RECONNECT_S,
                 )
                 try:
