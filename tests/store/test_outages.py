@@ -564,3 +564,34 @@ def test_a_replica_starts_while_its_database_is_away(project: Path, pg: pgcluste
             time.sleep(0.2)
         answer = asyncio.run(call_tool(server.url, "quick", {"id": "late"}))
     assert answer["is_error"] is False and answer["status"] == "succeeded"
+
+
+def test_a_call_queued_while_the_queue_has_no_connection_blocks_no_other_call(
+    project: Path, pg: pgcluster.Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A background call whose task queue waits for a connection (none can be opened) waits
+    on a worker thread: a quick call on the same event loop answers meanwhile, and the
+    background call is told the database is unavailable (before: the wait ran on the loop, so
+    a replica froze, every call it served included, for the pool's timeout)."""
+    import toolctl
+
+    monkeypatch.setenv("MARKS", str(project / "marks"))  # where the handlers leave markers
+    url = pg.create_database("queue_blocked")
+    store = PostgresStore(url, sweep=False, connect_timeout=1)  # a connection waited 1 s
+    try:
+        store.ensure_queue_schema()
+        registry = toolctl.load_project(project)
+        with refused(pg, "queue_blocked", cut=False):  # the store's open connection stays
+
+            async def both() -> tuple[Any, Any, bool]:
+                queued = asyncio.create_task(registry.acall("chore", {"id": "bg"}, store=store))
+                quick = asyncio.create_task(registry.acall("quick", {"id": "q"}, store=store))
+                done, _ = await asyncio.wait({queued, quick}, return_when="FIRST_COMPLETED")
+                return await queued, await quick, quick in done and queued not in done
+
+            queued, quick, quick_first = asyncio.run(both())
+        assert quick.ok and quick_first
+        assert not queued.ok and queued.error is not None
+        assert "database unavailable" in queued.error.message
+    finally:
+        store.close()
