@@ -99,15 +99,10 @@ def make_app(url: str, pool_max: int | None = None, job: Callable[..., None] | N
     from procrastinate import RetryStrategy
 
     from toolctl.runtime.errors import StateError
-    from toolctl.runtime.history.postgres import RECONNECT_S
-
-    # (the pool's retries of a lost connection bounded as the store's: see RECONNECT_S)
     if pool_max is None:
-        connector = PsycopgConnector(conninfo=url, reconnect_timeout=RECONNECT_S)
+        connector = PsycopgConnector(conninfo=url)
     else:  # (Procrastinate checks each pooled connection before use itself)
-        connector = PsycopgConnector(
-            conninfo=url, min_size=1, max_size=pool_max, reconnect_timeout=RECONNECT_S
-        )
+        connector = PsycopgConnector(conninfo=url, min_size=1, max_size=pool_max)
     app = App(connector=connector)
     if job is not None:
         attempts, wait = CLAIM_RETRY
