@@ -42,17 +42,19 @@ def connections(cluster: pgcluster.Cluster, database: str) -> dict[str, int]:
 
 
 @contextlib.contextmanager
-def refused(cluster: pgcluster.Cluster, database: str) -> Iterator[None]:
-    """``database`` is unavailable inside the block: its connections are cut and new ones are
+def refused(cluster: pgcluster.Cluster, database: str, *, cut: bool = True) -> Iterator[None]:
+    """``database`` is unavailable inside the block: its connections are cut (unless not
+    ``cut``: then only new ones are refused, as with a full connection table) and new ones are
     refused, as while its server restarts; it accepts connections again afterwards."""
     import psycopg
 
     with psycopg.connect(cluster.url, autocommit=True) as conn:
         conn.execute(f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false')
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
-            (database,),
-        )
+        if cut:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                (database,),
+            )
         try:
             yield
         finally:

@@ -64,6 +64,27 @@ def test_writes_on_stale_pooled_connections_go_through_after_a_restart(
         store.close()
 
 
+def test_the_pool_reconnects_as_soon_as_the_database_is_back(pg: pgcluster.Cluster) -> None:
+    """After an outage a statement gets a connection at once, not when the pool's backoff
+    says (psycopg_pool doubled its delay between attempts: 1, 2, 4 s ... so after a few
+    seconds down its next attempt came seconds after the database was back, and every
+    statement meanwhile failed as "database unavailable"; a minute after a long one)."""
+    url = pg.create_database("reconnect")
+    store = PostgresStore(url, sweep=False, connect_timeout=1)  # a statement waits 1 s
+    try:
+        store.insert(record("r1"))
+        with refused(pg, "reconnect"):  # the pooled connection is cut, new ones refused
+            down = time.monotonic()
+            while time.monotonic() - down < 3.5:  # the old pool's next attempt: 7 s in
+                with pytest.raises(DatabaseUnavailableError):
+                    store.get("r1")
+        store.ping()  # (waits for a connection PING_WAIT_S, as a readiness probe)
+        assert store.get("r1").status == "running"
+        assert sum(connections(pg, "reconnect").values()) <= store.max_size
+    finally:
+        store.close()
+
+
 def test_a_constraint_error_is_not_retried(pg_url: str) -> None:
     store = PostgresStore(pg_url, sweep=False)
     try:
@@ -99,7 +120,8 @@ def test_a_call_whose_handler_ran_across_a_restart_succeeds(
 
 def test_an_unavailable_database_is_reported_as_such(project: Path, pg: pgcluster.Cluster) -> None:
     url = pg.create_database("outage")
-    with replica(project, url) as server:
+    # a call during the outage gives up waiting for a connection after 2 s instead of 10
+    with replica(project, url, environ={"TOOLCTL_STATE_POOL_TIMEOUT": "2"}) as server:
         base = server.url.rsplit("/", 1)[0]
         asyncio.run(call_tool(server.url, "quick", {"id": "before"}))
         with refused(pg, "outage"):
@@ -152,7 +174,8 @@ def test_an_approval_answered_during_an_outage_keeps_the_run_pending(
                 "guarded", {"id": "ap"}, input_responses=answer, request_state=state
             )
 
-    with replica(project, url) as server:
+    # a follow-up during the outage gives up waiting for a connection after 2 s, not 10
+    with replica(project, url, environ={"TOOLCTL_STATE_POOL_TIMEOUT": "2"}) as server:
         asked = asyncio.run(ask(server.url))
         assert isinstance(asked, InputRequiredResult)
         with refused(pg, "approval_outage"):
@@ -453,6 +476,18 @@ def test_an_unusable_pool_size_is_a_clear_error(environ: dict[str, str], named: 
     assert pool_sizes({"TOOLCTL_STATE_POOL_MIN": "0", "TOOLCTL_STATE_POOL_MAX": "2"}) == (0, 2)
 
 
+def test_the_pool_timeout_setting() -> None:
+    from toolctl.runtime.errors import StateError
+    from toolctl.runtime.history.postgres import pool_timeout
+
+    assert pool_timeout({}) == 10.0
+    assert pool_timeout({"TOOLCTL_STATE_POOL_TIMEOUT": "2.5"}) == 2.5
+    for bad in ("soon", "0", "nan", "inf"):
+        with pytest.raises(StateError) as caught:
+            pool_timeout({"TOOLCTL_STATE_POOL_TIMEOUT": bad})
+        assert f"TOOLCTL_STATE_POOL_TIMEOUT={bad!r}" in caught.value.message
+
+
 def test_the_cli_reports_an_unusable_pool_size_without_a_traceback(
     project: Path, pg_url: str
 ) -> None:
@@ -529,3 +564,34 @@ def test_a_replica_starts_while_its_database_is_away(project: Path, pg: pgcluste
             time.sleep(0.2)
         answer = asyncio.run(call_tool(server.url, "quick", {"id": "late"}))
     assert answer["is_error"] is False and answer["status"] == "succeeded"
+
+
+def test_a_call_queued_while_the_queue_has_no_connection_blocks_no_other_call(
+    project: Path, pg: pgcluster.Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A background call whose task queue waits for a connection (none can be opened) waits
+    on a worker thread: a quick call on the same event loop answers meanwhile, and the
+    background call is told the database is unavailable (before: the wait ran on the loop, so
+    a replica froze, every call it served included, for the pool's timeout)."""
+    import toolctl
+
+    monkeypatch.setenv("MARKS", str(project / "marks"))  # where the handlers leave markers
+    url = pg.create_database("queue_blocked")
+    store = PostgresStore(url, sweep=False, connect_timeout=1)  # a connection waited 1 s
+    try:
+        store.ensure_queue_schema()
+        registry = toolctl.load_project(project)
+        with refused(pg, "queue_blocked", cut=False):  # the store's open connection stays
+
+            async def both() -> tuple[Any, Any, bool]:
+                queued = asyncio.create_task(registry.acall("chore", {"id": "bg"}, store=store))
+                quick = asyncio.create_task(registry.acall("quick", {"id": "q"}, store=store))
+                done, _ = await asyncio.wait({queued, quick}, return_when="FIRST_COMPLETED")
+                return await queued, await quick, quick in done and queued not in done
+
+            queued, quick, quick_first = asyncio.run(both())
+        assert quick.ok and quick_first
+        assert not queued.ok and queued.error is not None
+        assert "database unavailable" in queued.error.message
+    finally:
+        store.close()

@@ -86,6 +86,14 @@ INSTALL_HINT = f"install the postgres extra: {install_hint('postgres')}"
 # connection a process may open is sized from these (docs/deployment.md counts them).
 POOL_MIN_ENV, POOL_MAX_ENV = "TOOLCTL_STATE_POOL_MIN", "TOOLCTL_STATE_POOL_MAX"
 POOL_MIN, POOL_MAX = 1, 8
+# How long a statement waits for a pooled connection (and a new connection for the server)
+# before the store reports the database unavailable.
+POOL_TIMEOUT_ENV, POOL_TIMEOUT = "TOOLCTL_STATE_POOL_TIMEOUT", 10.0
+# How long a pool keeps retrying one lost or refused connection before it gives up on it (the
+# next caller that needs one then connects at once). psycopg_pool doubles the delay between
+# attempts until its default of 5 minutes, so after a long outage or a full connection table
+# its next attempt could come a minute after the database was back, and every caller waited.
+RECONNECT_S = 2.0
 QUEUE_POOL_MAX = 4  # the enqueuing side's task-queue pool: at most this many (or the max above)
 
 
@@ -113,6 +121,25 @@ def pool_sizes(environ: Mapping[str, str]) -> tuple[int, int]:
             hint=f"set {POOL_MIN_ENV} at most {POOL_MAX_ENV}",
         )
     return low, high
+
+
+def pool_timeout(environ: Mapping[str, str]) -> float:
+    """Seconds a statement waits for a connection, from ``environ``; a :class:`StateError`
+    naming the variable when the value is not a number of at least 1."""
+    raw = environ.get(POOL_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return POOL_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 1.0 <= value < float("inf"):
+        raise StateError(
+            f"{POOL_TIMEOUT_ENV}={raw!r} is not a number of seconds",
+            hint=f"set {POOL_TIMEOUT_ENV} to a number of seconds of at least 1, or unset it "
+            f"(default {POOL_TIMEOUT:g})",
+        )
+    return value
 
 
 def display_url(url: str) -> str:
@@ -157,7 +184,7 @@ class PostgresStore:
         sweep: bool = True,
         min_size: int = POOL_MIN,
         max_size: int = POOL_MAX,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = POOL_TIMEOUT,
     ) -> None:
         self.url = url
         self.where = display_url(url)  # what messages show: the URL, its password masked
@@ -207,6 +234,7 @@ class PostgresStore:
             open=False,
             name="toolctl-state",
             configure=self._configure,
+            reconnect_timeout=RECONNECT_S,
         )
         try:
             pool.open(wait=True, timeout=timeout)
@@ -498,6 +526,8 @@ class PostgresStore:
                     open=False,
                     name="toolctl-queue",
                     check=ConnectionPool.check_connection,
+                    timeout=self._pool.timeout,  # a connection waited for as the store's
+                    reconnect_timeout=RECONNECT_S,
                 )
                 try:
                     pool.open(wait=True, timeout=10.0)

@@ -40,6 +40,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from toolctl.config import DEFAULT_APPROVAL_TTL_S
+from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.history import ledger
 from toolctl.runtime.result import ErrorCode
 
@@ -98,7 +99,6 @@ def make_app(url: str, pool_max: int | None = None, job: Callable[..., None] | N
     from procrastinate import RetryStrategy
 
     from toolctl.runtime.errors import StateError
-
     if pool_max is None:
         connector = PsycopgConnector(conninfo=url)
     else:  # (Procrastinate checks each pooled connection before use itself)
@@ -128,7 +128,19 @@ def enqueue(store: RunStore, run_id: str, token: str, locator: dict[str, Any]) -
     queue = _queue_of(store)
     ensure_schema(queue)
     ledger.hand_off(store, run_id, token, {**_queued(), "registry": locator})
-    job_id = queue.queue_app().configure_task(TASK, queue=QUEUE).defer(run_id=run_id, token=token)
+    from procrastinate.exceptions import ConnectorException
+
+    try:
+        job_id = (
+            queue.queue_app().configure_task(TASK, queue=QUEUE).defer(run_id=run_id, token=token)
+        )
+    except ConnectorException as exc:  # no connection to be had (the pool waited its timeout)
+        raise DatabaseUnavailableError(
+            f"database unavailable: cannot queue run {run_id}: "
+            f"{type(exc.__cause__ or exc).__name__}",
+            hint="the PostgreSQL server is stopped, restarting or out of connections; "
+            "call the tool again in a moment",
+        ) from None
     return int(job_id)
 
 

@@ -485,10 +485,11 @@ def open_store(path: str | Path | None = None, registry: HasProject | None = Non
 def _postgres(url: str) -> RunStore:
     import os
 
-    from toolctl.runtime.history.postgres import PostgresStore, pool_sizes
+    from toolctl.runtime.history.postgres import PostgresStore, pool_sizes, pool_timeout
 
     low, high = pool_sizes(os.environ)
-    return PostgresStore(url, min_size=low, max_size=high)
+    wait = pool_timeout(os.environ)
+    return PostgresStore(url, min_size=low, max_size=high, connect_timeout=wait)
 
 
 def _shared(key: str, make: Callable[[], RunStore]) -> RunStore:

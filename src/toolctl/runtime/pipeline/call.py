@@ -246,7 +246,7 @@ class Call:
         if state.spec.input_requests:  # 5b, already holding the run's secrets
             return await self._proceed()
         if state.background:  # 6, in a worker process
-            return self.recorder.start_background()
+            return await self.recorder.start_background_async()
         return await self._execute()  # (the common path pays no coroutine for step 5b)
 
     async def proceed(self) -> RunResult:
@@ -266,7 +266,9 @@ class Call:
                 if asked is not None:
                     return asked
         if state.background:  # 6, in a worker process (with the answers to inputRequests)
-            return self.recorder.start_background(state.resume_data if requests else None)
+            return await self.recorder.start_background_async(
+                state.resume_data if requests else None
+            )
         return await self._execute()
 
     async def _rate_limited(self) -> RunResult | None:

@@ -286,6 +286,12 @@ class Recorder:
         fields["error"] = None
         self._kept(result, self._write(fields, durable=True))
 
+    async def start_background_async(self, answers: Any = None) -> RunResult:
+        """:meth:`start_background` off the event loop: its durable write and the enqueue wait
+        for the database (a task queue with no connection to be had waits its pool's timeout),
+        and a replica's loop must keep serving every other call meanwhile."""
+        return await ledger.off_loop(self.store, self.start_background, answers)
+
     def start_background(self, answers: Any = None) -> RunResult:
         """Store the run as ``running`` and hand it to a detached worker process, with the
         ``answers`` it was given before it was queued (its tool's ``inputRequests``)."""
