@@ -281,6 +281,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=_start_rank)
 
 
+class _XdistGroups:
+    """Make ``@pytest.mark.xdist_group`` work again. pytest-xdist (``--dist loadgroup``) puts a
+    test of group ``g`` on the group's worker by renaming it ``...::test@g``; it writes the
+    new name to ``item._nodeid``, which pytest 9.2 no longer reads (the id is ``item._id``), so
+    every group was silently spread over the workers (a module-scoped fixture built on each).
+    Does nothing where xdist's rename took effect."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own hook
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            renamed = item.__dict__.get("_nodeid")
+            if isinstance(renamed, str) and renamed != item.nodeid and hasattr(item, "_id"):
+                from _pytest.nodeid import NodeId
+
+                item._id = NodeId.parse(renamed)  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "toolctl-xdist-groups")
+
+
 # The longest tests (node ids under tests/, prefixes), longest first: measured at 7 s or more
 # each in full runs on 2 cores. pytest-xdist hands tests to its workers in collection order,
 # so a long test collected near the end keeps one worker busy while the other sits idle (the
