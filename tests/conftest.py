@@ -268,7 +268,8 @@ def _is_slow(item: pytest.Item, scanner: _Scanner) -> bool:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Add the ``requires`` and ``slow`` markers by the rules in this module's docstring."""
+    """Add the ``requires`` and ``slow`` markers by the rules in this module's docstring, and
+    start the longest tests first (``LONG_FIRST``)."""
     scanner = _Scanner()
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
@@ -277,6 +278,64 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.requires(prerequisite))
         if item.get_closest_marker("slow") is None and _is_slow(item, scanner):
             item.add_marker(pytest.mark.slow)
+    items.sort(key=_start_rank)
+
+
+class _XdistGroups:
+    """Make ``@pytest.mark.xdist_group`` work again. pytest-xdist (``--dist loadgroup``) puts a
+    test of group ``g`` on the group's worker by renaming it ``...::test@g``; it writes the
+    new name to ``item._nodeid``, which pytest 9.2 no longer reads (the id is ``item._id``), so
+    every group was silently spread over the workers (a module-scoped fixture built on each).
+    Does nothing where xdist's rename took effect."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist's own hook
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            renamed = item.__dict__.get("_nodeid")
+            if isinstance(renamed, str) and renamed != item.nodeid and hasattr(item, "_id"):
+                from _pytest.nodeid import NodeId
+
+                item._id = NodeId.parse(renamed)  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_XdistGroups(), "toolctl-xdist-groups")
+
+
+# The longest tests (node ids under tests/, prefixes), longest first: measured at 7 s or more
+# each in full runs on 2 cores. pytest-xdist hands tests to its workers in collection order,
+# so a long test collected near the end keeps one worker busy while the other sits idle (the
+# run's tail); started first, they run beside the many short tests instead.
+LONG_FIRST = (
+    "store/test_fleet_faults.py::test_the_fault_table",
+    "server/test_bench.py::test_bench_serve",
+    "store/test_bench_store.py::test_bench_store",
+    "server/test_node_clients.py::test_the_conformance_suite",
+    "store/test_outages.py::",
+    "contract/test_cli.py::test_the_sarif_multitool",
+    "store/test_replicas.py::",
+    "server/test_bench.py::test_bench_http",
+    "search/test_bench_quality.py::",
+    "contract/test_schemadiff_property.py::",
+    "store/test_balancer.py::",
+    "server/test_bench_auth.py::",
+    "test_marking.py::test_a_missing_prerequisite",
+    "testing/test_example_registry.py::",
+    "foundation/test_bench_perf.py::",
+    "server/test_protocols.py::",
+    "server/test_node_clients.py::",
+    "test_readme_run.py::",
+)
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """Where ``item`` starts: the tests of ``LONG_FIRST`` in its order, then the rest as
+    collected (a stable sort keeps the collection order within each rank)."""
+    nodeid = item.nodeid.removeprefix("tests/")
+    for rank, prefix in enumerate(LONG_FIRST):
+        if nodeid.startswith(prefix):
+            return rank
+    return len(LONG_FIRST)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -75,6 +75,7 @@ def typers_own() -> dict[str, tuple[int, str, dict[str, Any]]]:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("fastparams")  # one worker asks a fresh interpreter, once
 @pytest.mark.parametrize("args", ARGS + BAD, ids=" ".join)
 def test_the_fast_path_gives_what_typer_gives(args: list[str], typers_own: dict[str, str]) -> None:
     fastparams.install()

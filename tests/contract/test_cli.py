@@ -15,6 +15,7 @@ from tests.lint.sarifcheck import (
     run_multitool,
     schema_problems,
 )
+from tests.lint.test_sarif import lint_log
 from toolctl.cli.app import run
 
 TOOL = """toolctl: 1
@@ -61,7 +62,11 @@ def _git(root: Path, *args: str) -> str:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "proj"
+    return new_project(tmp_path / "proj", monkeypatch)
+
+
+def new_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The small project at ``root``, made the current directory."""
     (root / "tools.d").mkdir(parents=True)
     (root / "toolctl.yaml").write_text("tools: tools.d\npythonPath: [.]\n")
     (root / "handlers.py").write_text(HANDLERS)
@@ -267,8 +272,11 @@ def test_markdown_sarif_and_github_formats(
 def sarif_log(
     request: pytest.FixtureRequest, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> str:
+    return diff_sarif(project, request.param, capsys)
+
+
+def diff_sarif(project: Path, directory: str, capsys: pytest.CaptureFixture[str]) -> str:
     """``diff --format sarif`` after a breaking edit (a tools directory with a space, too)."""
-    directory = request.param
     if directory != "tools.d":
         (project / "tools.d").rename(project / directory)
         (project / "toolctl.yaml").write_text(f"tools: {directory}\npythonPath: [.]\n")
@@ -290,11 +298,23 @@ def test_sarif_passes_the_oasis_schema_and_the_multitool_rules(sarif_log: str) -
     assert multitool_problems(log) == []
 
 
-@pytest.mark.slow  # about 10 s: the Multitool is a .NET program
+@pytest.mark.slow  # the Multitool is a .NET program: one start (about 8 s) for every log
 @needs_multitool  # CI installs it: there a missing Multitool fails, not skips
-def test_the_sarif_multitool_accepts_the_diff_log(sarif_log: str, tmp_path: Path) -> None:
-    (tmp_path / "diff.sarif").write_text(sarif_log)
-    assert run_multitool(tmp_path / "diff.sarif", tmp_path) == []
+def test_the_sarif_multitool_accepts_every_kind_of_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # diff's log after a breaking edit (in tools.d and in a directory with a space), diff's log
+    # of a registry with errors, and lint's log (tests/lint/test_sarif.py)
+    logs = []
+    for directory in ("tools.d", "my tools"):
+        project = new_project(tmp_path / directory.replace(" ", "-"), monkeypatch)
+        logs.append(tmp_path / f"diff-{project.name}.sarif")
+        logs[-1].write_text(diff_sarif(project, directory, capsys))
+    logs.append(tmp_path / "broken.sarif")
+    logs[-1].write_text(broken_diff_sarif(new_project(tmp_path / "broken", monkeypatch), capsys)[0])
+    logs.append(tmp_path / "lint.sarif")
+    lint_log(tmp_path)
+    assert run_multitool(logs, tmp_path) == []
 
 
 def test_export_locked_refuses_an_unlocked_registry(
@@ -520,29 +540,22 @@ def test_a_read_only_claim_is_a_safety_change(
 def test_diff_sarif_of_a_registry_with_errors_reports_them(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run(["lock"])
-    edit(project, "name: greet", "name: Greet Someone")
-    capsys.readouterr()
-    assert run(["diff", "--format", "sarif"]) == 1
-    captured = capsys.readouterr()
-    log = json.loads(captured.out)
+    out, err = broken_diff_sarif(project, capsys)
+    log = json.loads(out)
     assert schema_problems(log) == []
     assert multitool_problems(log) == []
     results = log["runs"][0]["results"]
     assert results and {r["ruleId"] for r in results} == {"TC201"}
     where = results[0]["locations"][0]["physicalLocation"]
     assert where["artifactLocation"]["uri"].endswith("greet.yaml")
-    assert "its contracts are not complete" in captured.err
+    assert "its contracts are not complete" in err
 
 
-@pytest.mark.slow  # about 10 s: the Multitool is a .NET program
-@needs_multitool
-def test_the_sarif_multitool_accepts_the_diff_log_of_a_broken_registry(
-    project: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def broken_diff_sarif(project: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """``diff --format sarif`` of a registry whose tool no longer validates: (stdout, stderr)."""
     run(["lock"])
     edit(project, "name: greet", "name: Greet Someone")
     capsys.readouterr()
     assert run(["diff", "--format", "sarif"]) == 1
-    (tmp_path / "broken.sarif").write_text(capsys.readouterr().out)
-    assert run_multitool(tmp_path / "broken.sarif", tmp_path) == []
+    captured = capsys.readouterr()
+    return captured.out, captured.err

@@ -18,7 +18,12 @@ from tests.cli_helpers import Capture, toolctl
 from tests.imports.conftest import FIXTURES
 from tests.prereqs import NODE_DIR
 
-pytestmark = [pytest.mark.requires("tests-node"), pytest.mark.slow]
+# one worker starts one Prism for both tests (the module fixture starts one per xdist worker)
+pytestmark = [
+    pytest.mark.requires("tests-node"),
+    pytest.mark.slow,
+    pytest.mark.xdist_group("prism"),
+]
 INVENTORY = FIXTURES / "inventory.yaml"
 PRISM = NODE_DIR / "node_modules" / ".bin" / "prism"
 

@@ -11,8 +11,6 @@ import pytest
 from tests.foundation.conftest import run_toolctl
 from tests.lint.sarifcheck import (
     multitool_problems,
-    needs_multitool,
-    run_multitool,
     schema_problems,
 )
 
@@ -26,9 +24,9 @@ inputSchema:
 """
 
 
-@pytest.fixture
-def log(tmp_path: Path) -> tuple[dict[str, Any], Path]:
-    """A SARIF log from a project whose tool and file names need care (spaces, an absolute one)."""
+def lint_log(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    """A SARIF log from a project whose tool and file names need care (spaces, an absolute one),
+    written to ``tmp_path/lint.sarif``; the log and the project."""
     project = tmp_path / "my project"
     (project / "tools.d" / "sub dir").mkdir(parents=True)
     (project / "tools.d" / "sub dir" / "weather 100%.yaml").write_text(BAD_TOOL)
@@ -38,6 +36,11 @@ def log(tmp_path: Path) -> tuple[dict[str, Any], Path]:
     path = tmp_path / "lint.sarif"
     path.write_text(result.stdout)
     return json.loads(result.stdout), project
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    return lint_log(tmp_path)
 
 
 def test_src_root_is_an_absolute_file_uri(log: tuple[dict[str, Any], Path]) -> None:
@@ -71,9 +74,5 @@ def test_the_checks_catch_what_the_multitool_catches(log: tuple[dict[str, Any], 
         assert rule in problems
 
 
-@pytest.mark.slow  # about 10 s: the Multitool is a .NET program
-@needs_multitool
-def test_the_sarif_multitool_accepts_the_log(
-    log: tuple[dict[str, Any], Path], tmp_path: Path
-) -> None:
-    assert run_multitool(tmp_path / "lint.sarif", tmp_path) == []
+# The real Multitool validates this log with every log `diff` writes, in one start:
+# tests/contract/test_cli.py::test_the_sarif_multitool_accepts_every_kind_of_log.

@@ -25,7 +25,9 @@ import toolctl
 from tests.docs.pages import ROOT
 from tests.release.test_metadata import workflow
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+# one worker builds dist/ once for all three tests (the module-scoped fixture would be built
+# again on every pytest-xdist worker that runs one of them)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600), pytest.mark.xdist_group("release")]
 
 # what a developer's checkout may hold beside the tracked files; none of it may be published
 PLANTED = [".env", ".env.local", "tools.d/.env", ".toolctl/state.db.key", "deploy.pem"]

@@ -30,6 +30,10 @@ def make_project(root: Path) -> Path:
     return root
 
 
+# one worker writes the project once for the module (each xdist worker would write its own)
+pytestmark = pytest.mark.xdist_group("scaffold-new")
+
+
 @pytest.fixture(scope="module")
 def declared(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A project holding a tool for every corpus function, written by the CLI."""
