@@ -18,7 +18,6 @@ tools directory.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -183,6 +182,8 @@ def _check_keys(settings: dict[str, Any], where: Callable[[str], str]) -> None:
         return
     guesses = []
     for key in unknown:
+        import difflib  # only for a typo: every command reads this module
+
         near = difflib.get_close_matches(str(key), sorted(KNOWN_KEYS), n=1)
         if near:
             guesses.append(f"{near[0]!r} for {key!r}" if len(unknown) > 1 else f"{near[0]!r}")

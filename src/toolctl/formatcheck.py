@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +64,8 @@ def _diagnostics_for(err: Any, doc: Document) -> list[Diagnostic]:
         allowed = _allowed_keys(err.schema)
         for key in _extra_keys(err):
             line, col = doc.locate((*path, key), key=True)
+            import difflib  # only for an unknown key
+
             near = difflib.get_close_matches(key, allowed, n=1)
             hint = f"did you mean {near[0]!r}?" if near else "extension keys must start with x-"
             out.append(

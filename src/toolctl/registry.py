@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -71,6 +70,8 @@ class Registry:
         try:
             return self.tools[name]
         except KeyError:
+            import difflib  # only for a wrong name: every command reads this module
+
             near = difflib.get_close_matches(name, list(self.tools), n=3)
             hint = f"did you mean {', '.join(near)}?" if near else "run `toolctl list`"
             raise UnknownToolError(f"no tool named {name!r}", hint=hint) from None

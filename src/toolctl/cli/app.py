@@ -7,12 +7,12 @@ import importlib
 import inspect
 import os
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from toolctl import __version__
-from toolctl.cli import exitcodes
+from toolctl.cli.boundary import apply_root, guarded, restore
 from toolctl.cli.complete import COMPLETE_VAR
 from toolctl.cli.startup import long_lived
 from toolctl.cli.verbosity import wrap_commands
@@ -98,27 +98,7 @@ def _root(
     ] = False,
 ) -> None:
     """A declarative registry of LLM tools: validate, lint, test, run, export and serve."""
-    from toolctl.cache import DEFAULTS
-
-    _saved.append((DEFAULTS.cache, DEFAULTS.freeze))  # run() restores them
-    off = os.environ.get("TOOLCTL_NO_CACHE", "").strip().lower() not in ("", "0", "false", "no")
-    DEFAULTS.cache = not (no_cache or off)
-    DEFAULTS.freeze = True  # a command's registry lives until the process ends
-
-
-_saved: list[tuple[bool, bool]] = []
-
-
-def _restore() -> None:
-    """Undo what the root callback set (for in-process callers of :func:`run`)."""
-    if _saved:
-        from toolctl.cache import DEFAULTS
-
-        DEFAULTS.cache, DEFAULTS.freeze = _saved[0]
-        _saved.clear()
-        from toolctl.yamlsrc import unfreeze
-
-        unfreeze()
+    apply_root(no_cache)  # run() restores it
 
 
 _registered: list[str] = []
@@ -219,70 +199,27 @@ def main() -> None:
 def run(argv: list[str]) -> int:
     """Run the CLI on ``argv`` and return the exit code (the one error boundary).
 
-    For in-process callers (tests, tools): process-wide load settings are restored after.
+    For in-process callers (tests, tools): process-wide load settings are restored after. A
+    plain ``lint`` or ``export`` takes the quick path, as from the console script.
     """
-    _register_all()
+    from toolctl.cli import quick
+
     try:
+        code = quick.run(argv)
+        if code is not None:
+            return code
+        _register_all()
         return _run(argv)
     finally:
-        _restore()
+        restore()
 
 
 def _run(argv: list[str]) -> int:
     from toolctl.cli import fastparams
-    from toolctl.errors import ToolctlError, UsageError
 
     fastparams.install()
     if os.environ.get(COMPLETE_VAR):  # a shell asking for candidates (toolctl completion)
         from toolctl.cli.complete import enable
 
         enable()
-    try:
-        result = _app(args=argv, prog_name="toolctl", standalone_mode=False)
-    except ToolctlError as exc:
-        from toolctl.cli.render import print_error
-
-        print_error(exc)
-        return exitcodes.USAGE if isinstance(exc, UsageError) else exitcodes.FINDINGS
-    except KeyboardInterrupt:
-        sys.stderr.write("toolctl: interrupted\n")
-        return exitcodes.INTERRUPTED
-    except Exception as exc:
-        return _other_error(exc)
-    return result if isinstance(result, int) else exitcodes.OK
-
-
-def _other_error(exc: Exception) -> int:
-    # typer >= 0.29 vendors click, so click's exception classes are matched by shape.
-    if type(exc).__name__ == "Abort":
-        sys.stderr.write("toolctl: aborted\n")
-        return exitcodes.INTERRUPTED
-    show = getattr(exc, "show", None)
-    if callable(show) and isinstance(getattr(exc, "exit_code", None), int):
-        if exc.exit_code == exitcodes.USAGE and hasattr(exc, "format_message"):  # type: ignore[attr-defined]
-            sys.stderr.write(usage_error_text(exc))
-            return exitcodes.USAGE
-        show()
-        return int(exc.exit_code)  # type: ignore[attr-defined]
-    if os.environ.get("TOOLCTL_TRACEBACK"):
-        raise exc
-    sys.stderr.write(
-        f"toolctl: internal error: {type(exc).__name__}: {exc}\n"
-        "This is a bug in toolctl; rerun with TOOLCTL_TRACEBACK=1 and report it.\n"
-    )
-    return exitcodes.INTERNAL
-
-
-def usage_error_text(exc: Any) -> str:
-    """A click usage error (bad option, missing argument, bad value) in toolctl's own style:
-    ``toolctl: error: ...`` with the command's usage line and where to read more."""
-    message = str(exc.format_message()).strip()
-    if message[:1].isupper() and message[1:2].islower():
-        message = message[0].lower() + message[1:]
-    ctx = getattr(exc, "ctx", None)
-    command = ctx.command_path if ctx is not None else "toolctl"
-    text = f"toolctl: error: {message}"
-    if ctx is not None:
-        usage = " ".join(ctx.command.collect_usage_pieces(ctx))
-        text += f"\n  usage: {command} {usage}"
-    return text + f"\n  hint: {command} --help lists every argument and option\n"
+    return guarded(lambda: _app(args=argv, prog_name="toolctl", standalone_mode=False))

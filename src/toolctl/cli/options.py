@@ -11,42 +11,22 @@ Each ``*_option`` function returns the declaration, so a command can word the he
 
 from __future__ import annotations
 
-import enum
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from toolctl.cli import verbosity
+
+# declared in choices.py (the quick path reads them without Typer); commands import them here
+from toolctl.cli.choices import OutputFormat as OutputFormat
+from toolctl.cli.choices import ReportFormat as ReportFormat
+from toolctl.cli.choices import choices as choices
 from toolctl.cli.complete import complete_tools
 
-if TYPE_CHECKING:
-    from toolctl.config import Project
-
-
-class OutputFormat(str, enum.Enum):
-    """Human text (default) or JSON for machines."""
-
-    text = "text"
-    json = "json"
-
-
-class ReportFormat(str, enum.Enum):
-    """What a command that reports findings (``lint``, ``diff``) prints: text, JSON, Markdown
-    (a review comment), SARIF (code scanning) or GitHub workflow annotations."""
-
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    sarif = "sarif"
-    github = "github"
-
-
-def choices(values: type[enum.Enum]) -> str:
-    """``a|b|c``: the metavar of an option that takes one of ``values``."""
-    return "|".join(str(v.value) for v in values)
-
+# declared in targets.py (typer-free, for the quick path); commands import them here
+from toolctl.cli.targets import project_of as project_of
+from toolctl.cli.targets import split_targets as split_targets
 
 REGISTRY_HELP = (
     "Tool file, tools directory or project root (default: the project found from the working "
@@ -159,78 +139,6 @@ def registry_path(registry: Path | None, alias: Path | None) -> Path | None:
     if registry is not None and alias is not None:
         raise typer.BadParameter("give --registry (or its old name --path), not both")
     return registry if registry is not None else alias
-
-
-_TOOL_FILES = (".yaml", ".yml")
-_CONFIG_FILES = ("toolctl.yaml", "pyproject.toml")
-
-
-def _holds_tools(directory: Path) -> bool:
-    """A project root or a tools directory: a config file, or tool files in it or one level
-    down (a handler package named like its tool holds none)."""
-    try:
-        if any((directory / name).is_file() for name in _CONFIG_FILES):
-            return True
-        for entry in os.scandir(directory):
-            if entry.name.endswith(_TOOL_FILES):
-                return True
-            nested = entry.is_dir(follow_symlinks=False) and not entry.name.startswith((".", "_"))
-            if nested and any(e.name.endswith(_TOOL_FILES) for e in os.scandir(entry.path)):
-                return True
-    except OSError:
-        return False
-    return False
-
-
-def _looks_like_path(arg: str) -> bool:
-    """A positional argument that names files rather than a tool (the old grammar): written
-    as a path, a tool file, or a directory holding tools (``tools.d``, a project root)."""
-    if "/" in arg or os.sep in arg or arg.startswith((".", "~")):
-        return True
-    if arg.endswith((*_TOOL_FILES, ".toml", ".json", ".d")):
-        return True
-    path = Path(arg)
-    return path.is_dir() and _holds_tools(path)
-
-
-def split_targets(args: list[str] | None) -> tuple[list[str], list[Path]]:
-    """Positional arguments as (tool names, registry paths).
-
-    Positionals name tools; one that is a path (it contains a slash, starts with a dot, ends in
-    .yaml/.yml/.toml/.d, or is a directory holding tools) is a registry path, as before the
-    grammar named tools, so ``toolctl test tools.d`` keeps working while ``toolctl test
-    calculator`` names the tool even beside a handler package ``calculator/``.
-    """
-    names: list[str] = []
-    paths: list[Path] = []
-    for arg in args or ():
-        if _looks_like_path(arg):
-            paths.append(Path(arg).expanduser())
-        else:
-            names.append(arg)
-    return names, paths
-
-
-def project_of(registry: Path | None = None, paths: list[Path] | None = None) -> Project:
-    """The project the command line names: ``--registry`` and/or positional paths.
-
-    Each is a tool file, a tools directory or a project root (:func:`toolctl.config.
-    find_project`); with several, the first gives the project and all give the tool paths.
-    """
-    from toolctl.config import find_project
-
-    given = [*(paths or []), *([registry] if registry is not None else [])]
-    if not given:
-        return find_project(None)
-    project = find_project(given[0])
-    if len(given) > 1:
-        tool_paths: list[Path] = []
-        for path in given:
-            for tool_path in find_project(path).tool_paths:
-                if tool_path not in tool_paths:
-                    tool_paths.append(tool_path)
-        project.tool_paths = tool_paths
-    return project
 
 
 ShutdownTimeoutOpt = Annotated[

@@ -21,7 +21,7 @@ def load(
     registry: Path | None = None, paths: list[Path] | None = None, *, packs: bool = True
 ) -> Registry:
     """The registry named by ``--registry`` and/or positional paths, with every diagnostic."""
-    from toolctl.cli.options import project_of
+    from toolctl.cli.targets import project_of
     from toolctl.loader import load_registry
 
     return load_registry(project=project_of(registry, paths), packs=packs)
@@ -131,7 +131,7 @@ def state_store(
 ) -> RunStore | None:
     """The run history: ``--state`` (a file or a ``postgresql://`` URL) or the project's (None
     when an SQLite history does not exist yet and ``create`` is false)."""
-    from toolctl.cli.options import project_of
+    from toolctl.cli.targets import project_of
     from toolctl.config import check_state
     from toolctl.errors import ConfigError, UsageError
     from toolctl.runtime.history.sqlite import is_url, open_store, state_location

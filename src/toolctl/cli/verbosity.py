@@ -9,13 +9,18 @@ helpers read it: ``-q`` leaves only errors and the command's result, ``-v`` adds
 from __future__ import annotations
 
 import functools
-import inspect
 import typing
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import typer
+if TYPE_CHECKING:
+    import inspect
+
+    import typer
+
+T = TypeVar("T")
+
 
 QUIET, NORMAL, VERBOSE = -1, 0, 1
 # The level of the command running in this context (a ContextVar: in-process callers such as
@@ -23,16 +28,24 @@ QUIET, NORMAL, VERBOSE = -1, 0, 1
 _LEVEL: ContextVar[int] = ContextVar("toolctl_verbosity", default=NORMAL)
 _WRAPPED = "__toolctl_verbosity__"
 
-VerboseOpt = Annotated[
-    bool,
-    typer.Option(
+
+def _options() -> dict[str, Any]:
+    import typer  # only where Typer builds a command: the quick path never asks
+
+    verbose = typer.Option(
         "--verbose", "-v", help="Report everything, not only problems: info notes, every case."
-    ),
-]
-QuietOpt = Annotated[
-    bool,
-    typer.Option("--quiet", "-q", help="Say less: only errors and the command's result."),
-]
+    )
+    quiet = typer.Option("--quiet", "-q", help="Say less: only errors and the command's result.")
+    return {"VerboseOpt": Annotated[bool, verbose], "QuietOpt": Annotated[bool, quiet]}
+
+
+def __getattr__(name: str) -> Any:
+    # ``VerboseOpt``/``QuietOpt`` (the ``Annotated`` declarations) are built on first use: the
+    # output helpers read :func:`quiet` from this module without importing Typer.
+    if name in ("VerboseOpt", "QuietOpt"):
+        globals().update(_options())
+        return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def level() -> int:
@@ -50,7 +63,18 @@ def verbose() -> bool:
     return _LEVEL.get() >= VERBOSE
 
 
+def at_level(loud: bool, hushed: bool, call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``call(*args, **kwargs)`` with :func:`level` set from ``-v`` (loud) / ``-q`` (hushed)."""
+    token = _LEVEL.set(VERBOSE if loud else QUIET if hushed else NORMAL)
+    try:
+        return call(*args, **kwargs)
+    finally:
+        _LEVEL.reset(token)
+
+
 def _parameter(name: str, annotation: Any) -> inspect.Parameter:
+    import inspect  # (with Typer, which imports it anyway; not on the quick path)
+
     return inspect.Parameter(
         name, inspect.Parameter.KEYWORD_ONLY, default=False, annotation=annotation
     )
@@ -60,6 +84,8 @@ def with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
     """``callback`` taking ``-v``/``-q`` too, with :func:`level` set while it runs."""
     if getattr(callback, _WRAPPED, False):
         return callback
+    import inspect
+
     signature = inspect.signature(callback)
     hints = typing.get_type_hints(callback, include_extras=True)
     params = [
@@ -67,9 +93,9 @@ def with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
     ]
     own = {p.name for p in params}
     if "verbose" not in own:
-        params.append(_parameter("verbose", VerboseOpt))
+        params.append(_parameter("verbose", __getattr__("VerboseOpt")))
     if "quiet" not in own:
-        params.append(_parameter("quiet", QuietOpt))
+        params.append(_parameter("quiet", __getattr__("QuietOpt")))
     # keyword-only parameters must follow the others; Typer reads them all the same
     params.sort(key=lambda p: p.kind == inspect.Parameter.KEYWORD_ONLY)
 
@@ -78,12 +104,10 @@ def with_verbosity(callback: Callable[..., Any]) -> Callable[..., Any]:
         loud = kwargs["verbose"] if "verbose" in own else kwargs.pop("verbose", False)
         hushed = kwargs["quiet"] if "quiet" in own else kwargs.pop("quiet", False)
         if loud and hushed:
+            import typer
+
             raise typer.BadParameter("give -v/--verbose or -q/--quiet, not both")
-        token = _LEVEL.set(VERBOSE if loud else QUIET if hushed else NORMAL)
-        try:
-            return callback(*args, **kwargs)
-        finally:
-            _LEVEL.reset(token)
+        return at_level(loud, hushed, callback, *args, **kwargs)
 
     wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in params}

@@ -16,7 +16,6 @@ and ``out``, both given or made here).
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -48,6 +47,8 @@ class _Spool:
 
     def __init__(self, indent: int | None) -> None:
         self.indent = indent
+        import tempfile  # (with shutil and random) only once an export has entries to spool
+
         self.file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by write_export
         self.end = 0
 

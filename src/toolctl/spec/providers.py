@@ -6,7 +6,6 @@ Kept below the exporters so that loading a registry can warn about a misspelt pr
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Iterable
 
@@ -56,6 +55,8 @@ def provider_key_problems(spec: ToolSpec, also_known: Iterable[str] = ()) -> lis
     for key in spec.provider_options:
         if key in known or key.startswith("x-"):
             continue
+        import difflib  # only for an unknown key: a plain load never gets here
+
         near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
         out.append(
             warning(

@@ -1,0 +1,170 @@
+"""The quick path: a plain ``toolctl lint`` or ``toolctl export`` run without Typer.
+
+Importing Typer (with the click it vendors) costs about as much as a warm ``lint``'s own work
+and more than a warm ``export``'s. Hooks and loops run these two with a handful of options, so a
+command line made only of the options below, each with a value its command takes as it is, is
+parsed here and handed to the command's work (:func:`toolctl.cli.linting.run`,
+:func:`toolctl.cli.exporting.run`) behind the CLI's one error boundary. Anything else (help,
+completion, an option not listed, ``--opt=value``, a value Typer would refuse or convert, a
+repeated single-valued option) returns None and Typer parses the command line as always, so its
+rules and messages stay the only ones. ``tests/cli/test_quick.py`` checks the tables against
+the Typer declarations and the output of both paths against each other.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from toolctl.cli.startup import long_lived
+
+FLAG, OFF, VALUE, MANY = "flag", "off", "value", "many"  # how an option takes its value
+Convert = Callable[[str], Any]
+# flag -> (parameter, kind, convert) for VALUE and MANY; convert raises ValueError to refuse
+Options = dict[str, tuple[str, str, Convert | None]]
+_DIGITS = re.compile(r"[0-9]+\Z")
+
+
+def _path(text: str) -> Path:
+    # Only text a Path keeps as written (Typer's message would quote it otherwise); "-" is
+    # stdin/stdout for some options: Typer's.
+    if text == "-" or str(Path(text)) != text:
+        raise ValueError(text)
+    return Path(text)
+
+
+def _count(text: str) -> int:
+    if not _DIGITS.match(text):  # Typer's messages for "-1", "two", "+3"
+        raise ValueError(text)
+    return int(text)
+
+
+def _one_of(*values: str) -> Convert:
+    def convert(text: str) -> str:
+        if text not in values:  # Typer's message (and its case rules) for the others
+            raise ValueError(text)
+        return text
+
+    return convert
+
+
+def _common(**extra: tuple[str, str, Convert | None]) -> Options:
+    options: Options = {
+        "--registry": ("registry", VALUE, _path),
+        "--tool": ("tool", MANY, str),
+        "--packs": ("packs", FLAG, None),
+        "--no-packs": ("packs", OFF, None),
+        "--verbose": ("verbose", FLAG, None),
+        "--quiet": ("quiet", FLAG, None),
+    }
+    # keyword names stand for the long flags: __fail_on is --fail-on
+    options.update({flag.replace("_", "-"): spec for flag, spec in extra.items()})
+    for short, long in (("-r", "--registry"), ("-t", "--tool"), ("-v", "--verbose")):
+        options[short] = options[long]
+    options["-q"] = options["--quiet"]
+    return options
+
+
+# ``-f markdown`` (only with --list-rules) and the listing options stay with Typer.
+LINT = _common(
+    __format=("fmt", VALUE, _one_of("text", "json", "sarif", "github")),
+    __fail_on=("fail_on", VALUE, _one_of("error", "warning", "info")),
+    __provider=("provider", VALUE, str),
+    __select=("select", VALUE, str),
+    __ignore=("ignore", VALUE, str),
+    __resolve=("resolve", FLAG, None),
+)
+LINT["-f"] = LINT["--format"]
+EXPORT = _common(
+    __provider=("provider", VALUE, str),
+    __format=("fmt", VALUE, str),
+    __tag=("tag", MANY, str),
+    __output=("output", VALUE, _path),
+    __indent=("indent", VALUE, _count),
+    __check=("check", FLAG, None),
+    __examples_in_description=("examples_in_description", FLAG, None),
+)
+EXPORT["-f"] = EXPORT["--format"]
+EXPORT["-o"] = EXPORT["--output"]
+COMMANDS = {"lint": LINT, "export": EXPORT}
+
+
+def parse(argv: list[str]) -> tuple[str, bool, dict[str, Any]] | None:
+    """``(command, no_cache, parameters)`` for a command line the quick path takes, else None.
+
+    ``parameters`` holds only what the command line gives (the command's defaults stand for
+    the rest), positionals as ``targets``.
+    """
+    no_cache = False
+    rest = list(argv)
+    while rest and rest[0] == "--no-cache":
+        no_cache = True
+        rest.pop(0)
+    if not rest or rest[0] not in COMMANDS or os.environ.get("_TOOLCTL_COMPLETE"):
+        return None
+    options = COMMANDS[rest[0]]
+    params: dict[str, Any] = {}
+    args = iter(rest[1:])
+    for arg in args:
+        if not arg.startswith("-"):
+            params.setdefault("targets", []).append(arg)
+            continue
+        spec = options.get(arg)
+        if spec is None:  # help, "--", "--opt=value", "-vq", an option not listed: Typer's
+            return None
+        name, kind, convert = spec
+        if kind in (FLAG, OFF):
+            params[name] = kind == FLAG
+            continue
+        value = next(args, None)
+        if value is None or value.startswith("-") or (kind == VALUE and name in params):
+            return None
+        assert convert is not None
+        try:
+            converted = convert(value)
+        except ValueError:
+            return None
+        if kind == MANY:
+            params.setdefault(name, []).append(converted)
+        else:
+            params[name] = converted
+    if params.get("verbose") and params.get("quiet"):
+        return None  # Typer's message: not both
+    return rest[0], no_cache, params
+
+
+def run(argv: list[str]) -> int | None:
+    """Run ``argv`` on the quick path and return its exit code; None when Typer must parse it.
+
+    Process-wide settings are left as :func:`toolctl.cli.boundary.apply_root` made them (the
+    in-process caller restores them)."""
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    command, no_cache, params = parsed
+    with long_lived():  # the command's modules live until the process ends
+        from toolctl.cli import verbosity
+        from toolctl.cli.boundary import apply_root, guarded
+
+        work: Callable[..., int]
+        if command == "lint":
+            from toolctl.cli import linting
+            from toolctl.cli.choices import FailOn, ReportFormat
+
+            work = linting.run
+
+            if "fmt" in params:
+                params["fmt"] = ReportFormat(params["fmt"])
+            if "fail_on" in params:
+                params["fail_on"] = FailOn(params["fail_on"])
+        else:
+            from toolctl.cli import exporting
+
+            work = exporting.run
+    apply_root(no_cache)
+    loud = bool(params.get("verbose")) if command == "export" else params.pop("verbose", False)
+    hushed = params.pop("quiet", False)
+    return guarded(lambda: verbosity.at_level(loud, hushed, work, **params))
