@@ -159,11 +159,21 @@ def _seal(payload: bytes, key: bytes) -> bytes:
 def _unseal(blob: bytes, key: bytes) -> bytes | None:
     """The payload of a sealed ``blob``; None when it is truncated, garbage, hand-edited or
     sealed under another key."""
-    header, _, payload = blob.partition(b"\n")
-    return payload if hmac.compare_digest(header, _MAGIC + b" " + _mac(payload, key)) else None
+    start = unsealed_at(blob, key)
+    return blob[start:] if start is not None else None
 
 
-def _mac(payload: bytes, key: bytes) -> bytes:
+def unsealed_at(blob: bytes, key: bytes) -> int | None:
+    """Where the payload of a sealed ``blob`` starts (see :func:`_unseal`), without copying
+    it: a large entry (the search index) is read in place."""
+    end = blob.find(b"\n")
+    if end < 0:
+        return None
+    payload = memoryview(blob)[end + 1 :]
+    return end + 1 if hmac.compare_digest(blob[:end], _MAGIC + b" " + _mac(payload, key)) else None
+
+
+def _mac(payload: bytes | memoryview, key: bytes) -> bytes:
     return hmac.new(key, payload, hashlib.sha256).hexdigest().encode()
 
 

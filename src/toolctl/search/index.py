@@ -50,6 +50,27 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+CHUNK = 2048  # kept vectors widened this many at a time (see cosines)
+
+
+def cosines(vectors: NDArray[Any], unit: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``vectors @ unit`` as float32. A kept index holds half floats: they are widened a chunk
+    at a time into one small buffer, not all at once (10,000 tools would be 15 MiB of fresh
+    memory per search, more than the products cost)."""
+    import numpy as np
+
+    if vectors.dtype == np.float32:
+        out: NDArray[np.float32] = vectors @ unit
+        return out
+    out = np.empty(len(vectors), dtype=np.float32)
+    buffer = np.empty((min(CHUNK, len(vectors)), vectors.shape[1]), dtype=np.float32)
+    for start in range(0, len(vectors), CHUNK):
+        rows = vectors[start : start + CHUNK]
+        np.copyto(buffer[: len(rows)], rows)
+        np.matmul(buffer[: len(rows)], unit, out=out[start : start + len(rows)])
+    return out
+
+
 class SearchIndex:
     """Ranks a fixed list of tools for queries; build it once, query it many times."""
 
@@ -78,7 +99,7 @@ class SearchIndex:
         """Index ``docs`` (field name -> text, one per name); with ``embedder``, vectors too,
         taken from ``known`` (text_key -> vector, from a previous index) where the text is
         the same: the encoder is the costly part of a build."""
-        from toolctl.search.embed import MODEL
+        from toolctl.search.embed import MODEL, TOOL_TOKENS
 
         lexical = Lexical.build(docs)
         if embedder is None:
@@ -91,7 +112,7 @@ class SearchIndex:
         missing = [i for i, k in enumerate(keys) if k not in known]
         vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         if missing:
-            vectors[missing] = embedder.embed([texts[i] for i in missing])
+            vectors[missing] = embedder.embed([texts[i] for i in missing], TOOL_TOKENS)
         for row, key in enumerate(keys):
             if key in known:
                 vectors[row] = known[key]
@@ -123,7 +144,7 @@ class SearchIndex:
             return lexical
         import numpy as np
 
-        cosine = self.vectors @ embedder.embed([query])[0]
+        cosine = cosines(self.vectors, embedder.embed([query])[0])
         fused: NDArray[Any] = ALPHA * np.clip(cosine, 0.0, 1.0)
         for number, score in lexical.items():
             fused[number] += (1.0 - ALPHA) * score

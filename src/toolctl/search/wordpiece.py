@@ -15,6 +15,7 @@ from pathlib import Path
 
 VOCAB = Path(__file__).parent / "data" / "vocab.txt"
 MAX_WORD = 100
+LOOKUPS = 400  # pieces looked up in the text before the dictionary is made
 
 
 def _is_punctuation(char: str) -> bool:
@@ -72,22 +73,45 @@ def words(text: str) -> list[str]:
 
 
 class WordPiece:
-    """Text to token ids with a WordPiece vocabulary (one token a line, ids in line order)."""
+    """Text to token ids with a WordPiece vocabulary (one token a line, ids in line order).
 
-    def __init__(self, vocab: dict[str, int]) -> None:
-        self.vocab = vocab
-        self.unknown = vocab["[UNK]"]
-        self.first = vocab["[CLS]"]
-        self.last = vocab["[SEP]"]
-        self.pad = vocab["[PAD]"]
+    A query looks up a few dozen pieces: they are found in the vocabulary's text (a line's
+    number is its id), which costs less than the dictionary of 30,522 entries that encoding
+    many texts (an index build) makes after :data:`LOOKUPS` lookups."""
+
+    def __init__(self, text: str) -> None:
+        self._text = "\n" + text.rstrip("\n") + "\n"
+        self._vocab: dict[str, int] | None = None
+        self._lookups = 0
+        self.unknown = self._require("[UNK]")
+        self.first = self._require("[CLS]")
+        self.last = self._require("[SEP]")
+        self.pad = self._require("[PAD]")
 
     @classmethod
     def read(cls, path: Path = VOCAB) -> WordPiece:
         """The tokenizer of the vocabulary file at ``path``."""
-        tokens = path.read_text(encoding="utf-8").split("\n")
-        if tokens and not tokens[-1]:
-            tokens.pop()
-        return cls(dict(zip(tokens, range(len(tokens)), strict=True)))
+        return cls(path.read_text(encoding="utf-8"))
+
+    def _require(self, token: str) -> int:
+        found = self.id(token)
+        if found is None:
+            raise ValueError(f"the vocabulary has no {token}")
+        return found
+
+    def id(self, piece: str) -> int | None:
+        """The id of ``piece``, or None when it is not in the vocabulary."""
+        if self._vocab is not None:
+            return self._vocab.get(piece)
+        self._lookups += 1
+        if self._lookups > LOOKUPS:
+            tokens = self._text[1:-1].split("\n")
+            self._vocab = dict(zip(tokens, range(len(tokens)), strict=True))
+            return self._vocab.get(piece)
+        if "\n" in piece:
+            return None
+        at = self._text.find("\n" + piece + "\n")
+        return None if at < 0 else self._text.count("\n", 0, at)
 
     def _pieces(self, word: str) -> list[int]:
         if len(word) > MAX_WORD:
@@ -97,7 +121,7 @@ class WordPiece:
         while start < len(word):
             for end in range(len(word), start, -1):
                 piece = word[start:end] if start == 0 else "##" + word[start:end]
-                found = self.vocab.get(piece)
+                found = self.id(piece)
                 if found is not None:
                     ids.append(found)
                     start = end
