@@ -581,6 +581,19 @@ def _expanded_depths(schema: Any, depth: dict[int, int]) -> None:
             stack.append([child, _edges(child, schema), 0])
 
 
+def _target(schema: dict[str, Any], ref: str) -> Any:
+    """What the local ``ref`` names in ``schema`` (None: nothing); a bundled reference,
+    ``#/$defs/Name`` with no escape in the name, is one lookup."""
+    name = ref[8:] if ref.startswith("#/$defs/") else ""
+    defs = schema.get("$defs")
+    if name and "/" not in name and "~" not in name and "%" not in name and type(defs) is dict:
+        return defs.get(name)
+    try:
+        return resolve_pointer(schema, parse_pointer(ref[1:]))
+    except (KeyError, ValueError):
+        return None
+
+
 def _tree_depth(schema: dict[str, Any], known: dict[int, int]) -> int | None:
     """:func:`expanded_depth` of a schema whose own part is a tree and whose every local
     ``$ref`` names a shared definition of ``known`` depth (a bundled schema without local
@@ -596,10 +609,7 @@ def _tree_depth(schema: dict[str, Any], known: dict[int, int]) -> int | None:
         if type(node) is dict:
             ref = node.get("$ref")
             if type(ref) is str and ref.startswith("#"):
-                try:
-                    target = resolve_pointer(schema, parse_pointer(ref[1:]))
-                except (KeyError, ValueError):
-                    target = None
+                target = _target(schema, ref)
                 if type(target) is dict or type(target) is list:
                     below = known.get(id(target))
                     if below is None:
