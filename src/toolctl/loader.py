@@ -319,7 +319,6 @@ def _check_schemas(
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
     from toolctl import refs
-    from toolctl.schema import check_schema
 
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
@@ -386,7 +385,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in check_schema(schema, patterns=patterns):
+        for sp in _schema_problems(schema, known, ctx.bundler, patterns):
             out.append(
                 error(
                     loc((*at, *sp.path)),
@@ -410,6 +409,26 @@ def _check_schemas(
             bad.add(key)
         bundled[key] = schema
     return bundled, bad
+
+
+def _schema_problems(
+    schema: Any, known: dict[int, int] | None, bundler: Any, patterns: bool
+) -> list[Any]:
+    """:func:`~toolctl.schema.check_schema` of a bundled schema, with the shared definitions
+    of ``known`` (ids) checked once per load by ``bundler`` instead of once per tool: only the
+    tool's own part is checked here when they are all valid. Any problem: the whole schema is
+    checked, so the messages and paths are those of checking it whole."""
+    from toolctl.schema import DEFAULT_DIALECT, check_schema, dialect_of
+
+    defs = schema.get("$defs") if isinstance(schema, dict) else None
+    if known and isinstance(defs, dict) and dialect_of(schema) == DEFAULT_DIALECT:
+        shared = [node for node in defs.values() if id(node) in known]
+        own = {**schema, "$defs": {k: v for k, v in defs.items() if id(v) not in known}}
+        if all(bundler.schema_valid(node, patterns) for node in shared) and not check_schema(
+            own, patterns=patterns
+        ):
+            return []
+    return check_schema(schema, patterns=patterns)
 
 
 def _schemas_beside(

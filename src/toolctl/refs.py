@@ -27,7 +27,7 @@ from urllib.parse import unquote
 
 from toolctl.errors import YamlError
 from toolctl.refscope import ALLOWED, RefScope
-from toolctl.schema import NOT_SCHEMAS
+from toolctl.schema import NOT_SCHEMAS, check_schema
 from toolctl.yamlsrc import Document, JsonPath, real_path
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -189,6 +189,8 @@ class Bundler:
         self.touch = touch
         self._outcomes: dict[tuple[RefScope, str, str], _Definition | _Failure] = {}
         self._defs: dict[_Key, _Definition] = {}
+        # by (id of a definition's node, held by _defs; whether patterns were compiled)
+        self._valid: dict[tuple[int, bool], bool] = {}
 
     def resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
         """What the non-local ``ref`` written in ``from_file`` names (memoised per load)."""
@@ -288,6 +290,16 @@ class Bundler:
             out.append(found)
             stack += reversed(found.deps)
         return out
+
+    def schema_valid(self, node: Any, patterns: bool) -> bool:
+        """Whether a shared definition's ``node`` is a valid 2020-12 schema on its own
+        (meta-validation, and its patterns compile when ``patterns``): checked once per load,
+        not once per referencing tool. Validity of ``$defs`` entries is entry by entry, so a
+        tool's schema is valid when its own part is and each definition it holds is."""
+        memo = self._valid.get((id(node), patterns))
+        if memo is None:
+            memo = self._valid[id(node), patterns] = not check_schema(node, patterns=patterns)
+        return memo
 
     def structure(self, found: _Definition) -> tuple[int, bool]:
         """(expanded depth, whether an endless cycle runs through it) of one definition,
@@ -569,6 +581,53 @@ def _expanded_depths(schema: Any, depth: dict[int, int]) -> None:
             stack.append([child, _edges(child, schema), 0])
 
 
+def _target(schema: dict[str, Any], ref: str) -> Any:
+    """What the local ``ref`` names in ``schema`` (None: nothing); a bundled reference,
+    ``#/$defs/Name`` with no escape in the name, is one lookup."""
+    name = ref[8:] if ref.startswith("#/$defs/") else ""
+    defs = schema.get("$defs")
+    if name and "/" not in name and "~" not in name and "%" not in name and type(defs) is dict:
+        return defs.get(name)
+    try:
+        return resolve_pointer(schema, parse_pointer(ref[1:]))
+    except (KeyError, ValueError):
+        return None
+
+
+def _tree_depth(schema: dict[str, Any], known: dict[int, int]) -> int | None:
+    """:func:`expanded_depth` of a schema whose own part is a tree and whose every local
+    ``$ref`` names a shared definition of ``known`` depth (a bundled schema without local
+    references of its own): one pass, each container at its level, none measured twice. None
+    when a reference names anything else (then the general walk decides)."""
+    best = 0
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        node, level = pop()
+        if level > best:
+            best = level
+        if type(node) is dict:
+            ref = node.get("$ref")
+            if type(ref) is str and ref.startswith("#"):
+                target = _target(schema, ref)
+                if type(target) is dict or type(target) is list:
+                    below = known.get(id(target))
+                    if below is None:
+                        return None
+                    best = max(best, level + below)
+            children: Any = [v for k, v in node.items() if k not in NOT_SCHEMAS]
+        else:
+            children = node
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                below = known.get(id(child))
+                if below is None:
+                    push((child, level + 1))
+                elif level + below > best:
+                    best = level + below
+    return best
+
+
 def reference_structure(
     schema: Any,
     *,
@@ -586,7 +645,8 @@ def reference_structure(
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
         return 0, []
-    depth = expanded_depth(schema, known)
+    tree = None if known is None or local else _tree_depth(schema, known)
+    depth = expanded_depth(schema, known) if tree is None else tree
     if depth > MAX_EXPANDED_DEPTH:
         return depth, []  # the cycle search recurses along the chains: not on this one
     if known is not None and not local:

@@ -359,6 +359,29 @@ def test_a_broken_shared_reference_leaves_out_every_tool_using_it(registry_of: A
     assert not registry.tools  # both tools are left out, not only the first
 
 
+def test_an_invalid_shared_definition_fails_every_tool_naming_it(registry_of: Any) -> None:
+    # shared definitions are checked once per load: each tool still gets the whole check's error
+    files = _sharing(2)
+    files["tools.d/schemas/common.schema.yaml"] = SHARED[
+        "tools.d/schemas/common.schema.yaml"
+    ].replace("pattern: '^[A-Z]{2}$'", "pattern: '(unclosed'")
+    broken = registry_of(files)
+    assert [(d.code, d.tool) for d in broken.diagnostics] == [("TC301", "t0"), ("TC301", "t1")]
+    assert all("(unclosed" in d.message for d in broken.diagnostics)
+    assert not broken.tools
+
+
+def test_a_tool_own_schema_error_is_found_beside_valid_shared_ones(registry_of: Any) -> None:
+    files = _sharing(2)
+    files["tools.d/t1.yaml"] = files["tools.d/t1.yaml"].replace(
+        "  required: [place]\n", "  required: [place]\n  minProperties: many\n"
+    )
+    registry = registry_of(files)
+    [diag] = registry.diagnostics
+    assert (diag.code, diag.tool, diag.file, diag.line) == ("TC301", "t1", "tools.d/t1.yaml", 11)
+    assert sorted(registry.tools) == ["t0"]
+
+
 def test_a_refused_reference_is_located_in_each_referencing_tool(registry_of: Any) -> None:
     files = {
         f"tools.d/t{i}.yaml": _tool(
