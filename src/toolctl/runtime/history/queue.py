@@ -99,6 +99,7 @@ def make_app(url: str, pool_max: int | None = None, job: Callable[..., None] | N
     from procrastinate import RetryStrategy
 
     from toolctl.runtime.errors import StateError
+
     if pool_max is None:
         connector = PsycopgConnector(conninfo=url)
     else:  # (Procrastinate checks each pooled connection before use itself)
