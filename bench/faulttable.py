@@ -142,7 +142,12 @@ class Fleet:
         )
 
     def start_worker(self, i: int) -> None:
-        self.workers[i] = subprocess.Popen(
+        # the worker's log, appended to by each one started in slot i (read when a row fails)
+        with (self.root / f"worker{i}.log").open("a") as log:
+            self.workers[i] = self._worker(log)
+
+    def _worker(self, log: Any) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -158,7 +163,7 @@ class Fleet:
             cwd=self.root,
             env={**child_env(self.root, self.url), **self.environ},
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=log,
             start_new_session=True,
         )
 
@@ -192,6 +197,7 @@ class Fleet:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.servers[i].proc.wait(30)
             self.stacks[i].close()
+            self.keep_log(i)
         if gone:
             with ThreadPoolExecutor(len(gone)) as pool:
                 list(pool.map(self.start_replica, gone))
@@ -200,9 +206,18 @@ class Fleet:
             if proc is None or proc.poll() is not None:
                 self.start_worker(i)
 
+    def keep_log(self, i: int) -> None:
+        """Append replica ``i``'s server log to ``replica{i}.log`` (read when a row fails)."""
+        server = self.servers[i]
+        if server is not None:
+            with (self.root / f"replica{i}.log").open("a") as fh:
+                fh.writelines(server.log)
+            server.log.clear()
+
     def close(self) -> None:
-        for stack in self.stacks:
+        for i, stack in enumerate(self.stacks):
             stack.close()
+            self.keep_log(i)
         for proc in self.workers:
             if proc is not None:
                 kill(proc)
@@ -359,7 +374,7 @@ def judge(
         rec = by_mark.get(mark)
         if got["outcome"] == "lost" or (got.get("run") and rec is None):
             row.lost += 1
-            row.notes.append(f"{mark}: lost ({got})")
+            row.notes.append(f"{mark}: lost ({got}); its run: {_summary(rec)}")
         elif got["outcome"] == "answered":
             row.answered += 1
         else:
@@ -374,13 +389,22 @@ def judge(
             continue
         if rec.status == "running" and (rec.lease_expires or now) < now:
             row.stuck += 1
-            row.notes.append(f"{mark}: stuck running")
+            row.notes.append(f"{mark}: stuck running ({_summary(rec)})")
         done = marks / f"{mark}.done"
         finishers = {int(p) for p in done.read_text().split()} if done.exists() else set()
         # a handler that returned in a process that lived on: its run must say succeeded
         if finishers - _killed(marks) and rec.status != "succeeded":
             row.misrecorded += 1
-            row.notes.append(f"{mark}: finished, recorded {rec.status}")
+            row.notes.append(f"{mark}: finished, recorded {rec.status} ({_summary(rec)})")
+
+
+def _summary(rec: Any) -> str:
+    """What the history says of a run, for a row's notes."""
+    if rec is None:
+        return "none"
+    owner = f"{rec.owner} (host {rec.owner_host}, pid {rec.owner_pid})"
+    error = (rec.error or {}).get("message", "")
+    return f"{rec.run_id} {rec.status}, owner {owner}, error {error!r}, notes {rec.notes}"
 
 
 def _requeued(rec: Any) -> bool:

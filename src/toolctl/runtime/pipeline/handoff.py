@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import time
 from typing import TYPE_CHECKING, Any
 
 from toolctl.runtime.history import heartbeat, ledger
@@ -23,8 +24,9 @@ from toolctl.runtime.result import ErrorCode
 from toolctl.runtime.sync import run_sync
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from toolctl.registry import Registry
-    from toolctl.runtime.history.postgres import PostgresStore
     from toolctl.runtime.history.records import RunStore
 
 log = logging.getLogger("toolctl.worker")
@@ -82,33 +84,84 @@ def finish(call: Call) -> int:
 
 def run_job(context: Any, run_id: str, token: str) -> None:
     """The queue's task (:data:`~toolctl.runtime.history.queue.TASK`): claim run ``run_id``
-    from ``token`` and finish it (see :mod:`toolctl.runtime.history.queue`)."""
+    from ``token`` and finish it (see :mod:`toolctl.runtime.history.queue`).
+
+    From the claim until the handler starts, a database that goes away (a restart, an
+    outage) is waited out here, not by a retry of the job: once claimed, the run is this
+    job's, and a retried job could not claim it again (the claim is a compare-and-set from
+    ``token``), so the run would stay ``running`` under a process that no longer runs it."""
     from toolctl.runtime.history.sqlite import open_store
 
     url = context.additional_context["toolctl_state"]
-    store = open_store(url)
+    store = open_store(url)  # before any claim: a failure here is retried by the queue
     mine = f"worker-{secrets.token_hex(8)}"
     lease = float(context.additional_context.get("toolctl_lease", LEASE_S))
-    if not ledger.take(store, run_id, token, mine, lease):
-        log.info("run %s: not claimed (cancelled, or taken by another job)", run_id)
-        return
-    log.info("run %s: claimed by %s on %s", run_id, mine, HOST)
     locator = context.additional_context.get("toolctl_registry")
-    execute_claimed(store, run_id, mine, locator, lease)  # type: ignore[arg-type]
-
-
-def execute_claimed(
-    store: PostgresStore,
-    run_id: str,
-    owner: str,
-    locator: dict[str, Any] | None = None,
-    lease: float = LEASE_S,
-) -> None:
-    """Run the claimed run to its end, renewing the lease; abort it if it stops being ours.
-    ``locator``: the worker's own project, instead of the path the run was started from."""
-    call = prepare(store, run_id, owner, locator)
+    # the worker shutting down, not its loop stopping because the database went away
+    # (then the loop waits for this job, and the claimed run must not be abandoned)
+    shutdown = context.additional_context.get("toolctl_stopping")
+    stopping = shutdown.is_set if shutdown is not None else context.should_abort
+    call = waiting_out_outages(
+        run_id, lambda: claim_and_prepare(store, run_id, token, mine, lease, locator), stopping
+    )
     if call is None:
+        heartbeat.release(run_id)  # held from a claim that is not to be run after all
         return
+    execute_prepared(store, call, mine, lease)
+
+
+# Seconds between attempts to reach the database while a claimed run waits to start: doubled
+# after each failure up to the second.
+OUTAGE_PAUSE = (0.25, 5.0)
+
+
+def waiting_out_outages(
+    run_id: str, step: Callable[[], Call | None], stopping: Callable[[], bool]
+) -> Call | None:
+    """``step()``, again after a pause each time the database is unavailable, until it
+    answers or ``stopping()`` (the worker shuts down: the run is left to the sweeps, which see
+    this process gone)."""
+    from toolctl.runtime.errors import DatabaseUnavailableError
+
+    pause = OUTAGE_PAUSE[0]
+    while True:
+        try:
+            return step()
+        except DatabaseUnavailableError as exc:
+            if stopping():
+                log.warning("run %s: the worker stops while the database is away", run_id)
+                return None
+            log.warning("run %s: %s; trying again in %g s", run_id, exc, pause)
+        time.sleep(pause)
+        pause = min(pause * 2, OUTAGE_PAUSE[1])
+
+
+def claim_and_prepare(
+    store: RunStore,
+    run_id: str,
+    token: str,
+    owner: str,
+    lease: float,
+    locator: dict[str, Any] | None = None,
+) -> Call | None:
+    """Claim run ``run_id`` from ``token`` for ``owner`` (or find it already ``owner``'s:
+    an earlier attempt of this job's claim committed but its answer was lost with the
+    connection), hold its lease, and :func:`prepare` it; None when it is not to be run here
+    (the caller releases the lease). Safe to call again after a database error."""
+    if not ledger.take(store, run_id, token, owner, lease):
+        rec = store.get(run_id)
+        if rec.status != ledger.RUNNING or rec.owner != owner:
+            log.info("run %s: not claimed (cancelled, or taken by another job)", run_id)
+            return None
+    log.info("run %s: claimed by %s on %s", run_id, owner, HOST)
+    heartbeat.hold(store, run_id, owner, lease, None)  # renewed from the claim on
+    return prepare(store, run_id, owner, locator)
+
+
+def execute_prepared(store: RunStore, call: Call, owner: str, lease: float) -> None:
+    """Execute a call prepared for ``owner``'s claim to its end, its lease held (and the run
+    aborted if the heartbeat finds it is no longer ``owner``'s)."""
+    run_id = call.state.run_id
     heartbeat.hold(store, run_id, owner, lease, call.state.abort)
     try:
         finish(call)
