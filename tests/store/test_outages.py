@@ -85,6 +85,28 @@ def test_the_pool_reconnects_as_soon_as_the_database_is_back(pg: pgcluster.Clust
         store.close()
 
 
+def test_a_statement_that_asked_during_an_outage_gets_a_connection_once_it_is_over(
+    pg: pgcluster.Cluster,
+) -> None:
+    """A statement waiting for a connection (its timeout, here 10 s) gets one when the
+    database is back, though the pool's own attempt for it gave up after 2 s; before, it
+    waited out its whole timeout and failed (a call's final write, leaving its run running)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    url = pg.create_database("comeback")
+    store = PostgresStore(url, sweep=False, connect_timeout=10)
+    try:
+        store.insert(record("r1"))
+        with ThreadPoolExecutor(1) as pool:
+            with refused(pg, "comeback"):
+                waiting = pool.submit(store.get, "r1")  # asks during the outage
+                time.sleep(4)  # the pool's attempt for it has given up
+                assert not waiting.done()
+            assert waiting.result().status == "running"
+    finally:
+        store.close()
+
+
 def test_a_constraint_error_is_not_retried(pg_url: str) -> None:
     store = PostgresStore(pg_url, sweep=False)
     try:

@@ -94,6 +94,11 @@ POOL_TIMEOUT_ENV, POOL_TIMEOUT = "TOOLCTL_STATE_POOL_TIMEOUT", 10.0
 # attempts until its default of 5 minutes, so after a long outage or a full connection table
 # its next attempt could come a minute after the database was back, and every caller waited.
 RECONNECT_S = 2.0
+# A statement waits for a connection in slices of this many seconds: psycopg_pool starts a new
+# connection attempt only when a caller asks, so one that asked during an outage, once that
+# attempt has given up (RECONNECT_S), would wait out its whole timeout even with the database
+# back; asking again each slice reconnects within a second or so of its return.
+WAIT_SLICE_S = RECONNECT_S + 1.0
 QUEUE_POOL_MAX = 4  # the enqueuing side's task-queue pool: at most this many (or the max above)
 
 
@@ -295,7 +300,7 @@ class PostgresStore:
             try:
                 # getconn/putconn rather than connection(): its ``with conn`` block would only
                 # commit or roll back nothing (autocommit), through the connection's lock
-                conn = self._pool.getconn(timeout=wait)
+                conn = self._getconn(wait)
                 try:
                     if prepared and not durable:
                         return self._writes.execute(conn, sql, args)
@@ -317,6 +322,21 @@ class PostgresStore:
                     raise self._unavailable(exc) from None
                 raise
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _getconn(self, wait: float | None) -> Any:
+        """A pooled connection, waiting at most ``wait`` seconds (default: the pool's
+        timeout) in slices of :data:`WAIT_SLICE_S`."""
+        from psycopg_pool import PoolTimeout
+
+        total = self._pool.timeout if wait is None else wait
+        deadline = time.monotonic() + total
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                return self._pool.getconn(timeout=max(min(left, WAIT_SLICE_S), 0.001))
+            except PoolTimeout:
+                if left <= WAIT_SLICE_S:
+                    raise PoolTimeout(f"couldn't get a connection after {total:.2f} sec") from None
 
     @staticmethod
     def _execute(conn: Any, sql: str, args: Any, *, durable: bool, fetch: bool) -> Any:
