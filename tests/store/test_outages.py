@@ -11,6 +11,7 @@ import json
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -119,24 +120,33 @@ def test_a_constraint_error_is_not_retried(pg_url: str) -> None:
         store.close()
 
 
-def test_a_call_whose_handler_ran_across_a_restart_succeeds(
+def test_a_call_whose_handler_ran_across_a_restart_or_an_outage_succeeds(
     project: Path, pg: pgcluster.Cluster
 ) -> None:
+    """The handler runs across a restart, then (a second call) the database is away when it
+    returns, for longer than a statement waits for a connection (1 s here): the final write
+    waits for it instead of failing, so the call succeeds and its run says so (it stayed
+    ``running`` before, under a live replica)."""
     url = pg.create_database("restart_call")
-    with replica(project, url) as server:
+    with replica(project, url, environ={"TOOLCTL_STATE_POOL_TIMEOUT": "1"}) as server:
         asyncio.run(call_tool(server.url, "quick", {"id": "warm"}))  # the pool is in use
 
-        async def scenario() -> dict[str, Any]:
-            call = asyncio.create_task(call_tool(server.url, "quick", {"id": "r", "seconds": 2}))
-            while not (project / "marks" / "r").exists():
+        async def scenario(mark: str, fault: Callable[[], Any]) -> dict[str, Any]:
+            call = asyncio.create_task(call_tool(server.url, "quick", {"id": mark, "seconds": 1}))
+            while not (project / "marks" / mark).exists():
                 await asyncio.sleep(0.05)
-            await asyncio.to_thread(restart, pg, "fast")
+            await asyncio.to_thread(fault)
             return await call
 
-        answer = asyncio.run(scenario())
-        assert answer["is_error"] is False, server.log
-        assert answer["status"] == "succeeded"
-        assert _status(url, answer["run"]) == "succeeded"
+        def away() -> None:
+            with refused(pg, "restart_call"):  # from before the handler returns, for 3 s
+                time.sleep(3)
+
+        for mark, fault in (("r", lambda: restart(pg, "fast")), ("o", away)):
+            answer = asyncio.run(scenario(mark, fault))
+            assert answer["is_error"] is False, (mark, server.log)
+            assert answer["status"] == "succeeded"
+            assert _status(url, answer["run"]) == "succeeded"
         assert not any("misconfigured" in line for line in server.log)
 
 

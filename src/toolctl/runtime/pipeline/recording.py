@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from toolctl.runtime.pipeline.views import Views
 
 
+# How long a run's final write to a shared store keeps trying while the database is away.
+FINAL_WRITE_PATIENCE_S = 60.0
+
 # The row fields that hold what the run showed: scrubbed of its secret values on the way in.
 # (The raw input and context of a pending run, needed to continue it, bound by MAC and removed
 # when it ends, are not views: kept as they are.)
@@ -185,8 +188,9 @@ class Recorder:
 
     @staticmethod
     def _kept(result: RunResult, found: str | None) -> None:
-        """Another writer (``runs cancel``) ended the run first: its state stands."""
-        if found is not None:
+        """Another writer (``runs cancel``) ended the run first: its state stands. (The same
+        state as ``result``'s: this call's own write, sent again after its answer was lost.)"""
+        if found is not None and found != result.status.value:
             result.notes.append(
                 f"the run was already {found} when it finished; that state was kept"
             )
@@ -194,13 +198,44 @@ class Recorder:
 
     def finish(self, result: RunResult, **extra: Any) -> None:
         """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
-        if self.store.capabilities.shared:  # only a shared store's runs are held
-            heartbeat.release(self.state.run_id)  # a failed final write: the sweep ends it
+        shared = self.store.capabilities.shared
+        if shared:  # only a shared store's runs are held
+            heartbeat.release(self.state.run_id)
         if not self.history and result.status.final and not self.recorded:
             return
         if not self.recorded and self.handler_started_at is not None:
             extra.setdefault("started_at", self.handler_started_at)
-        self._kept(result, self._write(self._record(result, **extra)))
+        fields = self._record(result, **extra)
+        if shared:
+            self._kept(result, self._write_patiently(fields))
+        else:
+            self._kept(result, self._write(fields))
+
+    def _write_patiently(self, fields: dict[str, Any]) -> str | None:
+        """The final write to a shared store, which a database outage does not lose at once:
+        what the handler did is known only to this process. While the database is
+        unavailable the write is tried again, a second apart, for up to
+        :data:`FINAL_WRITE_PATIENCE_S` (each attempt waits for a connection as any statement
+        does), the run's lease held meanwhile so no sweep takes the run as lost; after that
+        the error stands, and the run is left to the sweeps (``interrupted``)."""
+        from toolctl.runtime.errors import DatabaseUnavailableError
+
+        deadline, held = time.monotonic() + FINAL_WRITE_PATIENCE_S, False
+        try:
+            while True:
+                try:
+                    return self._write(fields)
+                except DatabaseUnavailableError:
+                    if time.monotonic() >= deadline or self.owner is None:
+                        raise
+                    if not held:
+                        lease = heartbeat.lease_for(self.store, self.state.timeout)
+                        heartbeat.hold(self.store, self.state.run_id, self.owner, lease)
+                        held = True
+                time.sleep(1.0)
+        finally:
+            if held:
+                heartbeat.release(self.state.run_id)
 
     async def finish_async(self, result: RunResult) -> None:
         """:meth:`finish` through the history writer (off the event loop when it is busy)."""
