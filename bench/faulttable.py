@@ -79,6 +79,7 @@ class Row:
     misrecorded: int = 0
     recovery_s: float = 0.0
     notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0  # how long the row took (load, recovery, replacing the fleet, referee)
 
     def cells(self) -> list[str]:
         return [
@@ -472,6 +473,7 @@ def run_row(
     handlers run in the replica (calls) or the worker (background runs) process, so the pids
     killed are those whose finished handlers may go unrecorded."""
     row = Row(name)
+    began = time.monotonic()
     prefix = f"row{index}"
     with contextlib.ExitStack() as stack:
         if fault is _limited:
@@ -482,6 +484,7 @@ def run_row(
     fleet.revive()
     runs = settle(fleet.url)
     judge(row, outcomes, runs, fleet.root / "marks")
+    row.seconds = time.monotonic() - began
     return row
 
 
@@ -532,6 +535,7 @@ def main() -> None:
         rows = run_table(cluster, Path(tmp), args.calls, args.outage, args.only)
         print(markdown(rows))
         print(f"\n({args.calls} calls a row, {time.monotonic() - t0:.0f} s in all)")
+        print(", ".join(f"{row.name}: {row.seconds:.0f} s" for row in rows))
         if args.verbose:
             for row in rows:
                 for note in row.notes:

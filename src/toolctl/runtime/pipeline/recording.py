@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 # How long a run's final write to a shared store keeps trying while the database is away.
-FINAL_WRITE_PATIENCE_S = 60.0
+FINAL_WRITE_PATIENCE_S = 30.0
 
 # The row fields that hold what the run showed: scrubbed of its secret values on the way in.
 # (The raw input and context of a pending run, needed to continue it, bound by MAC and removed
