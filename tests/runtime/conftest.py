@@ -65,3 +65,19 @@ def make_registry(project: Path) -> Callable[[dict[str, str]], Registry]:
         return toolctl.load()
 
     return make
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """The background runs handed off (run id, hand-off token), their workers not started:
+    left for the test to run (``runtime.pipeline.handoff``)."""
+    from toolctl.runtime.execution import background
+
+    queued: list[tuple[str, str]] = []
+
+    def spawn(store: object, run_id: str, token: str, registry: object, **kw: object) -> int:
+        queued.append((run_id, token))
+        return 0
+
+    monkeypatch.setattr(background, "spawn", spawn)
+    return queued

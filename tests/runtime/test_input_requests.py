@@ -14,7 +14,6 @@ import pytest
 
 from toolctl.registry import Registry
 from toolctl.runtime import api, clientask
-from toolctl.runtime.execution import background
 from toolctl.runtime.pipeline import handoff as worker
 from toolctl.runtime.result import RunStatus
 
@@ -74,19 +73,6 @@ def ran() -> Iterator[list[str]]:
 @pytest.fixture
 def areg(make_registry: Callable[[dict[str, str]], Registry]) -> Registry:
     return make_registry({"asking.yaml": TOOLS})
-
-
-@pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """The queued runs (run id, owner token), their workers left for the test to run."""
-    queued: list[tuple[str, str]] = []
-
-    def spawn(store: Any, run_id: str, token: str, registry: Any, **kw: Any) -> int:
-        queued.append((run_id, token))
-        return 0
-
-    monkeypatch.setattr(background, "spawn", spawn)
-    return queued
 
 
 def _answers(**given: Any) -> dict[str, Any]:

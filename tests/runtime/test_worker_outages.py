@@ -10,27 +10,11 @@ import sys
 import textwrap
 from typing import Any
 
-import pytest
-
 from toolctl.registry import Registry
 from toolctl.runtime import api
 from toolctl.runtime.errors import DatabaseUnavailableError
-from toolctl.runtime.execution import background
 from toolctl.runtime.history.records import RunStore
 from toolctl.runtime.pipeline import handoff
-
-
-@pytest.fixture
-def queued(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
-    """The runs handed to the task queue (run id, hand-off token), left for the test to run."""
-    runs: list[tuple[str, str]] = []
-
-    def spawn(store: Any, run_id: str, token: str, registry: Any, **kw: Any) -> int:
-        runs.append((run_id, token))
-        return 0
-
-    monkeypatch.setattr(background, "spawn", spawn)
-    return runs
 
 
 class Outage:
@@ -59,11 +43,11 @@ class Outage:
 
 
 def test_a_claim_whose_answer_was_lost_runs_once_when_the_database_answers(
-    reg: Registry, queued: list[tuple[str, str]]
+    reg: Registry, spawned: list[tuple[str, str]]
 ) -> None:
     started = reg.call("bg", {"s": 0})
     store = api.resolve_store(reg)
-    run_id, token = queued[0]
+    run_id, token = spawned[0]
     away = Outage(store, lost=1, reads=1)
     call = handoff.waiting_out_outages(
         run_id, lambda: handoff.claim_and_prepare(away, run_id, token, "worker-a", 30.0), no_stop
@@ -77,10 +61,10 @@ def test_a_claim_whose_answer_was_lost_runs_once_when_the_database_answers(
 
 
 def test_a_worker_stopping_during_the_outage_leaves_the_run_to_the_sweeps(
-    reg: Registry, queued: list[tuple[str, str]]
+    reg: Registry, spawned: list[tuple[str, str]]
 ) -> None:
     reg.call("bg", {"s": 0})
-    run_id, token = queued[0]
+    run_id, token = spawned[0]
     away = Outage(api.resolve_store(reg), lost=0, reads=5)
     step = lambda: handoff.claim_and_prepare(away, run_id, token, "worker-a", 30.0)  # noqa: E731
     assert handoff.waiting_out_outages(run_id, step, lambda: True) is None
