@@ -14,14 +14,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from toolctl.diagnostics import Diagnostic, Location, error
-from toolctl.refscope import SCHEMA_SUFFIXES
 from toolctl.yamlsrc import real_path
 
 if TYPE_CHECKING:
     from toolctl.config import Project
+    from toolctl.diagnostics import Diagnostic
 
 TOOL_SUFFIXES = (".yaml", ".yml")
+SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
+"""A file named so is a schema file wherever it is in the project (:mod:`toolctl.refscope`),
+not a tool file."""
 
 
 def display_path(path: Path) -> str:
@@ -56,16 +58,8 @@ def discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
         yield tool_path, None  # a looping or dangling link: reading it says which
         return
     if not tool_path.is_dir():
-        yield (
-            tool_path,
-            error(
-                Location(short(tool_path)),
-                "TC110",
-                "tools path not found",
-                hint="start a project here with toolctl init, create tools.d/, or set "
-                "`tools:` in toolctl.yaml",
-            ),
-        )
+        hint = "start a project here with toolctl init, create tools.d/, or set `tools:` in "
+        yield tool_path, _refused(tool_path, "tools path not found", hint + "toolctl.yaml")
         return
     root = real_path(tool_path)
     for entry in _tool_entries(tool_path):
@@ -74,27 +68,26 @@ def discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
             continue
         path = Path(entry.path)
         if entry.is_symlink() and root not in real_path(path).parents:
-            yield (
-                path,
-                error(
-                    Location(short(path)),
-                    "TC110",
-                    "symlink points outside the tools directory",
-                    hint="copy the file into the registry instead",
-                ),
-            )
+            message, hint = "symlink points outside the tools directory", "copy the file into "
+            yield path, _refused(path, message, hint + "the registry instead")
             continue
         yield path, None
 
 
 def _unlistable(directory: Path, exc: OSError) -> Diagnostic:
     """The diagnostic for a directory of the tools tree that cannot be listed."""
-    return error(
-        Location(short(directory)),
-        "TC110",
-        f"cannot list directory: {exc.strerror or exc}",
-        hint="make it readable (chmod u+rx), or move it out of the tools path",
+    message = f"cannot list directory: {exc.strerror or exc}"
+    return _refused(
+        directory, message, "make it readable (chmod u+rx), or move it out of the tools path"
     )
+
+
+def _refused(path: Path, message: str, hint: str) -> Diagnostic:
+    """TC110 at ``path``. The diagnostics module is imported only here: listing a tools path
+    that holds no problem (a warm search checking its index) does without it."""
+    from toolctl.diagnostics import Location, error
+
+    return error(Location(short(path)), "TC110", message, hint=hint)
 
 
 def skipped_file(name: str) -> str | None:
