@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from toolctl.cli.choices import SEARCH_K_MAX
 from toolctl.cli.startup import long_lived
 
 FLAG, OFF, VALUE, MANY = "flag", "off", "value", "many"  # how an option takes its value
@@ -107,7 +108,7 @@ SEARCH = _common(
     __queries=("queries", VALUE, _path),
 )
 SEARCH["-f"] = SEARCH["--format"]
-SEARCH["-k"] = ("k", VALUE, _between(1, 1000))  # searching.K_MAX, not imported for one number
+SEARCH["-k"] = ("k", VALUE, _between(1, SEARCH_K_MAX))
 COMMANDS = {"lint": LINT, "export": EXPORT, "search": SEARCH}
 # each command's positional arguments: (parameter, how many at most; None: any number)
 POSITIONAL: dict[str, tuple[str, int | None]] = {

