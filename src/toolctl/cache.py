@@ -256,18 +256,43 @@ def _stat_sig(path: str) -> list[int] | None:
     return [st.st_size, st.st_mtime_ns]
 
 
+def source_stats(package: str) -> list[list[Any]]:
+    """``[relative path, [size, mtime_ns]]`` of each ``.py`` and ``.json`` file below
+    ``package`` (``__pycache__`` aside), a directory's files in name order before its
+    subdirectories. Every warm command asks (through :func:`code_fingerprint`): one
+    ``scandir`` per directory and one ``stat`` per file, no path arithmetic."""
+    found: list[list[Any]] = []
+    pending = [("", package)]  # (relative, full) directories still to list, the next one last
+    while pending:
+        relative, directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            name = relative + entry.name
+            if entry.is_dir():
+                if entry.name != "__pycache__" and not entry.is_symlink():
+                    subdirs.append((name + os.sep, entry.path))
+            elif entry.name.endswith((".py", ".json")):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    found.append([name, None])
+                    continue
+                found.append([name, [st.st_size, st.st_mtime_ns]])
+        pending.extend(reversed(subdirs))  # depth first, in name order
+    return found
+
+
 @functools.cache
 def code_fingerprint(checkers: tuple[str, ...] = CHECKERS) -> str:
     """toolctl's version and source files, the files of the checking libraries (``checkers``,
     module names), the Python version."""
     parts: list[Any] = [FORMAT, __version__, sys.version]
-    package = Path(__file__).parent
-    for directory, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".json")):
-                full = os.path.join(directory, name)
-                parts.append([os.path.relpath(full, package), _stat_sig(full)])
+    parts += source_stats(os.path.dirname(__file__))
     for module in checkers:
         spec = PathFinder.find_spec(module)
         origin = spec.origin if spec is not None else None

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,15 @@ from toolctl.diagnostics import (
     json_pointer,
     sorted_unique,
 )
+from toolctl.discovery import TOOL_SUFFIXES as TOOL_SUFFIXES
+from toolctl.discovery import discover as _discover
+from toolctl.discovery import display_path as display_path
+from toolctl.discovery import short as _short
+from toolctl.discovery import skipped_directory as skipped_directory
+from toolctl.discovery import skipped_file as skipped_file
+from toolctl.discovery import source_files as source_files
 from toolctl.errors import DeclarationError, YamlError
-from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
+from toolctl.refscope import RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS, Origin, ToolSpec
 from toolctl.yamlsrc import (
@@ -44,34 +50,7 @@ from toolctl.yamlsrc import (
     real_path,
 )
 
-TOOL_SUFFIXES = (".yaml", ".yml")
 REGISTRY_GROUP = "toolctl.registries"
-
-
-def display_path(path: Path) -> str:
-    """``path`` relative to the working directory when it is below it."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:  # pragma: no cover - other drive on Windows
-        return str(path)
-
-
-def _short(path: Path) -> str:
-    """How messages name ``path``: relative when below the working directory, else absolute."""
-    if path.name not in ("", ".", ".."):  # per directory, not per file: relpath is slow
-        parent = _short_dir(os.getcwd(), str(path.parent))
-        if not parent.startswith(".."):
-            return path.name if parent == "." else os.path.join(parent, path.name)
-    rel = display_path(path)
-    return rel if not rel.startswith("..") else str(path)
-
-
-@functools.lru_cache(maxsize=256)
-def _short_dir(cwd: str, directory: str) -> str:
-    try:
-        return os.path.relpath(directory, cwd)
-    except ValueError:  # pragma: no cover - other drive on Windows
-        return directory
 
 
 @dataclass
@@ -108,104 +87,6 @@ class _Context:
         if path not in self.docs:
             self.docs[path] = load_file(path, _short(path))
         return self.docs[path]
-
-
-# ---------------------------------------------------------------- discovery
-
-
-def _discover(tool_path: Path) -> Iterator[tuple[Path, Diagnostic | None]]:
-    """Tool files under ``tool_path`` (sorted), or a diagnostic for each refused entry."""
-    if tool_path.is_file() or (tool_path.is_symlink() and not tool_path.exists()):
-        yield tool_path, None  # a looping or dangling link: reading it says which
-        return
-    if not tool_path.is_dir():
-        yield (
-            tool_path,
-            error(
-                Location(_short(tool_path)),
-                "TC110",
-                "tools path not found",
-                hint="start a project here with toolctl init, create tools.d/, or set "
-                "`tools:` in toolctl.yaml",
-            ),
-        )
-        return
-    root = real_path(tool_path)
-    for entry in _tool_entries(tool_path):
-        if isinstance(entry, tuple):
-            yield entry[0], _unlistable(*entry)
-            continue
-        path = Path(entry.path)
-        if entry.is_symlink() and root not in real_path(path).parents:
-            yield (
-                path,
-                error(
-                    Location(_short(path)),
-                    "TC110",
-                    "symlink points outside the tools directory",
-                    hint="copy the file into the registry instead",
-                ),
-            )
-            continue
-        yield path, None
-
-
-def _unlistable(directory: Path, exc: OSError) -> Diagnostic:
-    """The diagnostic for a directory of the tools tree that cannot be listed."""
-    return error(
-        Location(_short(directory)),
-        "TC110",
-        f"cannot list directory: {exc.strerror or exc}",
-        hint="make it readable (chmod u+rx), or move it out of the tools path",
-    )
-
-
-def skipped_file(name: str) -> str | None:
-    """Why the loader skips a file named ``name`` in a tools directory, or None if it reads it."""
-    if name.startswith("."):
-        return "hidden files (names starting with '.') are skipped"
-    if name.endswith(SCHEMA_SUFFIXES):
-        return f"files named *{'/*'.join(SCHEMA_SUFFIXES)} are schemas, not tools"
-    if not name.endswith(TOOL_SUFFIXES):
-        return f"only {' and '.join(TOOL_SUFFIXES)} files are tool files"
-    return None
-
-
-def skipped_directory(name: str) -> str | None:
-    """Why the loader skips a subdirectory named ``name`` of a tools directory, or None."""
-    if name.startswith((".", "_")):
-        return "directories whose names start with '.' or '_' are skipped"
-    return None
-
-
-def _tool_entries(directory: Path) -> Iterator[os.DirEntry[str] | tuple[Path, OSError]]:
-    """Tool-file entries below ``directory``: sorted, a directory's files before its subdirectories.
-
-    Hidden entries (editor locks such as Emacs ``.#t.yaml`` links too) and ``_``/``.``
-    directories are skipped; symlinked directories are not followed. ``os.scandir`` gives the
-    file type without one more system call per file. A directory that cannot be listed is
-    yielded as ``(directory, error)`` and the walk goes on. The walk keeps its own stack (no
-    recursion), so a tree nested thousands of levels deep cannot exhaust Python's.
-    """
-    pending = [directory]  # directories still to list, the next one last
-    while pending:
-        current = pending.pop()
-        try:
-            with os.scandir(current) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
-        except OSError as exc:
-            yield current, exc
-            continue
-        subdirs: list[Path] = []
-        for entry in entries:
-            if entry.name.startswith("."):  # before the type check: editor locks may dangle
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if skipped_directory(entry.name) is None:
-                    subdirs.append(Path(entry.path))
-            elif skipped_file(entry.name) is None:
-                yield entry
-        pending.extend(reversed(subdirs))  # depth first, in name order
 
 
 # ---------------------------------------------------------------- one tool
@@ -797,14 +678,6 @@ def _load_registry(
     ctx.diagnostics.extend(unknown_toolsets(tools.values(), registry.toolsets))
     registry.diagnostics = sorted_unique(ctx.diagnostics)
     return registry
-
-
-def source_files(project: Project, pack_dirs: Sequence[Path] = ()) -> list[Path]:
-    """Every tool file a load of ``project`` with packs in ``pack_dirs`` (see
-    :func:`pack_directories`) reads, found as a load finds them; nothing is parsed. What
-    ``toolctl search`` stats to tell whether its kept index still holds."""
-    paths = [*project.tool_paths, *pack_dirs]
-    return [file for path in paths for file, _ in _discover(path)]
 
 
 def pack_directories(project: Project) -> list[Path]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
-SCHEMA_SUFFIXES = (".schema.yaml", ".schema.yml", ".schema.json")
-"""A file named so is a schema file wherever it is in the project."""
+# a file named so is a schema file wherever it is in the project (and no tool file)
+from toolctl.discovery import SCHEMA_SUFFIXES as SCHEMA_SUFFIXES
+
 _DIR_SUFFIXES = (".yaml", ".yml", ".json")  # files a `schemas:` directory lends its status to
 # Never a schema, wherever it is and whatever `schemas:` says: the configuration, the lock, the
 # run history and its keys (a password in `state:`, the approval key).

@@ -1,8 +1,10 @@
-"""The quick path (``cli/quick.py``): a plain ``lint`` or ``export`` parsed without Typer means
-what Typer would make of it, prints the same, and leaves every other command line to Typer."""
+"""The quick path (``cli/quick.py``): a plain ``lint``, ``export`` or ``search`` parsed without
+Typer means what Typer would make of it, prints the same, and leaves every other command line to
+Typer."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -50,13 +52,18 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def _typer_params(command: str) -> list[Any]:
+    group = typer.main.get_command(app.app)
+    return list(group.commands[command].params)  # type: ignore[attr-defined]
+
+
 def _typer_options(command: str) -> dict[str, tuple[str, bool]]:
     """Flag -> (parameter, is a flag) as Typer declares ``command``'s options."""
-    group = typer.main.get_command(app.app)
     found: dict[str, tuple[str, bool]] = {}
-    for param in group.commands[command].params:  # type: ignore[attr-defined]
-        for flag in [*param.opts, *param.secondary_opts]:
-            found[flag] = (param.name, bool(getattr(param, "is_flag", False)))
+    for param in _typer_params(command):
+        if param.param_type_name == "option":
+            for flag in [*param.opts, *param.secondary_opts]:
+                found[flag] = (param.name, bool(getattr(param, "is_flag", False)))
     return found
 
 
@@ -66,6 +73,14 @@ def test_each_quick_option_is_the_commands_own(command: str) -> None:
     for flag, (name, kind, _) in quick.COMMANDS[command].items():
         assert flag in declared, f"{command} {flag}: Typer declares no such option"
         assert declared[flag] == (name, kind in (quick.FLAG, quick.OFF)), f"{command} {flag}"
+
+
+@pytest.mark.parametrize("command", sorted(quick.COMMANDS))
+def test_positionals_are_the_commands_own(command: str) -> None:
+    arguments = [p for p in _typer_params(command) if p.param_type_name == "argument"]
+    assert [(p.name, None if p.nargs == -1 else p.nargs) for p in arguments] == [
+        quick.POSITIONAL[command]
+    ]
 
 
 def test_a_plain_command_line_is_parsed_as_typer_would() -> None:
@@ -96,6 +111,19 @@ def test_a_plain_command_line_is_parsed_as_typer_would() -> None:
             "check": True,
         },
     )
+    argv = ["search", "-k", "3", "--no-packs", "send an email", "-f", "json", "-r", "p"]
+    assert quick.parse([*argv, "--queries", "q.jsonl"]) == (
+        "search",
+        False,
+        {
+            "k": 3,
+            "packs": False,
+            "query": "send an email",
+            "fmt": "json",
+            "registry": Path("p"),
+            "queries": Path("q.jsonl"),
+        },
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,6 +148,13 @@ def test_a_plain_command_line_is_parsed_as_typer_would() -> None:
         ["export", "openai", "-r", "./proj"],  # a Path would not keep the text as written
         ["export", "--list-formats"],
         ["export", "openai", "--budget"],
+        ["search", "send", "email"],  # one query: Typer's extra-argument message
+        ["search", "-k", "0"],  # out of range: Typer's message
+        ["search", "-k", "1001"],
+        ["search", "x", "-f", "sarif"],  # lint's formats are not search's
+        ["search", "x", "-t", "a"],  # no --tool: Typer's message
+        ["search", "--queries", "-"],
+        ["search", "-5 degrees"],  # reads as an option: Typer's grammar
     ],
     ids=" ".join,
 )
@@ -149,6 +184,11 @@ def _typer_only(monkeypatch: pytest.MonkeyPatch) -> None:
         ["lint", "--provider", "nope"],  # a usage error: exit 2
         ["export", "-f", "gemini", "-v", "--indent", "0", "--check"],  # the deprecated note
         ["export", "nope"],
+        ["search", "weather in Paris", "-k", "1"],
+        ["search", "delete a file", "-f", "json", "--no-packs"],
+        ["search", "--queries", "q.jsonl", "-v"],  # headings; "hi!" abstains: a note
+        ["search", "  "],  # a usage error: exit 2
+        ["search"],
     ],
     ids=" ".join,
 )
@@ -156,7 +196,10 @@ def test_both_paths_print_the_same(
     project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch, argv: list[str]
 ) -> None:
     assert quick.parse(argv) is not None
+    lines = ["weather in Paris", "hi!", "\x1b[2Jremove a file"]  # a heading is shown escaped
+    (project / "q.jsonl").write_text("".join(json.dumps({"query": q}) + "\n" for q in lines))
     quick_run = toolctl(capsys, *argv)
+    assert "\x1b" not in quick_run[1] + quick_run[2]
     with monkeypatch.context() as patched:
         _typer_only(patched)
         typer_run = toolctl(capsys, *argv)

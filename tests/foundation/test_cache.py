@@ -397,6 +397,27 @@ def test_a_reinstalled_checking_library_is_a_miss(
     assert cache.code_fingerprint.__wrapped__(("fakechecker",)) != before
 
 
+def test_an_edited_added_or_removed_source_file_changes_the_code_stats(tmp_path: Path) -> None:
+    """What :func:`cache.code_fingerprint` reads of toolctl's own files: an edit in place (an
+    editable install), a new module in a subpackage or a removed one shows; bytecode does not."""
+    package = tmp_path / "pkg"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    (package / "a.py").write_text("A = 1\n", encoding="utf-8")
+    (package / "sub" / "b.json").write_text("{}", encoding="utf-8")
+    before = cache.source_stats(str(package))
+    assert [name for name, _ in before] == ["a.py", os.path.join("sub", "b.json")]
+    (package / "sub" / "__pycache__" / "b.cpython.pyc").write_bytes(b"\0")
+    (package / "notes.txt").write_text("not code", encoding="utf-8")
+    assert cache.source_stats(str(package)) == before
+    (package / "a.py").write_text("A = 22\n", encoding="utf-8")
+    edited = cache.source_stats(str(package))
+    assert edited != before
+    (package / "sub" / "c.py").write_text("", encoding="utf-8")
+    assert len(cache.source_stats(str(package))) == 3
+    (package / "sub" / "c.py").unlink()
+    assert cache.source_stats(str(package)) == edited
+
+
 def test_installing_an_export_format_is_a_miss_for_its_provider_options(
     project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
 ) -> None:

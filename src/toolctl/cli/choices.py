@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import enum
 
+SEARCH_K_MAX = 1000
+"""The most tools ``toolctl search -k`` may ask for."""
+
 
 class OutputFormat(str, enum.Enum):
     """Human text (default) or JSON for machines."""

@@ -1,14 +1,16 @@
-"""The quick path: a plain ``toolctl lint`` or ``toolctl export`` run without Typer.
+"""The quick path: a plain ``toolctl lint``, ``export`` or ``search`` run without Typer.
 
 Importing Typer (with the click it vendors) costs about as much as a warm ``lint``'s own work
-and more than a warm ``export``'s. Hooks and loops run these two with a handful of options, so a
-command line made only of the options below, each with a value its command takes as it is, is
-parsed here and handed to the command's work (:func:`toolctl.cli.linting.run`,
-:func:`toolctl.cli.exporting.run`) behind the CLI's one error boundary. Anything else (help,
+and more than a warm ``export``'s or ``search``'s. Hooks, loops and agents run these with a
+handful of options, so a command line made only of the options below, each with a value its
+command takes as it is, is parsed here and handed to the command's work
+(:func:`toolctl.cli.linting.run`, :func:`toolctl.cli.exporting.run`,
+:func:`toolctl.cli.searching.run`) behind the CLI's one error boundary. Anything else (help,
 completion, an option not listed, ``--opt=value``, a value Typer would refuse or convert, a
-repeated single-valued option) returns None and Typer parses the command line as always, so its
-rules and messages stay the only ones. ``tests/cli/test_quick.py`` checks the tables against
-the Typer declarations and the output of both paths against each other.
+repeated single-valued option, one positional too many) returns None and Typer parses the
+command line as always, so its rules and messages stay the only ones.
+``tests/cli/test_quick.py`` checks the tables against the Typer declarations and the output of
+both paths against each other.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from toolctl.cli.choices import SEARCH_K_MAX
 from toolctl.cli.startup import long_lived
 
 FLAG, OFF, VALUE, MANY = "flag", "off", "value", "many"  # how an option takes its value
@@ -42,6 +45,16 @@ def _count(text: str) -> int:
     return int(text)
 
 
+def _between(low: int, high: int) -> Convert:
+    def convert(text: str) -> int:
+        number = _count(text)
+        if not low <= number <= high:  # Typer's range message
+            raise ValueError(text)
+        return number
+
+    return convert
+
+
 def _one_of(*values: str) -> Convert:
     def convert(text: str) -> str:
         if text not in values:  # Typer's message (and its case rules) for the others
@@ -51,20 +64,20 @@ def _one_of(*values: str) -> Convert:
     return convert
 
 
-def _common(**extra: tuple[str, str, Convert | None]) -> Options:
+def _common(tools: bool = True, **extra: tuple[str, str, Convert | None]) -> Options:
     options: Options = {
         "--registry": ("registry", VALUE, _path),
-        "--tool": ("tool", MANY, str),
         "--packs": ("packs", FLAG, None),
         "--no-packs": ("packs", OFF, None),
         "--verbose": ("verbose", FLAG, None),
         "--quiet": ("quiet", FLAG, None),
     }
+    if tools:  # a command that acts on tools takes --tool/-t
+        options["--tool"] = options["-t"] = ("tool", MANY, str)
     # keyword names stand for the long flags: __fail_on is --fail-on
     options.update({flag.replace("_", "-"): spec for flag, spec in extra.items()})
-    for short, long in (("-r", "--registry"), ("-t", "--tool"), ("-v", "--verbose")):
+    for short, long in (("-r", "--registry"), ("-v", "--verbose"), ("-q", "--quiet")):
         options[short] = options[long]
-    options["-q"] = options["--quiet"]
     return options
 
 
@@ -89,14 +102,27 @@ EXPORT = _common(
 )
 EXPORT["-f"] = EXPORT["--format"]
 EXPORT["-o"] = EXPORT["--output"]
-COMMANDS = {"lint": LINT, "export": EXPORT}
+SEARCH = _common(
+    tools=False,
+    __format=("fmt", VALUE, _one_of("text", "json")),
+    __queries=("queries", VALUE, _path),
+)
+SEARCH["-f"] = SEARCH["--format"]
+SEARCH["-k"] = ("k", VALUE, _between(1, SEARCH_K_MAX))
+COMMANDS = {"lint": LINT, "export": EXPORT, "search": SEARCH}
+# each command's positional arguments: (parameter, how many at most; None: any number)
+POSITIONAL: dict[str, tuple[str, int | None]] = {
+    "lint": ("targets", None),
+    "export": ("targets", None),
+    "search": ("query", 1),
+}
 
 
 def parse(argv: list[str]) -> tuple[str, bool, dict[str, Any]] | None:
     """``(command, no_cache, parameters)`` for a command line the quick path takes, else None.
 
     ``parameters`` holds only what the command line gives (the command's defaults stand for
-    the rest), positionals as ``targets``.
+    the rest), positionals as :data:`POSITIONAL` names them (a list, or the one value).
     """
     no_cache = False
     rest = list(argv)
@@ -106,11 +132,15 @@ def parse(argv: list[str]) -> tuple[str, bool, dict[str, Any]] | None:
     if not rest or rest[0] not in COMMANDS or os.environ.get("_TOOLCTL_COMPLETE"):
         return None
     options = COMMANDS[rest[0]]
+    positional, most = POSITIONAL[rest[0]]
     params: dict[str, Any] = {}
     args = iter(rest[1:])
     for arg in args:
         if not arg.startswith("-"):
-            params.setdefault("targets", []).append(arg)
+            given = params.setdefault(positional, [])
+            if most is not None and len(given) >= most:
+                return None  # Typer's message: an extra argument
+            given.append(arg)
             continue
         spec = options.get(arg)
         if spec is None:  # help, "--", "--opt=value", "-vq", an option not listed: Typer's
@@ -133,6 +163,8 @@ def parse(argv: list[str]) -> tuple[str, bool, dict[str, Any]] | None:
             params[name] = converted
     if params.get("verbose") and params.get("quiet"):
         return None  # Typer's message: not both
+    if most == 1 and positional in params:
+        params[positional] = params[positional][0]
     return rest[0], no_cache, params
 
 
@@ -149,22 +181,31 @@ def run(argv: list[str]) -> int | None:
         from toolctl.cli import verbosity
         from toolctl.cli.boundary import apply_root, guarded
 
-        work: Callable[..., int]
-        if command == "lint":
-            from toolctl.cli import linting
-            from toolctl.cli.choices import FailOn, ReportFormat
-
-            work = linting.run
-
-            if "fmt" in params:
-                params["fmt"] = ReportFormat(params["fmt"])
-            if "fail_on" in params:
-                params["fail_on"] = FailOn(params["fail_on"])
-        else:
-            from toolctl.cli import exporting
-
-            work = exporting.run
+        work = _work(command, params)
     apply_root(no_cache)
     loud = bool(params.get("verbose")) if command == "export" else params.pop("verbose", False)
     hushed = params.pop("quiet", False)
     return guarded(lambda: verbosity.at_level(loud, hushed, work, **params))
+
+
+def _work(command: str, params: dict[str, Any]) -> Callable[..., int]:
+    """The work of ``command``, its choice values in ``params`` made the enums Typer gives."""
+    if command == "lint":
+        from toolctl.cli import linting
+        from toolctl.cli.choices import FailOn, ReportFormat
+
+        if "fmt" in params:
+            params["fmt"] = ReportFormat(params["fmt"])
+        if "fail_on" in params:
+            params["fail_on"] = FailOn(params["fail_on"])
+        return linting.run
+    if command == "search":
+        from toolctl.cli import searching
+        from toolctl.cli.choices import OutputFormat
+
+        if "fmt" in params:
+            params["fmt"] = OutputFormat(params["fmt"])
+        return searching.run
+    from toolctl.cli import exporting
+
+    return exporting.run

@@ -127,7 +127,7 @@ def project_index(project: Project, *, packs: bool = True) -> tuple[SearchIndex,
     """The index of ``project``'s registry and how many errors loading it had: from the load
     cache without loading a tool file when none changed (see :mod:`toolctl.search.store`),
     else loaded, built and kept. What ``toolctl search`` uses."""
-    from toolctl.loader import load_registry, pack_directories, source_files
+    from toolctl.discovery import source_files  # not the loader: a warm search loads nothing
 
     model = embed.MODEL if embed.available() else None
     record = store.read(project)
@@ -138,6 +138,8 @@ def project_index(project: Project, *, packs: bool = True) -> tuple[SearchIndex,
             found = store.from_record(record)
             if found is not None:
                 return found, int(record.get("errors") or 0)
+    from toolctl.loader import load_registry, pack_directories
+
     registry = load_registry(project=project, packs=packs, cache=True)
     errors = sum(d.severity.value == "error" for d in registry.diagnostics)
     built, key = _build(registry, cache=True, write=False)
