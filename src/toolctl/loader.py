@@ -28,6 +28,7 @@ from toolctl.diagnostics import (
     sorted_unique,
 )
 from toolctl.errors import DeclarationError, YamlError
+from toolctl.examplebatch import ExampleBatch
 from toolctl.refscope import SCHEMA_SUFFIXES, RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS, Origin, ToolSpec
@@ -97,6 +98,9 @@ class _Context:
         return found
 
     bundler: Any = None  # refs.Bundler, made on the first tool with a reference
+    examples: Any = None  # examplebatch.ExampleBatch: input examples checked at the end
+    # cache entries of files whose examples wait in the batch: (path, entry, its tools)
+    entries: list[tuple[Path, dict[str, Any], list[ToolSpec]]] = field(default_factory=list)
 
     def touch(self, path: Path) -> None:
         """Record ``path`` (a real path) as a file the current tool file depends on."""
@@ -226,11 +230,20 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
                 yield ("transform", target, phase, "call"), spec["call"]
 
 
-def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
+def _check_instances(
+    spec: ToolSpec,
+    out: list[Diagnostic],
+    bad_schemas: set[str],
+    examples: bool = True,
+    tests: bool = True,
+) -> None:
+    """Check the tool's input examples (unless ``examples`` is False: batched, see
+    :mod:`toolctl.examplebatch`) and test cases (unless ``tests`` is False) against its
+    schemas."""
     from toolctl.schema import Validator, make_validator
 
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
-    for i, example in enumerate(spec.input_examples):
+    for i, example in enumerate(spec.input_examples if examples else ()):
         checks.append(
             (
                 "inputSchema",
@@ -240,7 +253,7 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                 "input example",
             )
         )
-    for i, case in enumerate(spec.tests):
+    for i, case in enumerate(spec.tests if tests else ()):
         label = f"test {case.get('name', i)!r}"
         # a case that expects its input, resume data or context to be rejected is written
         # invalid on purpose
@@ -482,7 +495,14 @@ def _build_tool(
         pointer=pointer,
         schemas=bundled,
     )
-    _check_instances(spec, out, bad)
+    # examples of a sound input schema wait for the load's batch (see _settle_examples)
+    batched = (
+        bool(spec.input_examples)
+        and "inputSchema" not in bad
+        and ctx.examples is not None
+        and ctx.examples.add(spec)
+    )
+    _check_instances(spec, out, bad, examples=not batched)
     if spec.provider_options:  # imported only then: most tools have none
         from toolctl.spec.providers import provider_key_problems
 
@@ -558,8 +578,30 @@ def _load_file(
         files=files,
         modules=modules,
     )
-    ctx.cache.write(path, entry)
+    ctx.entries.append((path, entry, specs))  # written once the examples are settled
     return specs
+
+
+def _settle_examples(ctx: _Context) -> None:
+    """Check the batched input examples; the tools of a chunk not accepted whole are checked
+    one by one (their diagnostics also go into their file's cache entry). Then write the cache
+    entries that waited for this."""
+    late: dict[int, list[Diagnostic]] = {}
+    if ctx.examples is not None:
+        for spec in ctx.examples.rejected():
+            out: list[Diagnostic] = []
+            _check_instances(spec, out, set(), tests=False)
+            if out:
+                late[id(spec)] = out
+                ctx.diagnostics.extend(out)
+                ctx.invalid.add(id(spec))
+    entries, ctx.entries = ctx.entries, []
+    for path, entry, specs in entries:
+        found = [d for spec in specs for d in late.get(id(spec), ())]
+        if found:
+            cache.add_late(entry, found, [id(spec) in ctx.invalid for spec in specs])
+        if ctx.cache is not None:
+            ctx.cache.write(path, entry)
 
 
 def _cached(
@@ -783,6 +825,7 @@ def _load_registry(
         directory = cache.cache_dir(project.state_path, project.config_file is not None)
         store = LoadCache(directory, project.python_path)
     ctx = _Context(project.python_path, store)
+    ctx.examples = ExampleBatch()
     specs: list[ToolSpec] = []
     for tool_path, scope, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
@@ -790,6 +833,7 @@ def _load_registry(
                 ctx.diagnostics.append(problem)
                 continue
             specs.extend(_load_file(file, scope, kind, name, ctx))
+    _settle_examples(ctx)
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)
