@@ -367,8 +367,11 @@ def _check_schemas(
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
             local = bundled_schema.local
+            # the scan found the own part's patterns: not walked again (when there may be any)
+            found = bundled_schema.patterns if patterns else False
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
+            found = patterns
         for p in problems:
             own = p.file == doc.file
             out.append(
@@ -398,7 +401,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in _schema_problems(schema, known, ctx.bundler, patterns):
+        for sp in _schema_problems(schema, known, ctx.bundler, patterns, found):
             out.append(
                 error(
                     loc((*at, *sp.path)),
@@ -425,20 +428,26 @@ def _check_schemas(
 
 
 def _schema_problems(
-    schema: Any, known: dict[int, int] | None, bundler: Any, patterns: bool
+    schema: Any,
+    known: dict[int, int] | None,
+    bundler: Any,
+    patterns: bool,
+    own_patterns: bool | list[tuple[JsonPath, str]] | None = None,
 ) -> list[Any]:
     """:func:`~toolctl.schema.check_schema` of a bundled schema, with the shared definitions
     of ``known`` (ids) checked once per load by ``bundler`` instead of once per tool: only the
     tool's own part is checked here when they are all valid. Any problem: the whole schema is
-    checked, so the messages and paths are those of checking it whole."""
+    checked, so the messages and paths are those of checking it whole. ``own_patterns``: the
+    own part's patterns as the bundling scan found them (None: walk it for them)."""
     from toolctl.schema import DEFAULT_DIALECT, check_schema, dialect_of
 
     defs = schema.get("$defs") if isinstance(schema, dict) else None
     if known and isinstance(defs, dict) and dialect_of(schema) == DEFAULT_DIALECT:
         shared = [node for node in defs.values() if id(node) in known]
         own = {**schema, "$defs": {k: v for k, v in defs.items() if id(v) not in known}}
+        mine = patterns if own_patterns is None else own_patterns
         if all(bundler.schema_valid(node, patterns) for node in shared) and not check_schema(
-            own, patterns=patterns
+            own, patterns=mine
         ):
             return []
     return check_schema(schema, patterns=patterns)
