@@ -98,7 +98,7 @@ class _Context:
         return found
 
     bundler: Any = None  # refs.Bundler, made on the first tool with a reference
-    examples: Any = None  # examplebatch.ExampleBatch: input examples checked at the end
+    examples: Any = None  # examplebatch.ExampleBatch: examples checked a chunk at a time
     # cache entries of files whose examples wait in the batch: (path, entry, its tools)
     entries: list[tuple[Path, dict[str, Any], list[ToolSpec]]] = field(default_factory=list)
 
@@ -842,6 +842,8 @@ def _load_registry(
                 ctx.diagnostics.append(problem)
                 continue
             specs.extend(_load_file(file, scope, kind, name, ctx))
+            if ctx.examples.full:  # memory: about one chunk's tools wait at a time
+                _settle_examples(ctx)
     _settle_examples(ctx)
     if store is not None:
         store.flush()
