@@ -621,6 +621,14 @@ def to_entry(
     }
 
 
+def add_late(entry: dict[str, Any], diagnostics: list[Diagnostic], invalid: list[bool]) -> None:
+    """Add to a :func:`to_entry` entry the diagnostics found after it was made (its tools'
+    batched example checks), and which of its tools (in order) those made invalid."""
+    entry["diagnostics"] += [d.to_dict() for d in diagnostics]
+    for tool, bad in zip(entry["tools"], invalid, strict=True):
+        tool[2] = tool[2] or bad
+
+
 def from_entry(
     entry: dict[str, Any], origin: Origin, short: Callable[[Path], str]
 ) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]]:

@@ -34,6 +34,7 @@ from toolctl.discovery import skipped_directory as skipped_directory
 from toolctl.discovery import skipped_file as skipped_file
 from toolctl.discovery import source_files as source_files
 from toolctl.errors import DeclarationError, YamlError
+from toolctl.examplebatch import ExampleBatch
 from toolctl.refscope import RefScope
 from toolctl.registry import Registry
 from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS, Origin, ToolSpec
@@ -76,6 +77,9 @@ class _Context:
         return found
 
     bundler: Any = None  # refs.Bundler, made on the first tool with a reference
+    examples: Any = None  # examplebatch.ExampleBatch: examples checked a chunk at a time
+    # cache entries of files whose examples wait in the batch: (path, entry, its tools)
+    entries: list[tuple[Path, dict[str, Any], list[ToolSpec]]] = field(default_factory=list)
 
     def touch(self, path: Path) -> None:
         """Record ``path`` (a real path) as a file the current tool file depends on."""
@@ -107,11 +111,20 @@ def _refs_in(raw: dict[str, Any]) -> Iterator[tuple[JsonPath, str]]:
                 yield ("transform", target, phase, "call"), spec["call"]
 
 
-def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str]) -> None:
+def _check_instances(
+    spec: ToolSpec,
+    out: list[Diagnostic],
+    bad_schemas: set[str],
+    examples: bool = True,
+    tests: bool = True,
+) -> None:
+    """Check the tool's input examples (unless ``examples`` is False: batched, see
+    :mod:`toolctl.examplebatch`) and test cases (unless ``tests`` is False) against its
+    schemas."""
     from toolctl.schema import Validator, make_validator
 
     checks: list[tuple[str, JsonPath, Any, str, str]] = []
-    for i, example in enumerate(spec.input_examples):
+    for i, example in enumerate(spec.input_examples if examples else ()):
         checks.append(
             (
                 "inputSchema",
@@ -121,7 +134,7 @@ def _check_instances(spec: ToolSpec, out: list[Diagnostic], bad_schemas: set[str
                 "input example",
             )
         )
-    for i, case in enumerate(spec.tests):
+    for i, case in enumerate(spec.tests if tests else ()):
         label = f"test {case.get('name', i)!r}"
         # a case that expects its input, resume data or context to be rejected is written
         # invalid on purpose
@@ -235,8 +248,11 @@ def _check_schemas(
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
             local = bundled_schema.local
+            # the scan found the own part's patterns: not walked again (when there may be any)
+            found = bundled_schema.patterns if patterns else False
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
+            found = patterns
         for p in problems:
             own = p.file == doc.file
             out.append(
@@ -266,7 +282,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in _schema_problems(schema, known, ctx.bundler, patterns):
+        for sp in _schema_problems(schema, known, ctx.bundler, patterns, found):
             out.append(
                 error(
                     loc((*at, *sp.path)),
@@ -293,20 +309,26 @@ def _check_schemas(
 
 
 def _schema_problems(
-    schema: Any, known: dict[int, int] | None, bundler: Any, patterns: bool
+    schema: Any,
+    known: dict[int, int] | None,
+    bundler: Any,
+    patterns: bool,
+    own_patterns: bool | list[tuple[JsonPath, str]] | None = None,
 ) -> list[Any]:
     """:func:`~toolctl.schema.check_schema` of a bundled schema, with the shared definitions
     of ``known`` (ids) checked once per load by ``bundler`` instead of once per tool: only the
     tool's own part is checked here when they are all valid. Any problem: the whole schema is
-    checked, so the messages and paths are those of checking it whole."""
+    checked, so the messages and paths are those of checking it whole. ``own_patterns``: the
+    own part's patterns as the bundling scan found them (None: walk it for them)."""
     from toolctl.schema import DEFAULT_DIALECT, check_schema, dialect_of
 
     defs = schema.get("$defs") if isinstance(schema, dict) else None
     if known and isinstance(defs, dict) and dialect_of(schema) == DEFAULT_DIALECT:
         shared = [node for node in defs.values() if id(node) in known]
         own = {**schema, "$defs": {k: v for k, v in defs.items() if id(v) not in known}}
+        mine = patterns if own_patterns is None else own_patterns
         if all(bundler.schema_valid(node, patterns) for node in shared) and not check_schema(
-            own, patterns=patterns
+            own, patterns=mine
         ):
             return []
     return check_schema(schema, patterns=patterns)
@@ -363,7 +385,14 @@ def _build_tool(
         pointer=pointer,
         schemas=bundled,
     )
-    _check_instances(spec, out, bad)
+    # examples of a sound input schema wait for the load's batch (see _settle_examples)
+    batched = (
+        bool(spec.input_examples)
+        and "inputSchema" not in bad
+        and ctx.examples is not None
+        and ctx.examples.add(spec)
+    )
+    _check_instances(spec, out, bad, examples=not batched)
     if spec.provider_options:  # imported only then: most tools have none
         from toolctl.spec.providers import provider_key_problems
 
@@ -439,8 +468,30 @@ def _load_file(
         files=files,
         modules=modules,
     )
-    ctx.cache.write(path, entry)
+    ctx.entries.append((path, entry, specs))  # written once the examples are settled
     return specs
+
+
+def _settle_examples(ctx: _Context) -> None:
+    """Check the batched input examples; the tools of a chunk not accepted whole are checked
+    one by one (their diagnostics also go into their file's cache entry). Then write the cache
+    entries that waited for this."""
+    late: dict[int, list[Diagnostic]] = {}
+    if ctx.examples is not None:
+        for spec in ctx.examples.rejected():
+            out: list[Diagnostic] = []
+            _check_instances(spec, out, set(), tests=False)
+            if out:
+                late[id(spec)] = out
+                ctx.diagnostics.extend(out)
+                ctx.invalid.add(id(spec))
+    entries, ctx.entries = ctx.entries, []
+    for path, entry, specs in entries:
+        found = [d for spec in specs for d in late.get(id(spec), ())]
+        if found:
+            cache.add_late(entry, found, [id(spec) in ctx.invalid for spec in specs])
+        if ctx.cache is not None:
+            ctx.cache.write(path, entry)
 
 
 def _cached(
@@ -664,6 +715,7 @@ def _load_registry(
         directory = cache.cache_dir(project.state_path, project.config_file is not None)
         store = LoadCache(directory, project.python_path)
     ctx = _Context(project.python_path, store)
+    ctx.examples = ExampleBatch()
     specs: list[ToolSpec] = []
     for tool_path, scope, kind, name in _sources(project, packs, ctx):
         for file, problem in _discover(tool_path):
@@ -671,6 +723,9 @@ def _load_registry(
                 ctx.diagnostics.append(problem)
                 continue
             specs.extend(_load_file(file, scope, kind, name, ctx))
+            if ctx.examples.full:  # memory: about one chunk's tools wait at a time
+                _settle_examples(ctx)
+    _settle_examples(ctx)
     if store is not None:
         store.flush()
     tools = _dedupe(specs, ctx)

@@ -80,6 +80,9 @@ class _Found:
     ids: list[JsonPath]  # nested $id (and draft-04 id)
     dynamic: list[tuple[JsonPath, str, Any]]  # $dynamicRef / $recursiveRef: keyword, value
     anchors: set[str]  # names defined by $anchor / $dynamicAnchor
+    # every `pattern` and `patternProperties` name, with its own path (as
+    # schema._walk_patterns finds them: the same walk, so the loader need not walk again)
+    patterns: list[tuple[JsonPath, str]]
 
 
 def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -> _Found:
@@ -92,6 +95,7 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
     ids: list[Any] = []
     dynamic: list[tuple[Any, str, Any]] = []
     anchors: set[str] = set()
+    patterns: list[tuple[Any, str]] = []
     legacy = "id" in id_keys  # draft-04: `id` sets the base URI too
     stack: list[tuple[Any, Any]] = [(root, None)]
     push, pop = stack.append, stack.pop
@@ -109,6 +113,12 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
                 dynamic += [(link, k, node[k]) for k in _DYNAMIC if k in node]
             if "$anchor" in node or "$dynamicAnchor" in node:
                 anchors.update(node[k] for k in _ANCHORS if type(node.get(k)) is str)
+            if "pattern" in node and isinstance(node["pattern"], str):
+                patterns.append(((link, "pattern"), node["pattern"]))
+            if "patternProperties" in node and isinstance(node["patternProperties"], dict):
+                patterns += [
+                    (((link, "patternProperties"), n), n) for n in node["patternProperties"]
+                ]
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
                     push((value, (link, key)))
@@ -121,6 +131,7 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
         [(*base, *_unlink(at)) for at in ids],
         [((*base, *_unlink(at)), key, value) for at, key, value in dynamic],
         anchors,
+        [((*base, *_unlink(at)), name) for at, name in patterns],
     )
 
 
@@ -324,6 +335,9 @@ class Bundled:
     # endless cycle: reference_structure then measures the schema's own part only
     known: dict[int, int] | None = None
     local: bool = True  # ``schema`` had local references of its own (``#...``)
+    # the patterns of the schema's own part (not of the shared definitions bundled in), as
+    # check_schema's `patterns` takes them; None: not known (look)
+    patterns: list[tuple[JsonPath, str]] | None = None
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -489,7 +503,7 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
             problems.append(RefProblem(display, (*at, "$ref"), message))
     problems += _dynamic_problems(schema, found, display)
     if not external:
-        return Bundled(schema, problems, bool(refs))
+        return Bundled(schema, problems, bool(refs), patterns=found.patterns)
     uses: list[tuple[JsonPath, _Definition]] = []
     for at, ref in external:
         outcome = bundler.resolve(scope, file, ref)
@@ -519,7 +533,7 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
         shapes = [(d, bundler.structure(d)) for d in closure]
         if not any(cyclic for _, (_, cyclic) in shapes):
             known = {id(d.node): depth for d, (depth, _) in shapes}
-    return Bundled(out, problems, True, known, len(external) < len(refs))
+    return Bundled(out, problems, True, known, len(external) < len(refs), found.patterns)
 
 
 MAX_EXPANDED_DEPTH = 64

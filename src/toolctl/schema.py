@@ -672,12 +672,16 @@ def _walk_patterns(root: Any) -> Iterator[tuple[JsonPath, str]]:
         yield tuple(reversed(parts)), patrn
 
 
-def check_schema(schema: Any, *, patterns: bool = True) -> list[SchemaProblem]:
+def check_schema(
+    schema: Any, *, patterns: bool | list[tuple[JsonPath, str]] = True
+) -> list[SchemaProblem]:
     """Problems that make ``schema`` not a valid JSON Schema of its dialect (empty when fine).
 
     Uses jsonschema-rs for the common valid case (hundreds of times faster) and python jsonschema
     for located messages when something is wrong. ``patterns=False`` when the caller knows the
-    schema has no ``pattern`` or ``patternProperties`` key (their regexes are compiled here).
+    schema has no ``pattern`` or ``patternProperties`` key (their regexes are compiled here);
+    a list: the (path, pattern) pairs the caller's own walk of it found, so it is not walked
+    again.
     """
     if isinstance(schema, bool):
         return []
@@ -708,7 +712,8 @@ def check_schema(schema: Any, *, patterns: bool = True) -> list[SchemaProblem]:
             problems = [_problem(e) for e in meta.iter_errors(schema)][:MAX_ERRORS]
         except RecursionError:
             problems = [SchemaProblem((), "schema is nested too deeply", "depth")]
-    for path, patrn in _walk_patterns(schema) if patterns else ():
+    found = _walk_patterns(schema) if patterns is True else patterns or ()
+    for path, patrn in found:
         try:
             compile_pattern(patrn)
         except ValueError as exc:

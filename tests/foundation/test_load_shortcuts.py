@@ -54,6 +54,28 @@ def test_pattern_bundled_in_from_another_file_is_still_compiled(
 
 
 @pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ("    b: {type: array, items: {type: string, pattern: '(['}}\n", (8, 53)),
+        ("    b: {type: object, patternProperties: {'([': {}}}\n", (8, 49)),
+    ],
+)
+def test_own_bad_pattern_beside_a_shared_ref_is_located(
+    registry_of: Callable[..., Registry], body: str, where: tuple[int, int]
+) -> None:
+    """The bundling scan finds the tool's own patterns (no second walk): each still compiled
+    and located, beside a definition bundled in from another file."""
+    registry = registry_of(
+        {
+            "tools.d/t.yaml": HEAD + "    a: {$ref: 'common.schema.yaml#/$defs/A'}\n" + body,
+            "tools.d/common.schema.yaml": "$defs:\n  A: {type: string, pattern: '^a'}\n",
+        }
+    )
+    [diag] = registry.diagnostics
+    assert (diag.code, diag.file, (diag.line, diag.col)) == ("TC301", "tools.d/t.yaml", where)
+
+
+@pytest.mark.parametrize(
     ("body", "scanned"),
     [
         ("    a: {type: string}\n", False),
