@@ -613,7 +613,7 @@ def _patches(orig: Any, new: Any, at: list[Any], out: list[list[Any]]) -> None:
             else:
                 out.append([[*at, key], value])  # added after the written keys, as bundled
     elif type(new) is list and type(orig) is list and len(new) == len(orig):
-        for i, (was, value) in enumerate(zip(orig, new)):
+        for i, (was, value) in enumerate(zip(orig, new, strict=True)):
             _patches(was, value, [*at, i], out)
     elif not (type(new) is type(orig) and new == orig):
         out.append([at, new])
@@ -643,10 +643,7 @@ def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, A
     bundled: dict[str, Any] = {}
     values: dict[str, list[Any]] = {}
     for key, patches in stored.items():
-        if key == APPROVAL_WHEN:
-            schema = raw["requireApproval"]["when"]
-        else:
-            schema = raw[key]
+        schema = raw["requireApproval"]["when"] if key == APPROVAL_WHEN else raw[key]
         got = values[key] = []
         for path, value, *link in patches:
             if link:
