@@ -567,7 +567,7 @@ def to_entry(
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
     from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS
 
-    tools = []
+    tools: list[list[Any]] = []
     first: dict[int, list[Any]] = {}  # id of a patch value -> [tool, key, index] first with it
     for spec in specs:
         bundled: dict[str, list[list[Any]]] = {}
