@@ -642,6 +642,7 @@ def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, A
 
     bundled: dict[str, Any] = {}
     values: dict[str, list[Any]] = {}
+    done.append(values)  # before its keys: a later key may name an earlier one's patch
     for key, patches in stored.items():
         schema = raw["requireApproval"]["when"] if key == APPROVAL_WHEN else raw[key]
         got = values[key] = []
@@ -651,7 +652,6 @@ def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, A
             got.append(value)
             schema = _set_copied(schema, path, value)
         bundled[key] = schema
-    done.append(values)
     return bundled
 
 
