@@ -557,30 +557,22 @@ def test_a_schema_file_reached_through_another_invalidates_every_tool(
     ]
 
 
-SHARED = """\
-toolctl: 1
-tools:
-{tools}
-"""
-SHARED_TOOL = """\
-  - name: {name}
-    description: Look up a city's weather.
-    handler: handlers:lookup
-    inputSchema:
-      type: object
-      properties:
-        city: {{$ref: "schemas/common.schema.yaml#/$defs/City"}}
-        near: {{type: array, prefixItems: [{{$ref: "schemas/common.schema.yaml#/$defs/City"}}]}}
-        mode: {{allOf: [{{$ref: "#/$defs/Mode"}}, {{minLength: {n}}}]}}
-      $defs:
-        Mode: {{type: string, maxLength: 1.5e1}}
-    outputSchema:
-      type: object
-      properties:
-        where: {{$ref: "schemas/common.schema.yaml#/$defs/City"}}
-    requireApproval:
-      when: {{properties: {{city: {{$ref: "schemas/common.schema.yaml#/$defs/City"}}}}}}
-"""
+CITY = '{$ref: "schemas/common.schema.yaml#/$defs/City"}'
+
+
+def _sharing_tool(name: str, n: int) -> str:
+    """A tool naming the same definitions as its neighbours, with $defs of its own, a float,
+    a reference in a list and an approval condition."""
+    mode = '{allOf: [{$ref: "#/$defs/Mode"}, {minLength: N}]}'.replace("N", str(n))
+    return (
+        f"  - name: {name}\n    description: Names shared definitions.\n"
+        f"    handler: handlers:lookup\n"
+        f"    inputSchema:\n      type: object\n      properties:\n        city: {CITY}\n"
+        f"        near: {{type: array, prefixItems: [{CITY}]}}\n        mode: {mode}\n"
+        f"      $defs: {{Mode: {{type: string, maxLength: 1.5e1}}}}\n"
+        f"    outputSchema: {{properties: {{where: {CITY}}}}}\n"
+        f"    requireApproval: {{when: {{properties: {{city: {CITY}}}}}}}\n"
+    )
 
 
 def test_warm_bundled_schemas_equal_the_cold_ones_and_share_what_tools_share(
@@ -588,8 +580,8 @@ def test_warm_bundled_schemas_equal_the_cold_ones_and_share_what_tools_share(
 ) -> None:
     # several tools of one file naming the same definitions, with $defs of their own, a
     # float, a reference in a list and an approval condition: the entry stores patches
-    tools = "".join(SHARED_TOOL.format(name=f"t{i}", n=i % 2) for i in range(4))
-    write(project, {"tools.d/many.yaml": SHARED.format(tools=tools)})
+    tools = "".join(_sharing_tool(f"t{i}", i % 2) for i in range(4))
+    write(project, {"tools.d/many.yaml": f"toolctl: 1\ntools:\n{tools}"})
     keys = ("input_schema", "output_schema", "approval_when")
     cold = _load(project, monkeypatch)
     assert [d.format() for d in cold.diagnostics] == []
