@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
+from sys import intern
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl import __version__
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT = 3
+FORMAT = 4  # 4: bundled schemas as patches of the written ones (see to_entry)
 _MAGIC = b"toolctl-cache hmac-sha256"
 DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
 KEY_NAME = "cache.key"
@@ -305,6 +306,13 @@ def import_path_key() -> list[Any]:
     return [[p, _stat_sig(p)] for p in sys.path if p]
 
 
+def _interned(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A decoded object with its string values interned, as the YAML parser gives them: a
+    warm load keeps every tool's data, and "string", "object" and shared descriptions once
+    each instead of once per use were about a third of a large registry's decoded entries."""
+    return {k: intern(v) if type(v) is str else v for k, v in pairs}
+
+
 def _encode_array(value: Any) -> str:
     """``json.dumps`` hook: position arrays as base64 text (encoded only when written)."""
     if isinstance(value, array):
@@ -362,7 +370,7 @@ class LoadCache:
         if payload is None:
             return {}  # no key, truncated, garbage, hand-edited or forged
         try:
-            data = json.loads(payload)
+            data = json.loads(payload, object_pairs_hook=_interned)
         except (ValueError, RecursionError):
             return {}
         if not isinstance(data, dict) or data.get("context") != self.context:
@@ -592,18 +600,21 @@ def to_entry(
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
     from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS
 
-    tools = []
+    tools: list[list[Any]] = []
+    first: dict[int, list[Any]] = {}  # id of a patch value -> [tool, key, index] first with it
     for spec in specs:
-        bundled = {}
+        bundled: dict[str, list[list[Any]]] = {}
         raw = spec.raw
-        for key in SCHEMA_KEYS:
-            if key in raw:
-                schema = spec.schema(key)
-                if schema is not raw[key]:
-                    bundled[key] = schema  # $refs bundled in: differs from the file
+        written = [(key, raw[key], spec.schema(key)) for key in SCHEMA_KEYS if key in raw]
         when = raw.get("requireApproval")
-        if isinstance(when, dict) and spec.approval_when is not when.get("when"):
-            bundled[APPROVAL_WHEN] = spec.approval_when  # the approval condition, bundled
+        if isinstance(when, dict):
+            written.append((APPROVAL_WHEN, when.get("when"), spec.approval_when))
+        for key, orig, schema in written:
+            if schema is not orig:  # $refs bundled in: the patches from the file's schema
+                patches: list[list[Any]] = []
+                _patches(orig, schema, [], patches)
+                _link_shared(patches, first, [len(tools), key])
+                bundled[key] = patches
         loc = spec.location
         tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
@@ -627,6 +638,73 @@ def add_late(entry: dict[str, Any], diagnostics: list[Diagnostic], invalid: list
     entry["diagnostics"] += [d.to_dict() for d in diagnostics]
     for tool, bad in zip(entry["tools"], invalid, strict=True):
         tool[2] = tool[2] or bad
+
+
+def _patches(orig: Any, new: Any, at: list[Any], out: list[list[Any]]) -> None:
+    """Append to ``out`` the ``[path, value]`` settings that make ``orig`` (a schema as
+    written) into ``new`` (as bundled): a bundled schema is the written one with a few
+    ``$ref`` strings set and its ``$defs`` added, so an entry stores that much instead of
+    the whole schema a second time (decoded, it would be a second copy of every schema)."""
+    if new is orig:
+        return
+    if type(new) is dict and type(orig) is dict and list(new)[: len(orig)] == list(orig):
+        for key, value in new.items():
+            if key in orig:
+                _patches(orig[key], value, [*at, key], out)
+            else:
+                out.append([[*at, key], value])  # added after the written keys, as bundled
+    elif type(new) is list and type(orig) is list and len(new) == len(orig):
+        for i, (was, value) in enumerate(zip(orig, new, strict=True)):
+            _patches(was, value, [*at, i], out)
+    elif not (type(new) is type(orig) and new == orig):
+        out.append([at, new])
+
+
+def _link_shared(patches: list[list[Any]], first: dict[int, list[Any]], where: list[Any]) -> None:
+    """Replace each patch value an earlier patch of the file already wrote (the same object:
+    the bundler shares each set of ``$defs`` and equal parts) by ``[path, None, tool, key,
+    index]``, naming that patch: the decoded entry then holds one copy of it."""
+    for i, patch in enumerate(patches):
+        value = patch[1]
+        if type(value) is not dict and type(value) is not list:
+            continue
+        seen = first.get(id(value))
+        if seen is None:
+            first[id(value)] = [*where, i]
+        else:
+            patches[i] = [patch[0], None, *seen]
+
+
+def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, Any]]) -> Any:
+    """The bundled schemas of a tool from its entry's patches (see :func:`to_entry`): the
+    written schema with only the containers on each patch's path copied. ``done``: each
+    earlier tool's resolved patch values, by key, which linked patches name."""
+    from toolctl.spec.model import APPROVAL_WHEN
+
+    bundled: dict[str, Any] = {}
+    values: dict[str, list[Any]] = {}
+    done.append(values)  # before its keys: a later key may name an earlier one's patch
+    for key, patches in stored.items():
+        schema = raw["requireApproval"]["when"] if key == APPROVAL_WHEN else raw[key]
+        got = values[key] = []
+        for path, value, *link in patches:
+            if link:
+                value = done[link[0]][link[1]][link[2]]
+            got.append(value)
+            schema = _set_copied(schema, path, value)
+        bundled[key] = schema
+    return bundled
+
+
+def _set_copied(node: Any, path: list[Any], value: Any) -> Any:
+    """``node`` with ``value`` at ``path``, copying the containers on the way (the decoded
+    entry's data is shared with the tool's declaration, which must not change)."""
+    if not path:
+        return value
+    copied = dict(node) if type(node) is dict else list(node)
+    head = path[0]
+    copied[head] = _set_copied(node[head] if len(path) > 1 else None, path[1:], value)
+    return copied
 
 
 def from_entry(
@@ -666,10 +744,12 @@ def from_entry(
     values, keys = decode_positions(entry["pos"])
     doc = Document(entry["data"], display, values, keys)
     specs, invalid = [], []
-    for pointer, bundled, bad, line, col in entry["tools"]:
+    done: list[dict[str, Any]] = []
+    for pointer, stored, bad, line, col in entry["tools"]:
         raw = doc.data
         for part in pointer:
             raw = raw[part]
+        bundled = _bundled(raw, stored, done)
         spec = ToolSpec.from_validated(
             raw,
             origin=origin,

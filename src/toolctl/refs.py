@@ -18,6 +18,8 @@ contents appear in a message.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 import re
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
@@ -202,6 +204,36 @@ class Bundler:
         self._defs: dict[_Key, _Definition] = {}
         # by (id of a definition's node, held by _defs; whether patterns were compiled)
         self._valid: dict[tuple[int, bool], bool] = {}
+        # Rewritten copies (see _with_refs) by a digest of their JSON text, and the ``$defs``
+        # of each closure: tools that write the same referencing part hold one copy of it.
+        self._copies: dict[Any, Any] = {}
+        self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
+
+    def shared_copy(self, node: Any, text_of: Any = None, extra: Any = None) -> Any:
+        """The copy made earlier in this load that is equal to the rewritten ``node`` (same
+        JSON text of ``text_of``, default ``node``: key order, types and all, and the same
+        ``extra``), else ``node`` itself, remembered. Nothing may modify a bundled schema, so
+        equal copies can be one object."""
+        try:
+            text = json.dumps(
+                node if text_of is None else text_of,
+                ensure_ascii=False,
+                separators=(",", ":"),
+                check_circular=False,
+            )
+            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
+        except (TypeError, ValueError, RecursionError):  # not plain JSON: kept as it is
+            return node
+        return self._copies.setdefault((digest, extra), node)
+
+    def shared_defs(self, closure: list[_Definition]) -> dict[str, Any]:
+        """The ``$defs`` of a schema that names exactly ``closure`` (shared names), one per
+        load for each set of definitions."""
+        key = tuple(d.key for d in closure)
+        found = self._added.get(key)
+        if found is None:
+            found = self._added[key] = {d.name: d.node for d in closure}
+        return found
 
     def resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
         """What the non-local ``ref`` written in ``from_file`` names (memoised per load)."""
@@ -365,9 +397,13 @@ def _renamed(found: _Definition, names: dict[_Key, str]) -> Any:
     return node
 
 
-def _with_refs(schema: dict[str, Any], edits: list[tuple[JsonPath, str]]) -> dict[str, Any]:
+def _with_refs(
+    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler
+) -> dict[str, Any]:
     """``schema`` with the ``$ref`` at each path set to a new value, copying only the
-    containers on those paths (the rest is shared with ``schema``, which is not modified)."""
+    containers on those paths (the rest is shared with ``schema``, which is not modified).
+    Each copy below the root is the load's one copy of its kind (:meth:`Bundler.shared_copy`):
+    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it."""
     root = dict(schema)
     copies: dict[JsonPath, Any] = {(): root}
     for at, ref in edits:
@@ -380,6 +416,9 @@ def _with_refs(schema: dict[str, Any], edits: list[tuple[JsonPath, str]]) -> dic
                 node[at[i]] = below
             node = below
         node["$ref"] = ref
+    for at in sorted(copies, key=len, reverse=True):  # deepest first: children shared first
+        if at:
+            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at])
     return root
 
 
@@ -521,12 +560,18 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     own_defs = schema.get("$defs")
     names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
     if names is None:
-        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses])
+        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler)
         added = {d.name: d.node for d in closure}
     else:
-        out = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses])
+        out = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler)
         added = {names[d.key]: _renamed(d, names) for d in closure}
-    if added and (own_defs is None or isinstance(own_defs, dict)):
+    if added and own_defs is None and names is None:
+        # the common case: only shared definitions, so the whole schema may be shared too
+        # the $defs follow from the closure: its keys stand for them in the comparison
+        body = dict(out)
+        out["$defs"] = bundler.shared_defs(closure)
+        out = bundler.shared_copy(out, body, tuple(d.key for d in closure))
+    elif added and (own_defs is None or isinstance(own_defs, dict)):
         out["$defs"] = {**(own_defs or {}), **added}
     known = None
     if names is None:

@@ -109,23 +109,35 @@ class Document:
         return value, None
 
     def _size(self, node: Any) -> tuple[int, int]:
-        """(values, keys) in the subtree of ``node``, memoised per container."""
+        """(values, keys) in the subtree of ``node``, memoised for the siblings a lookup
+        counts, not for every container below them: an export locates a path or two of
+        every tool, and a memo per container held a tuple for each one of the registry."""
         if type(node) is not dict and type(node) is not list:
             return 1, 0
         if self._sizes is None:
             self._sizes = {}
-        memo = self._sizes
-        found = memo.get(id(node))
+        found = self._sizes.get(id(node))
         if found is None:
-            values, keys = 1, 0
-            children = node.values() if type(node) is dict else node
-            for child in children:
-                size, inner = self._size(child)
-                values, keys = values + size, keys + inner
-            if type(node) is dict:
-                keys += len(node)
-            found = memo[id(node)] = (values, keys)
+            found = self._sizes[id(node)] = _count(node)
         return found
+
+
+def _count(node: Any) -> tuple[int, int]:
+    """(values, keys) in the subtree of the container ``node``, counted without recursion."""
+    values, keys = 1, 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) is dict:
+            keys += len(current)
+            children: Any = current.values()
+        else:
+            children = current
+        values += len(children)
+        for child in children:
+            if type(child) is dict or type(child) is list:
+                stack.append(child)
+    return values, keys
 
 
 def _unpack(packed: int) -> tuple[int, int]:

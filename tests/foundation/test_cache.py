@@ -576,3 +576,46 @@ def test_a_schema_file_reached_through_another_invalidates_every_tool(
         ("TC304", "other"),
         ("TC304", "weather"),
     ]
+
+
+CITY = '{$ref: "schemas/common.schema.yaml#/$defs/City"}'
+
+
+def _sharing_tool(name: str, n: int) -> str:
+    """A tool naming the same definitions as its neighbours, with $defs of its own, a float,
+    a reference in a list and an approval condition."""
+    mode = '{allOf: [{$ref: "#/$defs/Mode"}, {minLength: N}]}'.replace("N", str(n))
+    return (
+        f"  - name: {name}\n    description: Names shared definitions.\n"
+        f"    handler: handlers:lookup\n"
+        f"    inputSchema:\n      type: object\n      properties:\n        city: {CITY}\n"
+        f"        near: {{type: array, prefixItems: [{CITY}]}}\n        mode: {mode}\n"
+        f"      $defs: {{Mode: {{type: string, maxLength: 1.5e1}}}}\n"
+        f"    outputSchema: {{properties: {{where: {CITY}}}}}\n"
+        f"    requireApproval: {{when: {{properties: {{city: {CITY}}}}}}}\n"
+    )
+
+
+def test_warm_bundled_schemas_equal_the_cold_ones_and_share_what_tools_share(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # several tools of one file naming the same definitions, with $defs of their own, a
+    # float, a reference in a list and an approval condition: the entry stores patches
+    tools = "".join(_sharing_tool(f"t{i}", i % 2) for i in range(4))
+    write(project, {"tools.d/many.yaml": f"toolctl: 1\ntools:\n{tools}"})
+    keys = ("input_schema", "output_schema", "approval_when")
+    cold = _load(project, monkeypatch)
+    assert [d.format() for d in cold.diagnostics] == []
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []  # every entry rebuilt
+    assert _summary(warm) == _summary(cold)
+    for name, spec in cold.tools.items():
+        for key in keys:
+            assert json.dumps(getattr(warm.tools[name], key)) == json.dumps(getattr(spec, key))
+    t0, t2 = warm.tools["t0"], warm.tools["t2"]
+    # what the bundler shares the entry holds once: not a copy per tool once decoded
+    assert t0.output_schema["$defs"] is t2.output_schema["$defs"]
+    city = t0.input_schema["$defs"]["common_schema__City"]
+    assert city is t2.input_schema["$defs"]["common_schema__City"]
+    assert warm.tools["t0"].raw["inputSchema"]["properties"]["city"]["$ref"].startswith("schemas/")

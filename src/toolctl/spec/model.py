@@ -44,12 +44,16 @@ class Origin:
         return self.file if self.kind == "file" else f"{self.name} ({self.file})"
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class ToolSpec:
     """One tool declaration, validated and resolved.
 
     ``input_schema`` and the other schemas are *bundled*: references to schema files in the
     registry are pulled into the schema's own ``$defs``, so each is self-contained.
+
+    Slots, not a ``__dict__``: a registry holds one per tool (a dict of some forty fields was
+    about 1.2 KiB of every tool's memory). Empty defaults (``{}``, ``()``) may be shared
+    between tools: like the rest, they are read-only.
     """
 
     name: str
@@ -98,6 +102,7 @@ class ToolSpec:
     upstream: dict[str, Any] | None = None  # another MCP server's tool (imported tools)
     secrets: tuple[str, ...] = ()  # environment variables holding credentials
     extensions: dict[str, Any] = field(default_factory=dict)
+    _digest: str | None = field(default=None, init=False, repr=False)  # see digest
 
     @classmethod
     def from_validated(
@@ -114,10 +119,10 @@ class ToolSpec:
 
         ``schemas`` overrides the schema keys (inputSchema, ...) with their bundled forms.
         """
-        get = (schemas or {}).get
+        get = (schemas or _EMPTY).get
         background = raw.get("background", False)
         bg_conf = background if isinstance(background, dict) else {}
-        mcp = raw.get("mcp", {})
+        mcp = raw.get("mcp", _EMPTY)
         return cls(
             name=raw["name"],
             description=raw["description"],
@@ -141,19 +146,19 @@ class ToolSpec:
             input_requests=raw.get("inputRequests"),
             request_context_schema=get("requestContextSchema", raw.get("requestContextSchema")),
             to_model_output=raw.get("toModelOutput"),
-            transform=raw.get("transform", {}),
-            annotations=dict(mcp.get("annotations", {})),
+            transform=raw.get("transform", _EMPTY),
+            annotations=mcp.get("annotations", _EMPTY),
             meta=mcp.get("_meta"),
             icons=tuple(mcp.get("icons", ())),
-            provider_options=raw.get("providerOptions", {}),
+            provider_options=raw.get("providerOptions", _EMPTY),
             input_examples=tuple(raw.get("inputExamples", ())),
             background=bg_conf.get("enabled", True) if bg_conf else bool(background),
             background_timeout=bg_conf.get("timeout"),
-            hooks=dict(raw.get("hooks", {})),
+            hooks=raw.get("hooks", _EMPTY),
             timeout=raw.get("timeout"),
             calls_per_minute=raw.get("limits", {}).get("callsPerMinute"),
             isolation=raw.get("isolation", "inprocess"),
-            metadata=raw.get("metadata", {}),
+            metadata=raw.get("metadata", _EMPTY),
             tags=tuple(raw.get("tags", ())),
             loading=raw.get("loading"),
             toolset=raw.get("toolset"),
@@ -163,7 +168,7 @@ class ToolSpec:
             http=raw.get("http"),
             upstream=raw.get("upstream"),
             secrets=tuple(raw.get("secrets", ())),
-            extensions={k: v for k, v in raw.items() if k.startswith("x-")},
+            extensions=_extensions(raw),
         )
 
     def locate(self, *path: str | int, key: bool = False) -> Location:
@@ -188,9 +193,15 @@ class ToolSpec:
                 hint=f"set enabled: true to {action} it",
             )
 
-    @functools.cached_property
+    @property
     def digest(self) -> str:
         """SHA-256 of the canonical declaration (with bundled schemas): changes when it changes."""
+        if self._digest is None:
+            object.__setattr__(self, "_digest", self._compute_digest())  # frozen: set once
+        assert self._digest is not None
+        return self._digest
+
+    def _compute_digest(self) -> str:
         schemas = [
             self.input_schema,
             self.output_schema,
@@ -213,6 +224,17 @@ class ToolSpec:
             "resumeSchema": self.resume_schema,
             "requestContextSchema": self.request_context_schema,
         }[key]
+
+
+# The one empty mapping of every tool without the key (read-only, as all of a spec's data): an
+# empty dict per field per tool was a few hundred bytes of each tool of a large registry.
+_EMPTY: dict[str, Any] = {}
+
+
+def _extensions(raw: dict[str, Any]) -> dict[str, Any]:
+    """The declaration's ``x-`` keys (most declarations have none: the shared empty dict)."""
+    found = {k: v for k, v in raw.items() if k.startswith("x-")}
+    return found or _EMPTY
 
 
 def _approval_when(raw: dict[str, Any], get: Any) -> dict[str, Any] | bool | None:
