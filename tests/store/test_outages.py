@@ -32,12 +32,15 @@ def project(tmp_path: Path) -> Path:
     return make_project(tmp_path / "proj")
 
 
-def _get(url: str) -> tuple[int, str]:
+def _get(url: str, timeout: float = 10) -> tuple[int, str]:
+    """Status and body; 0 and the reason when no answer came within ``timeout``."""
     try:
-        with urllib.request.urlopen(url, timeout=10) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+    except (TimeoutError, urllib.error.URLError) as exc:
+        return 0, str(exc)
 
 
 def _status(url: str, run_id: str) -> str:
@@ -139,14 +142,20 @@ def test_a_call_whose_handler_ran_across_a_restart_or_an_outage_succeeds(
             return await call
 
         def away() -> None:
-            with refused(pg, "restart_call"):  # from before the handler returns, for 3 s
-                time.sleep(3)
+            with refused(pg, "restart_call"):  # from before the handler returns, for 4 s
+                time.sleep(2)  # the final write is waiting for the database by now ...
+                began = time.monotonic()
+                health.append(_get(server.url.rsplit("/", 1)[0] + "/healthz", timeout=1.5)[0])
+                time.sleep(max(0.0, 2 - (time.monotonic() - began)))
+
+        health: list[int] = []  # ... on a thread: the replica answers meanwhile
 
         for mark, fault in (("r", lambda: restart(pg, "fast")), ("o", away)):
             answer = asyncio.run(scenario(mark, fault))
             assert answer["is_error"] is False, (mark, server.log)
             assert answer["status"] == "succeeded"
             assert _status(url, answer["run"]) == "succeeded"
+        assert health == [200]
         assert not any("misconfigured" in line for line in server.log)
 
 

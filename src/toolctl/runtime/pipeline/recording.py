@@ -197,7 +197,11 @@ class Recorder:
             result.status = RunStatus(found)
 
     def finish(self, result: RunResult, **extra: Any) -> None:
-        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner)."""
+        """Store ``result`` (insert, or compare-and-set from ``running`` by this owner); on a
+        shared store, waiting out an outage (see :meth:`_write_patiently`)."""
+        self._finish(result, extra, patient=True)
+
+    def _finish(self, result: RunResult, extra: dict[str, Any], *, patient: bool) -> None:
         shared = self.store.capabilities.shared
         if shared:  # only a shared store's runs are held
             heartbeat.release(self.state.run_id)
@@ -206,7 +210,7 @@ class Recorder:
         if not self.recorded and self.handler_started_at is not None:
             extra.setdefault("started_at", self.handler_started_at)
         fields = self._record(result, **extra)
-        if shared:
+        if shared and patient:
             self._kept(result, self._write_patiently(fields))
         else:
             self._kept(result, self._write(fields))
@@ -238,10 +242,23 @@ class Recorder:
                 heartbeat.release(self.state.run_id)
 
     async def finish_async(self, result: RunResult) -> None:
-        """:meth:`finish` through the history writer (off the event loop when it is busy)."""
+        """:meth:`finish` through the history writer (off the event loop when it is busy).
+        On a shared store the first attempt is made so; if the database is unavailable, the
+        patient retries run on a thread of their own, never on the event loop (the write runs
+        in place when this call is the loop's only one: a replica's health answers meanwhile)."""
         if not self.history and not self.recorded:
             return
-        await history.write(lambda: self.finish(result), store=self.store)
+        if not self.store.capabilities.shared:
+            await history.write(lambda: self.finish(result), store=self.store)
+            return
+        from toolctl.runtime.errors import DatabaseUnavailableError
+
+        try:
+            await history.write(lambda: self._finish(result, {}, patient=False), store=self.store)
+        except DatabaseUnavailableError:
+            import asyncio
+
+            await asyncio.to_thread(self.finish, result)
 
     async def claim(self, changes: RowChanges) -> None:
         """Take over a pending run (approve, resume): ``running``, owned by this call, with a
