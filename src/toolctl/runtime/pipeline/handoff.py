@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 from typing import TYPE_CHECKING, Any
 
+from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.history import heartbeat, ledger
 from toolctl.runtime.history.ownership import HOST
 from toolctl.runtime.history.queue import LEASE_S
@@ -110,30 +110,19 @@ def run_job(context: Any, run_id: str, token: str) -> None:
     execute_prepared(store, call, mine, lease)
 
 
-# Seconds between attempts to reach the database while a claimed run waits to start: doubled
-# after each failure up to the second.
-OUTAGE_PAUSE = (0.25, 5.0)
-
-
 def waiting_out_outages(
     run_id: str, step: Callable[[], Call | None], stopping: Callable[[], bool]
 ) -> Call | None:
     """``step()``, again after a pause each time the database is unavailable, until it
     answers or ``stopping()`` (the worker shuts down: the run is left to the sweeps, which see
-    this process gone)."""
-    from toolctl.runtime.errors import DatabaseUnavailableError
+    this process gone; None)."""
+    from toolctl.runtime.history.patience import while_unavailable
 
-    pause = OUTAGE_PAUSE[0]
-    while True:
-        try:
-            return step()
-        except DatabaseUnavailableError as exc:
-            if stopping():
-                log.warning("run %s: the worker stops while the database is away", run_id)
-                return None
-            log.warning("run %s: %s; trying again in %g s", run_id, exc, pause)
-        time.sleep(pause)
-        pause = min(pause * 2, OUTAGE_PAUSE[1])
+    try:
+        return while_unavailable(step, stopping, what=f"run {run_id}")
+    except DatabaseUnavailableError:
+        log.warning("run %s: the worker stops while the database is away", run_id)
+        return None
 
 
 def claim_and_prepare(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from toolctl.errors import ToolctlError
 from toolctl.runtime import jsondata
+from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.history import binding, heartbeat, ledger
 from toolctl.runtime.history import writer as history
 from toolctl.runtime.history.ownership import owner_fields
@@ -218,28 +219,32 @@ class Recorder:
     def _write_patiently(self, fields: dict[str, Any]) -> str | None:
         """The final write to a shared store, which a database outage does not lose at once:
         what the handler did is known only to this process. While the database is
-        unavailable the write is tried again, a second apart, for up to
-        :data:`FINAL_WRITE_PATIENCE_S` (each attempt waits for a connection as any statement
-        does), the run's lease held meanwhile so no sweep takes the run as lost; after that
-        the error stands, and the run is left to the sweeps (``interrupted``)."""
-        from toolctl.runtime.errors import DatabaseUnavailableError
+        unavailable the write is tried again (:func:`~toolctl.runtime.history.patience.
+        while_unavailable`) for up to :data:`FINAL_WRITE_PATIENCE_S` (each attempt waits for
+        a connection as any statement does), the run's lease held meanwhile so no sweep takes
+        the run as lost; after that the error stands, and the run is left to the sweeps."""
+        from toolctl.runtime.history.patience import while_unavailable
 
-        deadline, held = time.monotonic() + FINAL_WRITE_PATIENCE_S, False
+        if self.owner is None:  # nothing holds the row yet: nothing to wait for
+            return self._write(fields)
+        owner, run_id = self.owner, self.state.run_id
+        deadline, held = time.monotonic() + FINAL_WRITE_PATIENCE_S, []
+
+        def hold() -> None:
+            lease = heartbeat.lease_for(self.store, self.state.timeout)
+            heartbeat.hold(self.store, run_id, owner, lease)
+            held.append(True)
+
         try:
-            while True:
-                try:
-                    return self._write(fields)
-                except DatabaseUnavailableError:
-                    if time.monotonic() >= deadline or self.owner is None:
-                        raise
-                    if not held:
-                        lease = heartbeat.lease_for(self.store, self.state.timeout)
-                        heartbeat.hold(self.store, self.state.run_id, self.owner, lease)
-                        held = True
-                time.sleep(1.0)
+            return while_unavailable(
+                lambda: self._write(fields),
+                lambda: time.monotonic() >= deadline,
+                what=f"run {run_id}: its final write",
+                first_failure=hold,
+            )
         finally:
             if held:
-                heartbeat.release(self.state.run_id)
+                heartbeat.release(run_id)
 
     async def finish_async(self, result: RunResult) -> None:
         """:meth:`finish` through the history writer (off the event loop when it is busy).
@@ -251,8 +256,6 @@ class Recorder:
         if not self.store.capabilities.shared:
             await history.write(lambda: self.finish(result), store=self.store)
             return
-        from toolctl.runtime.errors import DatabaseUnavailableError
-
         try:
             await history.write(lambda: self._finish(result, {}, patient=False), store=self.store)
         except DatabaseUnavailableError:
