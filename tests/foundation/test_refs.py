@@ -347,12 +347,16 @@ def test_tools_share_one_bundled_definition_that_nothing_modifies(registry_of: A
     assert schemas == before
 
 
+def _sharing_edited(n: int, old: str, new: str) -> dict[str, str]:
+    """:func:`_sharing`'s files with ``old`` replaced by ``new`` in the shared schema file."""
+    files = _sharing(n)
+    shared = "tools.d/schemas/common.schema.yaml"
+    files[shared] = SHARED[shared].replace(old, new)
+    return files
+
+
 def test_a_broken_shared_reference_leaves_out_every_tool_using_it(registry_of: Any) -> None:
-    files = _sharing(2)
-    files["tools.d/schemas/common.schema.yaml"] = SHARED[
-        "tools.d/schemas/common.schema.yaml"
-    ].replace("'#/$defs/Country'", "'#/$defs/Nation'")
-    registry = registry_of(files)
+    registry = registry_of(_sharing_edited(2, "'#/$defs/Country'", "'#/$defs/Nation'"))
     # located where it is wrong, in the schema file (once: the same problem, the same place)
     found = [(d.code, d.file, d.line, d.col) for d in registry.diagnostics]
     assert found == [("TC302", "tools.d/schemas/common.schema.yaml", 6, 23)]  # the $ref value
@@ -361,11 +365,7 @@ def test_a_broken_shared_reference_leaves_out_every_tool_using_it(registry_of: A
 
 def test_an_invalid_shared_definition_fails_every_tool_naming_it(registry_of: Any) -> None:
     # shared definitions are checked once per load: each tool still gets the whole check's error
-    files = _sharing(2)
-    files["tools.d/schemas/common.schema.yaml"] = SHARED[
-        "tools.d/schemas/common.schema.yaml"
-    ].replace("pattern: '^[A-Z]{2}$'", "pattern: '(unclosed'")
-    broken = registry_of(files)
+    broken = registry_of(_sharing_edited(2, "pattern: '^[A-Z]{2}$'", "pattern: '(unclosed'"))
     assert [(d.code, d.tool) for d in broken.diagnostics] == [("TC301", "t0"), ("TC301", "t1")]
     assert all("(unclosed" in d.message for d in broken.diagnostics)
     assert not broken.tools
