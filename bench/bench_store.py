@@ -105,7 +105,7 @@ def per_call(
     included): rounds interleaved, the median round of each kept. ``server``: seconds of CPU
     the database server has used so far; its median per call lands in :data:`SERVER_CPU`."""
     for fn in fns.values():
-        for _ in range(50):
+        for _ in range(min(50, calls)):  # warm; a smoke run of a few calls stays quick
             fn()
     walls: dict[str, list[float]] = {name: [] for name in fns}
     cpus: dict[str, list[float]] = {name: [] for name in fns}
