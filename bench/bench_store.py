@@ -2,7 +2,10 @@
 
 1. Recording cost: ``registry.call`` of a trivial tool with the history off (the floor), in an
    SQLite file and in PostgreSQL (a throwaway local cluster), rounds interleaved; the cost of
-   recording is each store's time minus the floor.
+   recording is each store's time minus the floor. A third store is the peer that tells the
+   round trip from the rest: SQLite whose every write also waits for one bare libpq
+   ``SELECT 1`` on the same cluster (no psycopg, no pool): what any store in another process
+   pays at least. The PostgreSQL server's CPU (its backends' own counters) is printed beside.
 2. Scale-out: calls/s of N replicas (``toolctl serve --transport http``, each its own process) on
    one PostgreSQL history, N = 1, 2, 3, with the same clients spread over them.
 
@@ -93,23 +96,85 @@ def finished_run(run_id: str) -> Any:
 
 
 def per_call(
-    fns: dict[str, Callable[[], object]], calls: int, rounds: int
+    fns: dict[str, Callable[[], object]],
+    calls: int,
+    rounds: int,
+    server: Callable[[], float] | None = None,
 ) -> dict[str, tuple[float, float]]:
     """Microseconds per call of each function, wall and CPU of this process (threads
-    included): rounds interleaved, the median round of each kept."""
+    included): rounds interleaved, the median round of each kept. ``server``: seconds of CPU
+    the database server has used so far; its median per call lands in :data:`SERVER_CPU`."""
     for fn in fns.values():
-        for _ in range(50):
+        for _ in range(min(50, calls)):  # warm; a smoke run of a few calls stays quick
             fn()
     walls: dict[str, list[float]] = {name: [] for name in fns}
     cpus: dict[str, list[float]] = {name: [] for name in fns}
+    servers: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            used = server() if server else 0.0
             cpu, start = time.process_time(), time.perf_counter()
             for _ in range(calls):
                 fn()
             walls[name].append((time.perf_counter() - start) / calls * 1e6)
             cpus[name].append((time.process_time() - cpu) / calls * 1e6)
+            if server:
+                servers[name].append((server() - used) / calls * 1e6)
+    if server:
+        SERVER_CPU.update({name: median(values) for name, values in servers.items()})
     return {name: (median(walls[name]), median(cpus[name])) for name in fns}
+
+
+SERVER_CPU: dict[str, float] = {}  # the last per_call's server CPU per call (us), by name
+
+
+def backend_cpu(url: str, database: str) -> Callable[[], float]:
+    """Seconds of CPU the PostgreSQL backends serving ``database`` have used (their
+    ``/proc/PID/schedstat``, in nanoseconds; a backend that exited is left out), through a
+    connection of its own to ``url`` (another database: its backend is not counted)."""
+    import psycopg
+
+    conn = psycopg.connect(url, autocommit=True)
+
+    def used() -> float:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s", (database,)
+        ).fetchall()
+        total = 0
+        for (pid,) in rows:
+            with contextlib.suppress(OSError):
+                total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+        return total / 1e9
+
+    return used
+
+
+def round_trip_peer(path: Path, url: str) -> Any:
+    """An SQLite store whose every write then waits for one bare ``SELECT 1`` on PostgreSQL
+    through libpq itself (``psycopg.pq``, blocking: no psycopg layer, no pool)."""
+    from psycopg import pq
+
+    from toolctl.runtime.history.sqlite import SqliteStore
+
+    class RoundTrip(SqliteStore):
+        def __init__(self) -> None:
+            super().__init__(path)
+            self.pq = pq.PGconn.connect(url.encode())
+
+        def insert(self, record: Any, *, durable: bool = False) -> None:
+            super().insert(record, durable=durable)
+            self.pq.exec_(b"SELECT 1")
+
+        def update(self, run_id: str, **kwargs: Any) -> bool:
+            done = super().update(run_id, **kwargs)
+            self.pq.exec_(b"SELECT 1")
+            return done
+
+        def close(self) -> None:
+            self.pq.finish()
+            super().close()
+
+    return RoundTrip()
 
 
 def median(values: list[float]) -> float:
@@ -126,10 +191,13 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
     registry = toolctl.load_project(root)
     sqlite = SqliteStore(root / "state.db")
     postgres = PostgresStore(cluster.create_database("bench_record"))
+    peer = round_trip_peer(root / "peer.db", cluster.url)
+    server = backend_cpu(cluster.url, "bench_record")
     args = {"a": 1, "b": 2}
     ratios = []
     print(f"recording a run, {calls} calls x {rounds} rounds (median round), in-process;")
-    print("cpu = this process's CPU time (PostgreSQL's server processes not included)")
+    print("cpu = this process's CPU time (PostgreSQL's server processes not included: 'server')")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for tool, what in (("add", "read-only tool, 1 write"), ("add_plain", "plain tool, 2 writes")):
 
         def call(store: object, tool: str = tool) -> Callable[[], object]:
@@ -139,10 +207,12 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
             {
                 "history off (floor)": call(False),
                 "SQLite": call(sqlite),
+                "SQLite + round trip": call(peer),
                 "PostgreSQL": call(postgres),
             },
             calls,
             rounds,
+            server,
         )
         floor_wall, floor_cpu = result["history off (floor)"]
         print(f"{tool} ({what}):")
@@ -154,7 +224,15 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
                 else f" {wall - floor_wall:10.0f} {cpu - floor_cpu:9.0f}"
             )
             print(f"  {name:22} {wall:8.0f} {cpu:8.0f}{extra}")
+        print(f"  PostgreSQL server cpu per call: {SERVER_CPU['PostgreSQL']:.0f} us")
         (sq_wall, sq_cpu), (pg_wall, pg_cpu) = result["SQLite"], result["PostgreSQL"]
+        rt_wall, rt_cpu = result["SQLite + round trip"]
+        print(
+            "  PostgreSQL / (SQLite + round trip) recording cost:"
+            f" wall {(pg_wall - floor_wall) / max(rt_wall - floor_wall, 1e-9):.2f}x,"
+            f" cpu {(pg_cpu - floor_cpu) / max(rt_cpu - floor_cpu, 1e-9):.2f}x"
+            " (1x: PostgreSQL costs what SQLite plus a bare wait for another process costs)"
+        )
         wall_ratio = (pg_wall - floor_wall) / max(sq_wall - floor_wall, 1e-9)
         cpu_ratio = (pg_cpu - floor_cpu) / max(sq_cpu - floor_cpu, 1e-9)
         ratios += [wall_ratio, cpu_ratio]
@@ -182,7 +260,9 @@ def recording(cluster: pgcluster.Cluster, root: Path, calls: int, rounds: int) -
     print(
         f"one PostgreSQL round trip (PostgresStore.ping: SELECT 1): {wall:.0f} us, cpu {cpu:.0f} us"
     )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     sqlite.close()
+    peer.close()
     postgres.close()
     return ratios
 

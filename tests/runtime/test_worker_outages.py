@@ -8,13 +8,21 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+from collections.abc import Sequence
 from typing import Any
+
+import pytest
 
 from toolctl.registry import Registry
 from toolctl.runtime import api
 from toolctl.runtime.errors import DatabaseUnavailableError
+from toolctl.runtime.history import patience
+from toolctl.runtime.history.capabilities import Capabilities
+from toolctl.runtime.history.memory import MemoryStore
 from toolctl.runtime.history.records import RunStore
-from toolctl.runtime.pipeline import handoff
+from toolctl.runtime.pipeline import handoff, recording
 
 
 class Outage:
@@ -122,3 +130,60 @@ def test_the_worker_loop_starts_again_after_losing_the_database_and_stops_on_sig
     assert "lost the task queue's database (OperationalError: server closed the connection" in out
     assert "graceful shutdown" in out
     assert out.rstrip().endswith("starts: 2 stopping: True")
+
+
+class AwayStore(MemoryStore):
+    """A shared store (leases renewed, as PostgreSQL's) whose updates fail as the database
+    being away until ``back`` is set."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.back, self.shut = threading.Event(), False
+        self.capabilities = Capabilities.probe(self)
+
+    @property
+    def closed(self) -> bool:
+        return self.shut
+
+    def renew_leases(self, runs: Sequence[tuple[str, str, float]]) -> set[str]:
+        return {run_id for run_id, _owner, _lease in runs}
+
+    def update(self, run_id: str, **changes: Any) -> bool:
+        if not self.back.is_set():
+            raise DatabaseUnavailableError("database unavailable: connection refused")
+        return super().update(run_id, **changes)
+
+
+def test_a_final_write_past_its_patience_lands_once_the_database_is_back(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
+    monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
+    store = AwayStore()
+    with pytest.raises(DatabaseUnavailableError):  # the call still answers "unavailable"
+        reg.call("add", {"a": 1, "b": 2}, store=store)
+    (run,) = store.query()
+    assert run.status == "running"  # the handler ran; its outcome is not stored yet
+    store.back.set()
+    deadline = time.monotonic() + 10
+    while store.get(run.run_id).status == "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert store.get(run.run_id).status == "succeeded"  # not left running until exit
+    assert store.get(run.run_id).output == {"sum": 3}
+
+
+def test_the_final_write_stops_trying_once_its_store_is_closed(
+    reg: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
+    monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
+    store = AwayStore()
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(DatabaseUnavailableError):
+        reg.call("add", {"a": 1, "b": 2}, store=store)
+    (trying,) = [t for t in threading.enumerate() if t.ident not in before and "final" in t.name]
+    assert trying.daemon  # never keeps the process alive
+    store.shut = True
+    trying.join(timeout=10)
+    assert not trying.is_alive()
+    assert store.query()[0].status == "running"  # left to the sweeps, as before

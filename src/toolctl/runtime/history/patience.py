@@ -3,12 +3,14 @@
 One mechanism for the writes that must not be lost to a restart or a short outage: a worker's
 claim of a run before its handler starts (:func:`toolctl.runtime.pipeline.handoff.run_job`) and
 a call's final write (:class:`toolctl.runtime.pipeline.recording.Recorder`). Any other error
-is not retried.
+is not retried. A final write that outlasts its patience goes on in the background
+(:func:`keep_trying`) while the process lives.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import TYPE_CHECKING, TypeVar
 
@@ -30,12 +32,14 @@ def while_unavailable(
     *,
     what: str,
     first_failure: Callable[[], object] | None = None,
-    pause: tuple[float, float] = PAUSE,
+    pause: tuple[float, float] | None = None,
 ) -> T:
     """``step()``, again after a pause each time it raises :class:`DatabaseUnavailableError`,
     until it returns; the error is raised again once ``give_up()`` is true after a failure.
     ``first_failure`` runs once, at the first failure (e.g. to hold the run's lease);
-    ``what`` names the step in the log."""
+    ``what`` names the step in the log; ``pause``: the first and the longest pause (default
+    :data:`PAUSE`, read at each call)."""
+    pause = pause or PAUSE
     wait, failed = pause[0], False
     while True:
         try:
@@ -49,3 +53,32 @@ def while_unavailable(
             log.warning("%s: %s; trying again in %g s", what, exc, wait)
         time.sleep(wait)
         wait = min(wait * 2, pause[1])
+
+
+def keep_trying(
+    step: Callable[[], object],
+    give_up: Callable[[], bool],
+    *,
+    what: str,
+    then: Callable[[], object],
+    pause: tuple[float, float] | None = None,
+) -> threading.Thread:
+    """:func:`while_unavailable` of ``step`` on a daemon thread of its own, started now: tried
+    until it is done, ``give_up()`` is true after a failure, or the process exits (a daemon
+    thread does not keep it alive). ``then`` runs after it in every case. Another error is
+    logged, not raised: nobody is left to tell."""
+
+    def run() -> None:
+        try:
+            while_unavailable(step, give_up, what=what, pause=pause)
+            log.warning("%s: done after the database came back", what)
+        except DatabaseUnavailableError as exc:
+            log.warning("%s: given up: %s", what, exc)
+        except Exception as exc:  # the thread's last word: a traceback would reach stderr
+            log.warning("%s: failed: %s", what, exc)
+        finally:
+            then()
+
+    thread = threading.Thread(target=run, name="toolctl-final-write", daemon=True)
+    thread.start()
+    return thread

@@ -222,12 +222,14 @@ class Recorder:
         unavailable the write is tried again (:func:`~toolctl.runtime.history.patience.
         while_unavailable`) for up to :data:`FINAL_WRITE_PATIENCE_S` (each attempt waits for
         a connection as any statement does), the run's lease held meanwhile so no sweep takes
-        the run as lost; after that the error stands, and the run is left to the sweeps."""
-        from toolctl.runtime.history.patience import while_unavailable
+        the run as lost; after that the call fails as unavailable, and a daemon thread keeps
+        trying the same write while the process lives and the store is open (the lease still
+        held), so the run does not stay ``running`` until its process exits."""
+        from toolctl.runtime.history.patience import keep_trying, while_unavailable
 
         if self.owner is None:  # nothing holds the row yet: nothing to wait for
             return self._write(fields)
-        owner, run_id = self.owner, self.state.run_id
+        owner, run_id, leases = self.owner, self.state.run_id, self.store.capabilities.leases
         deadline, held = time.monotonic() + FINAL_WRITE_PATIENCE_S, []
 
         def hold() -> None:
@@ -235,16 +237,26 @@ class Recorder:
             heartbeat.hold(self.store, run_id, owner, lease)
             held.append(True)
 
+        def release() -> None:
+            if held:
+                heartbeat.release(run_id)
+
+        what, handed = f"run {run_id}: its final write", False
         try:
             return while_unavailable(
                 lambda: self._write(fields),
                 lambda: time.monotonic() >= deadline,
-                what=f"run {run_id}: its final write",
+                what=what,
                 first_failure=hold,
             )
+        except DatabaseUnavailableError:
+            closed = (lambda: leases.closed) if leases is not None else (lambda: True)
+            keep_trying(lambda: self._write(fields), closed, what=what, then=release)
+            handed = True  # the thread releases the lease when it is done
+            raise
         finally:
-            if held:
-                heartbeat.release(run_id)
+            if not handed:
+                release()
 
     async def finish_async(self, result: RunResult) -> None:
         """:meth:`finish` through the history writer (off the event loop when it is busy).
@@ -259,6 +271,11 @@ class Recorder:
         try:
             await history.write(lambda: self._finish(result, {}, patient=False), store=self.store)
         except DatabaseUnavailableError:
+            from toolctl.runtime.sync import owns_running_loop
+
+            if owns_running_loop():  # the synchronous API's call (maybe loopless): stalls nobody
+                self.finish(result)
+                return
             import asyncio
 
             await asyncio.to_thread(self.finish, result)
