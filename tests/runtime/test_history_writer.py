@@ -165,6 +165,15 @@ def test_a_lone_call_s_write_does_not_wait(store: SqliteStore) -> None:
     assert pauses == [] and _committed(store) == ["a"]
 
 
+def test_a_write_to_a_store_that_cannot_batch_does_not_wait() -> None:
+    pauses: list[float] = []
+    done: list[str] = []
+    writer = history._Writer(lambda: 3, pause=pauses.append)  # (PostgreSQL: one commit each)
+    writer.submit(history._Job(lambda: done.append("a"), None, None, None))
+    writer.stop()
+    assert pauses == [] and done == ["a"]
+
+
 def test_commits_are_checkpointed_into_the_database_file_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

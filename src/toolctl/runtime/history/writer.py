@@ -91,7 +91,7 @@ class _Writer:
             first = self._jobs.get()
             if first is None:
                 return
-            if self._in_flight() > 1 + self._jobs.qsize():
+            if _can_batch(first) and self._in_flight() > 1 + self._jobs.qsize():
                 # Asleep, not waiting on the queue: a write handed over meanwhile wakes nobody.
                 self._pause(GATHER_S)
             jobs = [first]
@@ -105,6 +105,11 @@ class _Writer:
             for group in _groups(jobs):
                 run_batch(group)
             _settle_all(jobs)
+
+
+def _can_batch(job: _Job) -> bool:
+    # Only a store that commits several writes at once gains by waiting for more of them.
+    return job.store is not None and job.store.capabilities.batching is not None
 
 
 def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
