@@ -167,6 +167,37 @@ def test_a_quick_read_only_sync_call_is_written_once(
     assert writes == ["insert", "update"]
 
 
+def test_a_read_only_call_whose_loop_is_busy_when_it_returns_is_written_once(
+    ereg: Registry, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The handler returns well within the grace period, but the loop resumes the call only
+    # after it (busy with other calls' work): the running row is for a handler that runs long.
+    from toolctl.runtime.pipeline import call
+
+    monkeypatch.setattr(call, "RUNNING_ROW_GRACE_S", 0.1)
+    store = api.resolve_store(ereg)
+    writes: list[str] = []
+    insert, update = store.insert, store.update
+    monkeypatch.setattr(
+        store, "insert", lambda *a, **k: (writes.append("insert"), insert(*a, **k))[1]
+    )
+    monkeypatch.setattr(
+        store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
+    )
+
+    async def scenario() -> Any:
+        task = asyncio.ensure_future(ereg.acall("gated_ro", {}))
+        while invoke.busy_workers() == 0:  # the handler runs on a worker: the grace has begun
+            await asyncio.sleep(0.001)
+        gate.set()
+        time.sleep(0.3)  # the loop busy past the grace period; the handler returned meanwhile
+        return await task
+
+    result = asyncio.run(scenario())
+    assert result.status is RunStatus.SUCCEEDED and writes == ["insert"]
+    assert store.get(result.run_id).started_at is not None
+
+
 @pytest.mark.timeout(60)
 def test_a_long_read_only_sync_call_shows_as_running_then_ends(
     ereg: Registry, gate: threading.Event

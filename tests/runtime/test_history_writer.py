@@ -140,6 +140,40 @@ def test_writes_handed_over_before_exit_still_happen(store: SqliteStore) -> None
     assert _committed(store) == ["a", "b"]
 
 
+def test_a_write_waits_for_the_writes_of_the_other_calls_in_flight(store: SqliteStore) -> None:
+    batches: list[int] = []
+    pauses: list[float] = []
+
+    def arriving(seconds: float) -> None:  # the other two calls' rows come while it waits
+        pauses.append(seconds)
+        for name in ("b", "c"):
+            writer.submit(job(store, lambda name=name: store.insert(record(name))))
+
+    writer = history._Writer(lambda: 3, pause=arriving)  # three calls in flight
+    commits = store._commits
+    writer.submit(job(store, lambda: batches.append(len(_committed(store)))))
+    writer.stop()
+    assert pauses == [history.GATHER_S] and batches == [0]
+    assert _committed(store) == ["b", "c"] and store._commits == commits + 1  # one commit
+
+
+def test_a_lone_call_s_write_does_not_wait(store: SqliteStore) -> None:
+    pauses: list[float] = []
+    writer = history._Writer(lambda: 1, pause=pauses.append)
+    writer.submit(job(store, lambda: store.insert(record("a"))))
+    writer.stop()
+    assert pauses == [] and _committed(store) == ["a"]
+
+
+def test_a_write_to_a_store_that_cannot_batch_does_not_wait() -> None:
+    pauses: list[float] = []
+    done: list[str] = []
+    writer = history._Writer(lambda: 3, pause=pauses.append)  # (PostgreSQL: one commit each)
+    writer.submit(history._Job(lambda: done.append("a"), None, None, None))
+    writer.stop()
+    assert pauses == [] and done == ["a"]
+
+
 def test_commits_are_checkpointed_into_the_database_file_in_the_background(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

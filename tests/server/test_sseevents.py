@@ -8,8 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import pytest
 
-from toolctl.server.sseevents import PRIMING_HOLD_S, PrimedWrites, SessionEvents
+from toolctl.server import sseevents
+from toolctl.server.sseevents import PrimedWrites, SessionEvents
 
 
 def _replay(store: SessionEvents, last: str) -> tuple[str | None, list[tuple[str, Any]]]:
@@ -111,14 +113,15 @@ def test_the_priming_event_goes_out_with_a_quick_result_in_one_write() -> None:
     ]
 
 
-def test_a_slow_call_still_gets_its_priming_event_first() -> None:
+def test_a_slow_call_still_gets_its_priming_event_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sseevents, "PRIMING_HOLD_S", 0.02)  # the suite waits 0.1 s, not 2.5
     wire = _written(
         [
             SSE_START,
             {"type": "http.response.body", "body": PRIMING, "more_body": True},
             {"type": "http.response.body", "body": RESULT, "more_body": False},
         ],
-        pause=PRIMING_HOLD_S * 5,
+        pause=sseevents.PRIMING_HOLD_S * 5,
     )
     assert [m.get("body") for m in wire] == [None, PRIMING, RESULT]
     assert wire[1]["more_body"] is True and wire[2]["more_body"] is False

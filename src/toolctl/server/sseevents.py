@@ -25,8 +25,11 @@ log = logging.getLogger("toolctl.server")
 MAX_STREAMS = 8  # a session's latest request streams kept for a reconnect
 MAX_EVENTS = 64  # the latest events kept per stream
 RETRY_MS = 1000  # how long a client waits before it reconnects (the SSE retry field)
-# How long the priming event waits for the event after it, to go out with it in one write.
-PRIMING_HOLD_S = 0.02
+# How long the priming event waits for the event after it, to go out with it in one write. Under
+# load a quick call's result comes tens of milliseconds after its priming event (the requests of
+# other connections are served in between): a shorter hold sent most of them apart, in two
+# writes and a task each. It delays only the priming of a call that sends nothing for so long.
+PRIMING_HOLD_S = 0.5
 
 _Event = tuple[str, Any]  # (event id, JSON-RPC message or None for a priming event)
 
@@ -100,7 +103,8 @@ class PrimedWrites:
     two passes through the HTTP server's ``send``, two chunks, two socket writes and two TCP
     segments for the client to acknowledge (``bench/bench_http.py`` put the priming event at
     about a tenth of a call's CPU). Held, the client still gets the event id before the result
-    (the bytes are the same, in the same order), and a slow call's stream is primed 20 ms late.
+    (the bytes are the same, in the same order), and a slow call's stream is primed half a second
+    late.
     """
 
     __slots__ = ("_flushing", "_held", "_send", "_sse", "_timer")

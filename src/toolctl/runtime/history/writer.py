@@ -7,9 +7,11 @@ async calls are in flight, and awaits it, so a call still returns only after its
 committed. When this call is the only one running, or it runs on the private loop of the
 synchronous API, there is nobody to stall: the write runs in place.
 
-The writer takes every write waiting in its queue at once: consecutive writes to a store that
-can batch (:meth:`toolctl.runtime.history.sqlite.SqliteStore.batch`) commit in one transaction, so
-under
+The writer takes every write waiting in its queue at once, after waiting :data:`GATHER_S` for
+more when other calls are in flight (under load the writes of concurrent calls come a
+millisecond or so apart, and the writer, faster than that, committed nearly every one alone):
+consecutive writes to a store that can batch
+(:meth:`toolctl.runtime.history.sqlite.SqliteStore.batch`) commit in one transaction, so under
 load a commit is shared by several calls instead of paid by each. A write that fails fails alone
 (SQLite undoes only its statement); if a failure aborted the whole transaction, every write of
 the batch reports that error: no write reports success unless it is committed. The callers'
@@ -39,6 +41,10 @@ T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
 
 MAX_BATCH = 64  # writes per transaction: bounds how long the store's lock is held
+# How long the writer waits for more writes before it commits one while other calls are in
+# flight (their rows come within moments): a commit and a wake-up of the callers' loop shared
+# by several calls instead of paid by each. Wall time the call waits, no CPU.
+GATHER_S = 0.002
 
 
 class _Job:
@@ -61,8 +67,14 @@ class _Job:
 class _Writer:
     """The writer thread: runs the jobs of its queue in order, batching what it can."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        in_flight: Callable[[], int] = lambda: 0,
+        pause: Callable[[float], object] = time.sleep,
+    ) -> None:
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._in_flight = in_flight  # async calls running now (each may have a write coming)
+        self._pause = pause
         self._thread = threading.Thread(target=self._run, name="toolctl-history", daemon=True)
         self._thread.start()
         atexit.register(self.stop)  # writes handed over before exit still happen
@@ -79,6 +91,9 @@ class _Writer:
             first = self._jobs.get()
             if first is None:
                 return
+            if _can_batch(first) and self._in_flight() > 1 + self._jobs.qsize():
+                # Asleep, not waiting on the queue: a write handed over meanwhile wakes nobody.
+                self._pause(GATHER_S)
             jobs = [first]
             with contextlib.suppress(queue.Empty):
                 while len(jobs) < MAX_BATCH:
@@ -90,6 +105,11 @@ class _Writer:
             for group in _groups(jobs):
                 run_batch(group)
             _settle_all(jobs)
+
+
+def _can_batch(job: _Job) -> bool:
+    # Only a store that commits several writes at once gains by waiting for more of them.
+    return job.store is not None and job.store.capabilities.batching is not None
 
 
 def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
@@ -190,7 +210,7 @@ class HistoryWriter:
         if self._writer is None:
             with self._lock:
                 if self._writer is None:
-                    self._writer = _Writer()
+                    self._writer = _Writer(lambda: self.active)
         return self._writer
 
     def close(self) -> None:

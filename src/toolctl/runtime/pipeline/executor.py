@@ -6,6 +6,7 @@ state; :func:`user_traceback` keeps the frames of a failed handler for the devel
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -75,8 +76,12 @@ class Executor:
             state.spec.isolation != "subprocess" and state.timeout is None and owns_running_loop()
         )
 
-    async def invoke(self, handler: Callable[..., Any]) -> Any:
-        """Run the handler once; its output (exceptions say how it ended otherwise)."""
+    async def invoke(
+        self, handler: Callable[..., Any], ended: Callable[[], object] | None = None
+    ) -> Any:
+        """Run the handler once; its output (exceptions say how it ended otherwise).
+        ``ended`` runs as soon as the handler has returned, on the thread it ran on (before this
+        coroutine resumes, which on a busy loop can be much later)."""
         state = self.state
         if state.spec.isolation == "subprocess":
             return await self._isolated()
@@ -95,7 +100,7 @@ class Executor:
             state.abort,
             in_place=owns_running_loop(),
             name=f"toolctl:{state.run_id}",
-            ended=lambda: release_secrets(secrets_),
+            ended=functools.partial(_ended, secrets_, ended),
         )
 
     async def _isolated(self) -> Any:
@@ -133,3 +138,10 @@ class Executor:
         if outcome.traceback:  # kept like an in-process handler's, for the developer only
             state.traceback = state.scrub(outcome.traceback)
         raise StepFailed(ErrorCode.HANDLER_ERROR.value, state.scrub(outcome.message))
+
+
+def _ended(secrets_: Callable[[], frozenset[str]], then: Callable[[], object] | None) -> None:
+    """The handler has returned: its log lines no longer need the run's secrets, and ``then``."""
+    release_secrets(secrets_)
+    if then is not None:
+        then()
