@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import linecache
 import os
 import shutil
 import subprocess
@@ -183,16 +184,35 @@ class _Scanner:
         if obj in self._known:
             return self._known[obj]
         self._known[obj] = False  # a cycle of helpers adds nothing
-        try:
-            source = inspect.getsource(obj)  # type: ignore[arg-type]
-        except (OSError, TypeError):
-            source = ""
+        source = _source(obj)
         found = bool(source) and (
             any(call in source for call in SLOW_CALLS)
             or any(self.mentions_slow_call(used) for used in _helpers(obj))
         )
         self._known[obj] = found
         return found
+
+
+def _source(obj: object) -> str:
+    """``obj``'s source text ("" when there is none). A function's lines come from its code
+    object's line numbers: ``inspect.getsource`` tokenizes each function to find where it ends,
+    most of the marking's cost (it runs in each xdist worker's collection)."""
+    if inspect.isfunction(obj):
+        code = inspect.unwrap(obj).__code__
+        lines = linecache.getlines(code.co_filename)
+        if lines:
+            return "".join(lines[code.co_firstlineno - 1 : _last_line(code)])
+    try:
+        return inspect.getsource(obj)  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ""
+
+
+def _last_line(code: types.CodeType) -> int:
+    """The last line an instruction of ``code`` (nested functions included) starts on."""
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    nested = [_last_line(c) for c in code.co_consts if isinstance(c, types.CodeType)]
+    return max([code.co_firstlineno, *lines, *nested])
 
 
 @functools.cache
@@ -247,11 +267,17 @@ def _fixture_functions(item: pytest.Item) -> Iterator[object]:
             yield definitions[-1].func
 
 
+@functools.cache
+def _relative(path: Path) -> str | None:
+    """``path`` relative to ``tests/`` (None outside it)."""
+    resolved = path.resolve()
+    return resolved.relative_to(TESTS).as_posix() if resolved.is_relative_to(TESTS) else None
+
+
 def _is_slow(item: pytest.Item, scanner: _Scanner) -> bool:
-    path = item.path.resolve()
-    try:
-        relative = path.relative_to(TESTS).as_posix()
-    except ValueError:
+    path = item.path
+    relative = _relative(path)
+    if relative is None:
         return False
     if relative in SLOW_MODULES or path.name.startswith(SLOW_PREFIXES):
         return True
@@ -300,6 +326,20 @@ class _XdistGroups:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_XdistGroups(), "toolctl-xdist-groups")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject.toml): one worker more than the CPUs. Many tests spend seconds
+    waiting (a server starting, a lease running out, PostgreSQL stopped on purpose, the
+    conformance suite polling a task): with one worker per CPU that CPU sat idle meanwhile
+    (a fifth of the run's core-seconds); the extra worker's tests use it. Each worker collects
+    the suite and starts its own PostgreSQL cluster, so more than one extra costs more than it
+    saves. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (pytest-xdist's own setting) still wins."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
+        return None  # pytest-xdist's own answer
+    from xdist.plugin import pytest_xdist_auto_num_workers as one_per_cpu
+
+    return one_per_cpu(config) + 1
 
 
 # The longest tests (node ids under tests/, prefixes), longest first: measured at 7 s or more

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.bench_helpers import run_bench
 
 
+@pytest.mark.timeout(240)  # as long as the script's own (230 s), as the other bench tests
 def test_bench_auth_prints_both_servers_and_the_overhead() -> None:
     out = run_bench(
         "bench_auth.py",
