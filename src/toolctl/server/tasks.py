@@ -45,7 +45,10 @@ if TYPE_CHECKING:
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-POLL_MS = 500
+POLL_MS = 500  # the interval clients are told to poll at
+# tasks/result waits for a run's end checking the history at this interval, doubling up to
+# POLL_MS: a run that ends within moments is answered within moments, not half a second later.
+FIRST_CHECK_S = 0.01
 
 
 def task_status(status: RunStatus) -> str:
@@ -239,8 +242,10 @@ class Tasks:
         _removed(ctx, "tasks/result")
         record = await self._record(ctx, params.taskId)
         store = _store(self._current())
+        wait = FIRST_CHECK_S
         while _status(record) == "working":
-            await anyio.sleep(POLL_MS / 1000)
+            await anyio.sleep(wait)
+            wait = min(wait * 2, POLL_MS / 1000)
             record = await anyio.to_thread.run_sync(store.get, record.run_id)
         out = self._call_result(record, ctx.protocol_version)
         out["_meta"] = {**out.get("_meta", {}), RELATED_TASK: {"taskId": record.run_id}}
