@@ -2,10 +2,12 @@
 
 Scores fuse the two signals linearly, ``ALPHA * cosine + (1 - ALPHA) * lexical`` (both in
 [0, 1]; the cosine of all-MiniLM-L6-v2's vectors, see toolctl.search.embed), and a result is
-returned only at or above ``FLOOR``. Both were fitted on the tuning half of the benchmark in
-bench/bench_search.py (see docs/large-catalogs.md, "Search quality"), never on its held-out
-half nor on MetaTool. Without the model, the lexical score alone is compared with
-``LEXICAL_FLOOR``.
+returned only at or above ``FLOOR``. Both were fitted on the tune splits of two benchmarks
+together (bench/search_tune.py; see docs/large-catalogs.md, "Search quality"): BFCL's, and
+metatool1k's, whose no-answer queries are real users' prompts. Those prompts (long requests for
+advice, writing or facts) score higher than written greetings do, so the floor is the one that
+lets at most 15% of each benchmark's no-answer queries through, never fitted on a held-out
+split. Without the model, the lexical score alone is compared with ``LEXICAL_FLOOR``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ if TYPE_CHECKING:
     from toolctl.search.embed import Embedder
 
 ALPHA = 0.4
-FLOOR = 0.157
-LEXICAL_FLOOR = 0.143
+FLOOR = 0.238
+LEXICAL_FLOOR = 0.144
 
 
 @dataclass(frozen=True)
