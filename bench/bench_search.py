@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -34,17 +35,22 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-PREFIX = {"bfcl": "", "metatool": "metatool_"}
+# dataset -> (its catalog files, its query files); noanswer.jsonl is added to every one
+DATASETS = {
+    "bfcl": (("catalog",), ("queries",)),
+    "metatool": (("metatool_catalog",), ("metatool_queries",)),
+    # MetaTool's plugins among BFCL's functions, real no-answer prompts (search_prepare.py)
+    "metatool1k": (("metatool_catalog", "catalog"), ("metatool_queries", "metatool1k_queries")),
+}
 
 
 def catalog(dataset: str = "bfcl") -> list[dict[str, Any]]:
-    return read_jsonl(DATA / f"{PREFIX[dataset]}catalog.jsonl")
+    return [f for name in DATASETS[dataset][0] for f in read_jsonl(DATA / f"{name}.jsonl")]
 
 
 def queries(dataset: str = "bfcl") -> list[dict[str, Any]]:
-    return read_jsonl(DATA / f"{PREFIX[dataset]}queries.jsonl") + read_jsonl(
-        DATA / "noanswer.jsonl"
-    )
+    files = (*DATASETS[dataset][1], "noanswer")
+    return [q for name in files for q in read_jsonl(DATA / f"{name}.jsonl")]
 
 
 def build(functions: list[dict[str, Any]], semantic: bool) -> SearchIndex:
@@ -76,13 +82,16 @@ def run_toolctl(index: SearchIndex, rows: list[dict[str, Any]]) -> list[list[str
 
 def run_fastmcp(python: str, rows: list[dict[str, Any]], dataset: str) -> list[list[str]]:
     script = Path(__file__).parent / "search_fastmcp.py"
-    out = subprocess.run(
-        [python, str(script), str(DATA / f"{PREFIX[dataset]}catalog.jsonl"), str(K)],
-        input="".join(json.dumps({"query": q["query"]}) + "\n" for q in rows),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "catalog.jsonl"  # the dataset's catalog files as one
+        path.write_text("".join(json.dumps(f) + "\n" for f in catalog(dataset)), "utf-8")
+        out = subprocess.run(
+            [python, str(script), str(path), str(K)],
+            input="".join(json.dumps({"query": q["query"]}) + "\n" for q in rows),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
     return [json.loads(line) for line in out.splitlines()]
 
 
@@ -93,9 +102,10 @@ def main() -> None:
     parser.add_argument(
         "--dataset",
         default="bfcl",
-        choices=tuple(PREFIX),
-        help="bfcl (1,132 functions, the main benchmark) or metatool (199 plugins, paraphrased "
-        "queries; never tuned on)",
+        choices=tuple(DATASETS),
+        help="bfcl (1,132 functions, synthetic queries), metatool (199 plugins, paraphrased "
+        "queries) or metatool1k (those plugins among BFCL's functions: 1,331; paraphrased "
+        "queries, real no-answer prompts)",
     )
     args = parser.parse_args()
     functions = catalog(args.dataset)

@@ -23,6 +23,15 @@ smaller benchmark whose queries paraphrase rather than repeat the tool descripti
 ``metatool_catalog.jsonl`` (its 199 plugins: name and description) and
 ``metatool_queries.jsonl`` (2,000 of its 20,615 single-tool queries, a fixed sample by hash;
 all ``heldout``: nothing was tuned on MetaTool).
+
+It also adds the realistic benchmark, ``metatool1k`` (bench/bench_search.py ``--dataset
+metatool1k``): MetaTool's 199 plugins among BFCL's 1,132 functions as distractors (1,331
+functions), MetaTool's paraphrased queries, and real user prompts no tool serves. Its
+held-out answerable queries are the 2,000 of ``metatool_queries.jsonl``;
+``metatool1k_queries.jsonl`` adds the next 2,000 of the same hash order as its ``tune`` split,
+and the 520 prompts MetaTool's tool-awareness task labels as needing no tool (human-written
+requests: advice, writing, reasoning, general knowledge; often long), split by a hash of their
+text. MetaTool is MIT-licensed (see bench/data/search/NOTICE).
 """
 
 from __future__ import annotations
@@ -138,6 +147,25 @@ def metatool(repo: Path, sample: int = 2000) -> None:
             }
             f.write(json.dumps(q, ensure_ascii=False) + "\n")
     print(f"{len(plugins)} MetaTool plugins, {min(sample, len(rows))} queries -> {OUT}")
+    metatool1k(rows[sample : 2 * sample], json.loads(text("dataset/tmp_dataset/Task1.json")))
+
+
+def metatool1k(tune: list[dict[str, str]], awareness: list[dict[str, Any]]) -> None:
+    """The tune split of the realistic benchmark and its no-answer prompts (see the module
+    docstring); its held-out split is metatool_queries.jsonl, its catalog both catalogs."""
+    out = [
+        {"id": f"metatool_{i}", "query": r["Query"], "expected": [r["Tool"]], "split": "tune"}
+        for i, r in enumerate(tune, start=len(tune))
+    ]
+    prompts = [a["query"] for a in awareness if a["label"] == "negative"]
+    out += [
+        {"id": f"awareness_{i}", "query": q, "expected": [], "split": split_of(q)}
+        for i, q in enumerate(prompts)
+    ]
+    with (OUT / "metatool1k_queries.jsonl").open("w", encoding="utf-8") as f:
+        for q in out:
+            f.write(json.dumps(q, ensure_ascii=False) + "\n")
+    print(f"{len(tune)} tune queries, {len(prompts)} no-answer prompts -> {OUT}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
-"""Fit toolctl search's fusion weight (ALPHA) and abstention floor (FLOOR, LEXICAL_FLOOR) on
-the ``tune`` split of the benchmark only (bench/bench_search.py reports the held-out split).
+"""Fit toolctl search's fusion weight (ALPHA) and abstention floors (FLOOR, LEXICAL_FLOOR) on
+the ``tune`` splits of the benchmarks only (bench/bench_search.py reports the held-out splits).
 
     python bench/search_tune.py
 
-For each ALPHA it takes the floor that keeps no-answer queries answered at most TARGET of the
-time on the tune split, then picks the ALPHA with the best top-1 + top-5 under that floor.
+Two catalogs are fitted together: BFCL's (synthetic queries, written no-answer queries) and
+metatool1k (paraphrased queries, real user prompts that no tool serves). For each ALPHA the
+floor is the lowest that lets at most TARGET of each catalog's no-answer queries through (the
+stricter of the two), and the ALPHA kept has the best top-1 + top-5 summed over both catalogs
+under that floor. The floor is compared with the best score plus LEAD times its lead over
+the second (see toolctl.search.index.confident); LEAD is fitted with ALPHA.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
 
@@ -16,9 +21,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_search import K, build, catalog, queries
 
-from toolctl.search import embed, index, lexical
+from toolctl.search import embed, lexical
 
-TARGET = 0.125  # half the issue's 25% bound: leaves room for held-out drift
+# the module, not toolctl.search.index (a function of the package, which hides the module's
+# name there: setting ALPHA on it changed nothing)
+ranking = importlib.import_module("toolctl.search.index")
+
+TARGET = 0.15  # the issue's bound is 25%: room for held-out drift
+DATASETS = ("bfcl", "metatool1k")
 
 
 class Remembered:
@@ -36,7 +46,7 @@ class Remembered:
         return np.stack([self.seen[t] for t in texts])
 
 
-def ranked(idx: index.SearchIndex, rows: list[dict], embedder: Remembered | None) -> list:
+def ranked(idx: ranking.SearchIndex, rows: list[dict], embedder: Remembered | None) -> list:
     out = []
     for q in rows:
         scored = idx.scores(q["query"], embedder)
@@ -45,41 +55,60 @@ def ranked(idx: index.SearchIndex, rows: list[dict], embedder: Remembered | None
     return out
 
 
-def fit(results: list, rows: list[dict]) -> tuple[float, float, float, float]:
+def confidence(result: list, lead: float) -> float:
+    """What index.confident compares with the floor: the best score plus lead times its lead."""
+    scores = [s for _, s in result] + [0.0, 0.0]
+    return scores[0] + lead * (scores[0] - scores[1])
+
+
+def floor_for(results: list, rows: list[dict], lead: float) -> float:
+    """The lowest floor that returns a tool for at most TARGET of the no-answer rows."""
     pairs = zip(results, rows, strict=False)
-    none = sorted((r[0][1] if r else 0.0) for r, q in pairs if not q["expected"])
-    floor = none[int(len(none) * (1 - TARGET))] + 1e-4 if none else 0.0
+    none = sorted(confidence(r, lead) for r, q in pairs if not q["expected"])
+    return none[int(len(none) * (1 - TARGET))] + 1e-4 if none else 0.0
+
+
+def measure(results: list, rows: list[dict], floor: float, lead: float) -> tuple[float, ...]:
+    """top-1, top-5 (answerable rows) and the share of no-answer rows answered, under floor."""
     answerable = [(r, q) for r, q in zip(results, rows, strict=False) if q["expected"]]
-    kept = [(r, q) for r, q in answerable if r and r[0][1] >= floor]
+    none = [r for r, q in zip(results, rows, strict=False) if not q["expected"]]
+    kept = [(r, q) for r, q in answerable if r and confidence(r, lead) >= floor]
     top1 = sum(r[0][0] in q["expected"] for r, q in kept) / len(answerable)
     top5 = sum(any(n in q["expected"] for n, _ in r) for r, q in kept) / len(answerable)
-    returned = sum(s >= floor for s in none) / max(1, len(none))
-    return floor, top1, top5, returned
+    returned = sum(bool(r) and confidence(r, lead) >= floor for r in none) / max(1, len(none))
+    return top1, top5, returned
+
+
+def fit(name: str, runs: dict[str, tuple[list, list[dict]]], lead: float) -> tuple[float, str]:
+    """One floor for every catalog: the strictest of theirs; the line that reports it."""
+    floor = max(floor_for(results, rows, lead) for results, rows in runs.values())
+    total, parts = 0.0, [f"{name} floor={floor:.3f}"]
+    for dataset, (results, rows) in runs.items():
+        top1, top5, returned = measure(results, rows, floor, lead)
+        total += top1 + top5
+        parts.append(f"{dataset}: top1={top1:.3f} top5={top5:.3f} no-answer={returned:.3f}")
+    return total, "  ".join(parts)
 
 
 def main() -> None:
-    rows = [q for q in queries() if q["split"] == "tune"]
-    functions = catalog()
-    lexical_only = build(functions, semantic=False)
-    semantic = build(functions, semantic=True)
+    rows = {d: [q for q in queries(d) if q["split"] == "tune"] for d in DATASETS}
+    functions = {d: catalog(d) for d in DATASETS}
+    lexical_only = {d: build(functions[d], semantic=False) for d in DATASETS}
+    semantic = {d: build(functions[d], semantic=True) for d in DATASETS}
     embedder = Remembered(embed.load())
     best: tuple[float, str] = (-1.0, "")
-    for min_terms in (1, 2, 3, 4, 5):  # more mutes the lexical signal of short queries
+    for min_terms in (3, 5):  # more mutes the lexical signal of short queries
         lexical.MIN_TERMS = min_terms
-        floor, top1, top5, returned = fit(ranked(lexical_only, rows, None), rows)
-        print(
-            f"MIN_TERMS={min_terms} lexical only: LEXICAL_FLOOR={floor:.3f} "
-            f"top1={top1:.3f} top5={top5:.3f} no-answer={returned:.3f}"
-        )
-        for alpha in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8):
-            index.ALPHA = alpha
-            floor, top1, top5, returned = fit(ranked(semantic, rows, embedder), rows)
-            line = (
-                f"MIN_TERMS={min_terms} ALPHA={alpha:.1f} FLOOR={floor:.3f} "
-                f"top1={top1:.3f} top5={top5:.3f} no-answer={returned:.3f}"
-            )
-            print(line, flush=True)
-            best = max(best, (top1 + top5, line))
+        runs = {d: (ranked(lexical_only[d], rows[d], None), rows[d]) for d in DATASETS}
+        print(fit(f"MIN_TERMS={min_terms} lexical only: LEXICAL_FLOOR", runs, 0.0)[1], flush=True)
+        for alpha in (0.3, 0.4, 0.5):
+            ranking.ALPHA = alpha
+            runs = {d: (ranked(semantic[d], rows[d], embedder), rows[d]) for d in DATASETS}
+            for lead in (0.0, 0.5, 1.0):
+                label = f"MIN_TERMS={min_terms} ALPHA={alpha:.1f} LEAD={lead} FLOOR"
+                found = fit(label, runs, lead)
+                print(found[1], flush=True)
+                best = max(best, found)
     print("best:", best[1])
 
 

@@ -149,3 +149,26 @@ def test_hostile_declarations_do_not_break_search(tmp_path: Path) -> None:
     )
     registry = toolctl.load(tmp_path, strict=False)
     assert isinstance(search.search(registry, "reversed text omega tool"), list)
+
+
+# requests for writing or advice, as real users send them: they share words with the tools
+# (money, files, messages) but no tool serves them
+REAL_PROMPTS = [
+    "Write a short, friendly message to my team thanking them for their hard work this year.",
+    "Give me a lesson plan for teaching an introduction to probability.",
+    "What are some good ways to save money when buying a used car?",
+    "Write a poem about the weather in autumn.",  # the floor before answered the weather tool
+]
+
+
+@needs_model
+def test_abstains_on_real_prompts_but_answers_short_requests(search_project: Path) -> None:
+    """The floor holds long prompts no tool serves back, while a short request whose tool
+    stands out from the rest still gets it (its lead over the second counts)."""
+    registry = toolctl.load_project(search_project)
+    for prompt in REAL_PROMPTS:
+        assert search.search(registry, prompt) == [], prompt
+    assert search.search(registry, "weather in Paris")[0].name == "get_current_weather"
+    assert search.search(registry, "what's the weather like in Paris")[0].name == (
+        "get_current_weather"
+    )
