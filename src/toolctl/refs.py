@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import re
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
@@ -207,24 +206,47 @@ class Bundler:
         # Rewritten copies (see _with_refs) by a digest of their JSON text, and the ``$defs``
         # of each closure: tools that write the same referencing part hold one copy of it.
         self._copies: dict[Any, Any] = {}
+        self._canonical: set[int] = set()  # ids of the shared copies (values of _copies)
         self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
 
     def shared_copy(self, node: Any, text_of: Any = None, extra: Any = None) -> Any:
         """The copy made earlier in this load that is equal to the rewritten ``node`` (same
         JSON text of ``text_of``, default ``node``: key order, types and all, and the same
         ``extra``), else ``node`` itself, remembered. Nothing may modify a bundled schema, so
-        equal copies can be one object."""
+        equal copies can be one object. The values are plain JSON (as parsed from YAML or
+        JSON files), for which ``repr`` is exact.
+
+        A child that is itself such a shared copy stands in the text as ``null``, named by its
+        key and identity beside the text: the copies on the way to a ``$ref`` are shared
+        deepest first, so a parent's text need not spell out its children's again (that made
+        each schema's encoding two or three times its size)."""
+        whole = node if text_of is None else text_of
+        canonical = self._canonical
+        shared: list[Any] = []
+        if type(whole) is dict:
+            view: Any = {}
+            for key, value in whole.items():
+                if id(value) in canonical:
+                    shared.append((key, id(value)))
+                    value = None
+                view[key] = value
+        elif type(whole) is list:
+            view = list(whole)
+            for i, value in enumerate(view):
+                if id(value) in canonical:
+                    shared.append((i, id(value)))
+                    view[i] = None
+        else:
+            view = whole
         try:
-            text = json.dumps(
-                node if text_of is None else text_of,
-                ensure_ascii=False,
-                separators=(",", ":"),
-                check_circular=False,
-            )
-            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
-        except (TypeError, ValueError, RecursionError):  # not plain JSON: kept as it is
+            # repr, not json.dumps: the same exact text for the loader's plain JSON values
+            # (types told apart: 1, 1.0, True, "1"), in C without an encoder set up per call
+            digest = hashlib.blake2b(repr(view).encode(), digest_size=16).digest()
+        except RecursionError:  # kept as it is
             return node
-        return self._copies.setdefault((digest, extra), node)
+        found = self._copies.setdefault((digest, tuple(shared), extra), node)
+        canonical.add(id(found))  # held by _copies for the load: the identity stays its own
+        return found
 
     def shared_defs(self, closure: list[_Definition]) -> dict[str, Any]:
         """The ``$defs`` of a schema that names exactly ``closure`` (shared names), one per
@@ -235,9 +257,12 @@ class Bundler:
             found = self._added[key] = {d.name: d.node for d in closure}
         return found
 
-    def resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
-        """What the non-local ``ref`` written in ``from_file`` names (memoised per load)."""
-        memo = (scope, str(from_file.parent), ref)
+    def resolve(
+        self, scope: RefScope, from_file: Path, ref: str, directory: str | None = None
+    ) -> _Definition | _Failure:
+        """What the non-local ``ref`` written in ``from_file`` names (memoised per load).
+        ``directory``: ``str(from_file.parent)`` when the caller has it already."""
+        memo = (scope, str(from_file.parent) if directory is None else directory, ref)
         found = self._outcomes.get(memo)
         if found is None:
             found = self._outcomes[memo] = self._resolve(scope, from_file, ref)
@@ -544,8 +569,9 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     if not external:
         return Bundled(schema, problems, bool(refs), patterns=found.patterns)
     uses: list[tuple[JsonPath, _Definition]] = []
+    directory = str(file.parent)  # once per schema, not once per reference
     for at, ref in external:
-        outcome = bundler.resolve(scope, file, ref)
+        outcome = bundler.resolve(scope, file, ref, directory)
         if isinstance(outcome, _Failure):
             problems.append(RefProblem(display, (*at, "$ref"), outcome.message, hint=outcome.hint))
             for path in outcome.files:
