@@ -247,11 +247,12 @@ def _check_schemas(
             )
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
-            local = bundled_schema.local
+            local, measured = bundled_schema.local, bundled_schema.depth
             # the scan found the own part's patterns: not walked again (when there may be any)
             found = bundled_schema.patterns if patterns else False
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
+            measured = None
             found = patterns
         for p in problems:
             own = p.file == doc.file
@@ -266,7 +267,7 @@ def _check_schemas(
             )
             bad.add(key)
         depth, cycles = refs.reference_structure(
-            schema, has_refs=has_refs, known=known, local=local
+            schema, has_refs=has_refs, known=known, local=local, depth=measured
         )
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(

@@ -84,6 +84,11 @@ class _Found:
     # every `pattern` and `patternProperties` name, with its own path (as
     # schema._walk_patterns finds them: the same walk, so the loader need not walk again)
     patterns: list[tuple[JsonPath, str]]
+    # nesting level of the deepest container (the root is 1), and of each object holding a
+    # $ref in `refs` (the same order): the expanded depth of a bundled schema follows from
+    # them (see bundle), so the loader need not walk it again either
+    deepest: int = 0
+    ref_levels: list[int] = field(default_factory=list)
 
 
 def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -> _Found:
@@ -93,19 +98,25 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
     linked ``(parent, key)`` pair, turned into a tuple only for hits) instead of a tuple per node.
     """
     found: list[tuple[Any, str]] = []
+    levels: list[int] = []
+    deepest = 0
     ids: list[Any] = []
     dynamic: list[tuple[Any, str, Any]] = []
     anchors: set[str] = set()
     patterns: list[tuple[Any, str]] = []
     legacy = "id" in id_keys  # draft-04: `id` sets the base URI too
-    stack: list[tuple[Any, Any]] = [(root, None)]
+    stack: list[tuple[Any, Any, int]] = [(root, None, 1)]
     push, pop = stack.append, stack.pop
     while stack:
-        node, link = pop()
+        node, link, level = pop()
+        if level > deepest:
+            deepest = level
+        below = level + 1
         if type(node) is dict:
             ref = node.get("$ref")
             if type(ref) is str:
                 found.append((link, ref))
+                levels.append(level)
             if link is not None and (
                 type(node.get("$id")) is str or (legacy and type(node.get("id")) is str)
             ):
@@ -122,17 +133,19 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
                 ]
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
-                    push((value, (link, key)))
+                    push((value, (link, key), below))
         else:
             for i in range(len(node) - 1, -1, -1):
                 if type(node[i]) is dict or type(node[i]) is list:
-                    push((node[i], (link, i)))
+                    push((node[i], (link, i), below))
     return _Found(
         [((*base, *_unlink(at)), ref) for at, ref in found],
         [(*base, *_unlink(at)) for at in ids],
         [((*base, *_unlink(at)), key, value) for at, key, value in dynamic],
         anchors,
         [((*base, *_unlink(at)), name) for at, name in patterns],
+        deepest,
+        levels,
     )
 
 
@@ -395,6 +408,9 @@ class Bundled:
     # the patterns of the schema's own part (not of the shared definitions bundled in), as
     # check_schema's `patterns` takes them; None: not known (look)
     patterns: list[tuple[JsonPath, str]] | None = None
+    # expanded depth (see expanded_depth) when the bundling scan tells it: the schema's own
+    # part is a tree and its every reference names a shared definition of ``known`` depth
+    depth: int | None = None
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -569,8 +585,11 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     if not external:
         return Bundled(schema, problems, bool(refs), patterns=found.patterns)
     uses: list[tuple[JsonPath, _Definition]] = []
+    below: list[tuple[int, _Definition]] = []  # (level of the object holding it, target)
     directory = str(file.parent)  # once per schema, not once per reference
-    for at, ref in external:
+    for (at, ref), level in zip(refs, found.ref_levels, strict=True):
+        if ref[:1] == "#":
+            continue
         outcome = bundler.resolve(scope, file, ref, directory)
         if isinstance(outcome, _Failure):
             problems.append(RefProblem(display, (*at, "$ref"), outcome.message, hint=outcome.hint))
@@ -578,6 +597,7 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
                 bundler.touch(path)
         else:
             uses.append((at, outcome))
+            below.append((level, outcome))
     closure = bundler.closure([d.key for _, d in uses])
     for d in closure:
         problems += d.problems
@@ -600,11 +620,19 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     elif added and (own_defs is None or isinstance(own_defs, dict)):
         out["$defs"] = {**(own_defs or {}), **added}
     known = None
+    local = len(external) < len(refs)
+    depth = None
     if names is None:
         shapes = [(d, bundler.structure(d)) for d in closure]
         if not any(cyclic for _, (_, cyclic) in shapes):
             known = {id(d.node): depth for d, (depth, _) in shapes}
-    return Bundled(out, problems, True, known, len(external) < len(refs), found.patterns)
+            if not local and (own_defs is None or type(own_defs) is dict):
+                # as _tree_depth measures it: each definition in $defs (level 2) and at
+                # each reference, the own part's containers at their levels
+                reaches = max([level + known[id(d.node)] for level, d in below], default=0)
+                placed = max([2 + known[id(d.node)] for d in closure], default=0)
+                depth = max(found.deepest, reaches, placed)
+    return Bundled(out, problems, True, known, local, found.patterns, depth)
 
 
 MAX_EXPANDED_DEPTH = 64
@@ -719,17 +747,21 @@ def reference_structure(
     has_refs: bool | None = None,
     known: dict[int, int] | None = None,
     local: bool = True,
+    depth: int | None = None,
 ) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
     first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
     has neither problem. ``known``: the depths of the shared definitions bundled into
     ``schema`` (see :class:`Bundled`), which no endless cycle runs through: only the rest of
     the schema is walked. Without ``local`` references besides those (``local=False``) the
-    rest is a tree: no cycle to look for."""
+    rest is a tree: no cycle to look for, and ``depth`` (see :class:`Bundled`), when given, is
+    the answer."""
     if has_refs is None:
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
         return 0, []
+    if known is not None and not local and depth is not None:
+        return depth, []
     tree = None if known is None or local else _tree_depth(schema, known)
     depth = expanded_depth(schema, known) if tree is None else tree
     if depth > MAX_EXPANDED_DEPTH:
