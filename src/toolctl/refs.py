@@ -193,6 +193,16 @@ class _Definition:
     structure: tuple[int, bool] | None = None  # see Bundler.structure
 
 
+def content_digest(value: Any) -> bytes | None:
+    """A digest of plain JSON ``value``'s exact content, key order and types included (None
+    when too deeply nested to tell). ``repr``, not ``json.dumps``: the same exact text for the
+    loader's values (1, 1.0, True and "1" told apart), in C without an encoder set up per call."""
+    try:
+        return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
+    except RecursionError:
+        return None
+
+
 def _def_base(file: Path, fragment: str) -> str:
     """The ``$defs`` name of a bundled target: ``common_schema__Id``."""
     stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
@@ -251,12 +261,9 @@ class Bundler:
                     view[i] = None
         else:
             view = whole
-        try:
-            # repr, not json.dumps: the same exact text for the loader's plain JSON values
-            # (types told apart: 1, 1.0, True, "1"), in C without an encoder set up per call
-            digest = hashlib.blake2b(repr(view).encode(), digest_size=16).digest()
-        except RecursionError:  # kept as it is
-            return node
+        digest = content_digest(view)
+        if digest is None:
+            return node  # kept as it is
         found = self._copies.setdefault((digest, tuple(shared), extra), node)
         canonical.add(id(found))  # held by _copies for the load: the identity stays its own
         return found
@@ -411,6 +418,7 @@ class Bundled:
     # expanded depth (see expanded_depth) when the bundling scan tells it: the schema's own
     # part is a tree and its every reference names a shared definition of ``known`` depth
     depth: int | None = None
+    files: list[Path] = field(default_factory=list)  # the files its definitions came from
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -599,10 +607,11 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
             uses.append((at, outcome))
             below.append((level, outcome))
     closure = bundler.closure([d.key for _, d in uses])
+    files = [path for d in closure for path in d.files]
     for d in closure:
         problems += d.problems
-        for path in d.files:
-            bundler.touch(path)
+    for path in files:
+        bundler.touch(path)
     own_defs = schema.get("$defs")
     names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
     if names is None:
@@ -632,7 +641,7 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
                 reaches = max([level + known[id(d.node)] for level, d in below], default=0)
                 placed = max([2 + known[id(d.node)] for d in closure], default=0)
                 depth = max(found.deepest, reaches, placed)
-    return Bundled(out, problems, True, known, local, found.patterns, depth)
+    return Bundled(out, problems, True, known, local, found.patterns, depth, files)
 
 
 MAX_EXPANDED_DEPTH = 64
