@@ -392,3 +392,19 @@ def test_a_refused_reference_is_located_in_each_referencing_tool(registry_of: An
     registry = registry_of(files)
     found = sorted((d.code, d.file, d.line, d.col) for d in registry.diagnostics)
     assert found == [("TC302", f"tools.d/t{i}.yaml", 7, 15) for i in range(2)]
+
+
+def test_an_equal_schema_beside_other_files_is_checked_again(registry_of: Any) -> None:
+    # the same schema text, sound in a/, names a broken definition in b/: an equal schema
+    # found sound earlier in the load is taken over only where its references name the same
+    files = {
+        f"tools.d/{d}/t.yaml": _tool(
+            "  properties:\n    x: {$ref: 'x.schema.yaml#/$defs/X'}\n"
+        ).replace("name: t", f"name: t{d}")
+        for d in "ab"
+    }
+    files["tools.d/a/x.schema.yaml"] = "$defs:\n  X: {type: string}\n"
+    files["tools.d/b/x.schema.yaml"] = "$defs:\n  X: {type: string, minLength: many}\n"
+    registry = registry_of(files)
+    assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC301", "tb")]
+    assert sorted(registry.tools) == ["ta"]
