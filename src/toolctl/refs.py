@@ -229,43 +229,45 @@ class Bundler:
         # Rewritten copies (see _with_refs) by a digest of their JSON text, and the ``$defs``
         # of each closure: tools that write the same referencing part hold one copy of it.
         self._copies: dict[Any, Any] = {}
-        self._canonical: set[int] = set()  # ids of the shared copies (values of _copies)
         self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
 
-    def shared_copy(self, node: Any, text_of: Any = None, extra: Any = None) -> Any:
+    def shared_copy(
+        self, node: Any, shared: set[int], text_of: Any = None, extra: Any = None
+    ) -> Any:
         """The copy made earlier in this load that is equal to the rewritten ``node`` (same
         JSON text of ``text_of``, default ``node``: key order, types and all, and the same
         ``extra``), else ``node`` itself, remembered. Nothing may modify a bundled schema, so
         equal copies can be one object. The values are plain JSON (as parsed from YAML or
         JSON files), for which ``repr`` is exact.
 
-        A child that is itself such a shared copy stands in the text as ``null``, named by its
-        key and identity beside the text: the copies on the way to a ``$ref`` are shared
-        deepest first, so a parent's text need not spell out its children's again (that made
-        each schema's encoding two or three times its size)."""
+        A child that is itself such a shared copy (its id in ``shared``, which gets the id of
+        the copy returned) stands in the text as ``null``, named by its key and identity
+        beside the text: the copies on the way to a ``$ref`` are shared deepest first, so a
+        parent's text need not spell out its children's again (that made each schema's
+        encoding two or three times its size). ``shared`` is the caller's, for one schema:
+        a set of every shared copy of the load would grow with the registry."""
         whole = node if text_of is None else text_of
-        canonical = self._canonical
-        shared: list[Any] = []
+        stand_ins: list[Any] = []
         if type(whole) is dict:
             view: Any = {}
             for key, value in whole.items():
-                if id(value) in canonical:
-                    shared.append((key, id(value)))
+                if id(value) in shared:
+                    stand_ins.append((key, id(value)))
                     value = None
                 view[key] = value
         elif type(whole) is list:
             view = list(whole)
             for i, value in enumerate(view):
-                if id(value) in canonical:
-                    shared.append((i, id(value)))
+                if id(value) in shared:
+                    stand_ins.append((i, id(value)))
                     view[i] = None
         else:
             view = whole
         digest = content_digest(view)
         if digest is None:
             return node  # kept as it is
-        found = self._copies.setdefault((digest, tuple(shared), extra), node)
-        canonical.add(id(found))  # held by _copies for the load: the identity stays its own
+        found = self._copies.setdefault((digest, tuple(stand_ins), extra), node)
+        shared.add(id(found))  # held by _copies for the load: the identity stays its own
         return found
 
     def shared_defs(self, closure: list[_Definition]) -> dict[str, Any]:
@@ -447,12 +449,13 @@ def _renamed(found: _Definition, names: dict[_Key, str]) -> Any:
 
 
 def _with_refs(
-    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler
+    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler, shared: set[int]
 ) -> dict[str, Any]:
     """``schema`` with the ``$ref`` at each path set to a new value, copying only the
     containers on those paths (the rest is shared with ``schema``, which is not modified).
     Each copy below the root is the load's one copy of its kind (:meth:`Bundler.shared_copy`):
-    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it."""
+    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it (their
+    ids go into ``shared``)."""
     root = dict(schema)
     copies: dict[JsonPath, Any] = {(): root}
     for at, ref in edits:
@@ -467,7 +470,7 @@ def _with_refs(
         node["$ref"] = ref
     for at in sorted(copies, key=len, reverse=True):  # deepest first: children shared first
         if at:
-            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at])
+            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at], shared)
     return root
 
 
@@ -613,19 +616,22 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     for path in files:
         bundler.touch(path)
     own_defs = schema.get("$defs")
+    shared: set[int] = set()  # ids of the shared copies in this schema (see shared_copy)
     names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
     if names is None:
-        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler)
+        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler, shared)
         added = {d.name: d.node for d in closure}
     else:
-        out = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler)
+        out = _with_refs(
+            schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler, shared
+        )
         added = {names[d.key]: _renamed(d, names) for d in closure}
     if added and own_defs is None and names is None:
         # the common case: only shared definitions, so the whole schema may be shared too
         # the $defs follow from the closure: its keys stand for them in the comparison
         body = dict(out)
         out["$defs"] = bundler.shared_defs(closure)
-        out = bundler.shared_copy(out, body, tuple(d.key for d in closure))
+        out = bundler.shared_copy(out, shared, body, tuple(d.key for d in closure))
     elif added and (own_defs is None or isinstance(own_defs, dict)):
         out["$defs"] = {**(own_defs or {}), **added}
     known = None
