@@ -408,3 +408,25 @@ def test_an_equal_schema_beside_other_files_is_checked_again(registry_of: Any) -
     registry = registry_of(files)
     assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC301", "tb")]
     assert sorted(registry.tools) == ["ta"]
+
+
+def test_an_equal_schema_whose_reference_leaves_the_registry_is_still_refused(
+    registry_of: Any, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # the same text: in a/ it names a schema file of the project (sound, loaded first); in b/
+    # a symlink out of the project, which stays refused and unread
+    outside = tmp_path_factory.mktemp("outside")
+    write(outside, {"x.schema.yaml": f"$defs:\n  X: {{const: {SECRET}}}\n"})
+    (tmp_path / "tools.d" / "b").mkdir(parents=True)
+    (tmp_path / "tools.d" / "b" / "x.schema.yaml").symlink_to(outside / "x.schema.yaml")
+    schema = "  properties:\n    x: {$ref: 'x.schema.yaml#/$defs/X'}\n"
+    registry = registry_of(
+        {
+            "tools.d/a/x.schema.yaml": "$defs:\n  X: {type: string}\n",
+            "tools.d/a/t.yaml": _tool(schema).replace("name: t", "name: ta"),
+            "tools.d/b/t.yaml": _tool(schema).replace("name: t", "name: tb"),
+        }
+    )
+    assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC302", "tb")]
+    assert SECRET not in _all_text(registry)
+    assert sorted(registry.tools) == ["ta"]
