@@ -263,10 +263,12 @@ class Bundler:
                     view[i] = None
         else:
             view = whole
-        digest = content_digest(view)
+        # the stand-ins' keys and identities digested with the text: a key per copy of the
+        # registry, so no tuple of them is kept
+        digest = content_digest((view, stand_ins) if stand_ins else view)
         if digest is None:
             return node  # kept as it is
-        found = self._copies.setdefault((digest, tuple(stand_ins), extra), node)
+        found = self._copies.setdefault((digest, extra), node)
         shared.add(id(found))  # held by _copies for the load: the identity stays its own
         return found
 
