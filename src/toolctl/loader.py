@@ -80,6 +80,9 @@ class _Context:
     examples: Any = None  # examplebatch.ExampleBatch: examples checked a chunk at a time
     # cache entries of files whose examples wait in the batch: (path, entry, its tools)
     entries: list[tuple[Path, dict[str, Any], list[ToolSpec]]] = field(default_factory=list)
+    # schemas found sound, by (content digest, directory, scope): (the bundled schema, or None
+    # when it is the declared one as is; the files it was bundled from). See _check_schemas.
+    sound: dict[Any, tuple[Any, list[Path]]] = field(default_factory=dict)
 
     def touch(self, path: Path) -> None:
         """Record ``path`` (a real path) as a file the current tool file depends on."""
@@ -238,7 +241,21 @@ def _check_schemas(
         line, col = doc.locate((*pointer, *path))
         return Location(doc.file, line, col)
 
+    beside = (str(file.parent), scope)
     for key, at, declared in _schema_slots(raw):
+        # Registries repeat schemas (most output schemas of a realistic one are one of a few):
+        # an equal schema that checked sound is sound again where its relative references
+        # name the same files (same directory and scope): only its bundled form and the
+        # files it depends on are taken over.
+        digest = refs.content_digest(declared) if type(declared) is dict else None
+        memo = None if digest is None else (digest, *beside)
+        known_sound = ctx.sound.get(memo) if memo is not None else None
+        if known_sound is not None:
+            bundled[key] = declared if known_sound[0] is None else known_sound[0]
+            for path in known_sound[1]:
+                ctx.touch(path)
+            continue
+        files: list[Path] = []
         if dollars:
             if ctx.bundler is None:
                 ctx.bundler = refs.Bundler(ctx.load_doc, ctx.touch)
@@ -247,11 +264,13 @@ def _check_schemas(
             )
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
-            local = bundled_schema.local
+            local, measured = bundled_schema.local, bundled_schema.depth
+            files = bundled_schema.files
             # the scan found the own part's patterns: not walked again (when there may be any)
             found = bundled_schema.patterns if patterns else False
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
+            measured = None
             found = patterns
         for p in problems:
             own = p.file == doc.file
@@ -266,7 +285,7 @@ def _check_schemas(
             )
             bad.add(key)
         depth, cycles = refs.reference_structure(
-            schema, has_refs=has_refs, known=known, local=local
+            schema, has_refs=has_refs, known=known, local=local, depth=measured
         )
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
@@ -305,7 +324,16 @@ def _check_schemas(
             )
             bad.add(key)
         bundled[key] = schema
+        if memo is not None and key not in bad:
+            if len(ctx.sound) >= SOUND_MEMO:
+                ctx.sound.clear()
+            ctx.sound[memo] = (None if schema is declared else schema, files)
     return bundled, bad
+
+
+SOUND_MEMO = 1024
+"""Sound schemas a load remembers at a time (see _check_schemas): repeats within a thousand
+tools are found, and memory stays flat (a digest per schema of a large registry is not)."""
 
 
 def _schema_problems(

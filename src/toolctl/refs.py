@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import re
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
@@ -85,6 +84,11 @@ class _Found:
     # every `pattern` and `patternProperties` name, with its own path (as
     # schema._walk_patterns finds them: the same walk, so the loader need not walk again)
     patterns: list[tuple[JsonPath, str]]
+    # nesting level of the deepest container (the root is 1), and of each object holding a
+    # $ref in `refs` (the same order): the expanded depth of a bundled schema follows from
+    # them (see bundle), so the loader need not walk it again either
+    deepest: int = 0
+    ref_levels: list[int] = field(default_factory=list)
 
 
 def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -> _Found:
@@ -94,19 +98,25 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
     linked ``(parent, key)`` pair, turned into a tuple only for hits) instead of a tuple per node.
     """
     found: list[tuple[Any, str]] = []
+    levels: list[int] = []
+    deepest = 0
     ids: list[Any] = []
     dynamic: list[tuple[Any, str, Any]] = []
     anchors: set[str] = set()
     patterns: list[tuple[Any, str]] = []
     legacy = "id" in id_keys  # draft-04: `id` sets the base URI too
-    stack: list[tuple[Any, Any]] = [(root, None)]
+    stack: list[tuple[Any, Any, int]] = [(root, None, 1)]
     push, pop = stack.append, stack.pop
     while stack:
-        node, link = pop()
+        node, link, level = pop()
+        if level > deepest:
+            deepest = level
+        below = level + 1
         if type(node) is dict:
             ref = node.get("$ref")
             if type(ref) is str:
                 found.append((link, ref))
+                levels.append(level)
             if link is not None and (
                 type(node.get("$id")) is str or (legacy and type(node.get("id")) is str)
             ):
@@ -123,17 +133,19 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
                 ]
             for key, value in reversed(list(node.items())):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
-                    push((value, (link, key)))
+                    push((value, (link, key), below))
         else:
             for i in range(len(node) - 1, -1, -1):
                 if type(node[i]) is dict or type(node[i]) is list:
-                    push((node[i], (link, i)))
+                    push((node[i], (link, i), below))
     return _Found(
         [((*base, *_unlink(at)), ref) for at, ref in found],
         [(*base, *_unlink(at)) for at in ids],
         [((*base, *_unlink(at)), key, value) for at, key, value in dynamic],
         anchors,
         [((*base, *_unlink(at)), name) for at, name in patterns],
+        deepest,
+        levels,
     )
 
 
@@ -181,6 +193,16 @@ class _Definition:
     structure: tuple[int, bool] | None = None  # see Bundler.structure
 
 
+def content_digest(value: Any) -> bytes | None:
+    """A digest of plain JSON ``value``'s exact content, key order and types included (None
+    when too deeply nested to tell). ``repr``, not ``json.dumps``: the same exact text for the
+    loader's values (1, 1.0, True and "1" told apart), in C without an encoder set up per call."""
+    try:
+        return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
+    except RecursionError:
+        return None
+
+
 def _def_base(file: Path, fragment: str) -> str:
     """The ``$defs`` name of a bundled target: ``common_schema__Id``."""
     stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
@@ -209,22 +231,46 @@ class Bundler:
         self._copies: dict[Any, Any] = {}
         self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
 
-    def shared_copy(self, node: Any, text_of: Any = None, extra: Any = None) -> Any:
+    def shared_copy(
+        self, node: Any, shared: set[int], text_of: Any = None, extra: Any = None
+    ) -> Any:
         """The copy made earlier in this load that is equal to the rewritten ``node`` (same
         JSON text of ``text_of``, default ``node``: key order, types and all, and the same
         ``extra``), else ``node`` itself, remembered. Nothing may modify a bundled schema, so
-        equal copies can be one object."""
-        try:
-            text = json.dumps(
-                node if text_of is None else text_of,
-                ensure_ascii=False,
-                separators=(",", ":"),
-                check_circular=False,
-            )
-            digest = hashlib.blake2b(text.encode(), digest_size=16).digest()
-        except (TypeError, ValueError, RecursionError):  # not plain JSON: kept as it is
-            return node
-        return self._copies.setdefault((digest, extra), node)
+        equal copies can be one object. The values are plain JSON (as parsed from YAML or
+        JSON files), for which ``repr`` is exact.
+
+        A child that is itself such a shared copy (its id in ``shared``, which gets the id of
+        the copy returned) stands in the text as ``null``, named by its key and identity
+        beside the text: the copies on the way to a ``$ref`` are shared deepest first, so a
+        parent's text need not spell out its children's again (that made each schema's
+        encoding two or three times its size). ``shared`` is the caller's, for one schema:
+        a set of every shared copy of the load would grow with the registry."""
+        whole = node if text_of is None else text_of
+        stand_ins: list[Any] = []
+        if type(whole) is dict:
+            view: Any = {}
+            for key, value in whole.items():
+                if id(value) in shared:
+                    stand_ins.append((key, id(value)))
+                    value = None
+                view[key] = value
+        elif type(whole) is list:
+            view = list(whole)
+            for i, value in enumerate(view):
+                if id(value) in shared:
+                    stand_ins.append((i, id(value)))
+                    view[i] = None
+        else:
+            view = whole
+        # the stand-ins' keys and identities digested with the text: a key per copy of the
+        # registry, so no tuple of them is kept
+        digest = content_digest((view, stand_ins) if stand_ins else view)
+        if digest is None:
+            return node  # kept as it is
+        found = self._copies.setdefault((digest, extra), node)
+        shared.add(id(found))  # held by _copies for the load: the identity stays its own
+        return found
 
     def shared_defs(self, closure: list[_Definition]) -> dict[str, Any]:
         """The ``$defs`` of a schema that names exactly ``closure`` (shared names), one per
@@ -235,9 +281,12 @@ class Bundler:
             found = self._added[key] = {d.name: d.node for d in closure}
         return found
 
-    def resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
-        """What the non-local ``ref`` written in ``from_file`` names (memoised per load)."""
-        memo = (scope, str(from_file.parent), ref)
+    def resolve(
+        self, scope: RefScope, from_file: Path, ref: str, directory: str | None = None
+    ) -> _Definition | _Failure:
+        """What the non-local ``ref`` written in ``from_file`` names (memoised per load).
+        ``directory``: ``str(from_file.parent)`` when the caller has it already."""
+        memo = (scope, str(from_file.parent) if directory is None else directory, ref)
         found = self._outcomes.get(memo)
         if found is None:
             found = self._outcomes[memo] = self._resolve(scope, from_file, ref)
@@ -370,6 +419,10 @@ class Bundled:
     # the patterns of the schema's own part (not of the shared definitions bundled in), as
     # check_schema's `patterns` takes them; None: not known (look)
     patterns: list[tuple[JsonPath, str]] | None = None
+    # expanded depth (see expanded_depth) when the bundling scan tells it: the schema's own
+    # part is a tree and its every reference names a shared definition of ``known`` depth
+    depth: int | None = None
+    files: list[Path] = field(default_factory=list)  # the files its definitions came from
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -398,12 +451,13 @@ def _renamed(found: _Definition, names: dict[_Key, str]) -> Any:
 
 
 def _with_refs(
-    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler
+    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler, shared: set[int]
 ) -> dict[str, Any]:
     """``schema`` with the ``$ref`` at each path set to a new value, copying only the
     containers on those paths (the rest is shared with ``schema``, which is not modified).
     Each copy below the root is the load's one copy of its kind (:meth:`Bundler.shared_copy`):
-    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it."""
+    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it (their
+    ids go into ``shared``)."""
     root = dict(schema)
     copies: dict[JsonPath, Any] = {(): root}
     for at, ref in edits:
@@ -418,7 +472,7 @@ def _with_refs(
         node["$ref"] = ref
     for at in sorted(copies, key=len, reverse=True):  # deepest first: children shared first
         if at:
-            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at])
+            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at], shared)
     return root
 
 
@@ -544,41 +598,58 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     if not external:
         return Bundled(schema, problems, bool(refs), patterns=found.patterns)
     uses: list[tuple[JsonPath, _Definition]] = []
-    for at, ref in external:
-        outcome = bundler.resolve(scope, file, ref)
+    below: list[tuple[int, _Definition]] = []  # (level of the object holding it, target)
+    directory = str(file.parent)  # once per schema, not once per reference
+    for (at, ref), level in zip(refs, found.ref_levels, strict=True):
+        if ref[:1] == "#":
+            continue
+        outcome = bundler.resolve(scope, file, ref, directory)
         if isinstance(outcome, _Failure):
             problems.append(RefProblem(display, (*at, "$ref"), outcome.message, hint=outcome.hint))
             for path in outcome.files:
                 bundler.touch(path)
         else:
             uses.append((at, outcome))
+            below.append((level, outcome))
     closure = bundler.closure([d.key for _, d in uses])
+    files = [path for d in closure for path in d.files]
     for d in closure:
         problems += d.problems
-        for path in d.files:
-            bundler.touch(path)
+    for path in files:
+        bundler.touch(path)
     own_defs = schema.get("$defs")
+    shared: set[int] = set()  # ids of the shared copies in this schema (see shared_copy)
     names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
     if names is None:
-        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler)
+        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler, shared)
         added = {d.name: d.node for d in closure}
     else:
-        out = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler)
+        out = _with_refs(
+            schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler, shared
+        )
         added = {names[d.key]: _renamed(d, names) for d in closure}
     if added and own_defs is None and names is None:
         # the common case: only shared definitions, so the whole schema may be shared too
         # the $defs follow from the closure: its keys stand for them in the comparison
         body = dict(out)
         out["$defs"] = bundler.shared_defs(closure)
-        out = bundler.shared_copy(out, body, tuple(d.key for d in closure))
+        out = bundler.shared_copy(out, shared, body, tuple(d.key for d in closure))
     elif added and (own_defs is None or isinstance(own_defs, dict)):
         out["$defs"] = {**(own_defs or {}), **added}
     known = None
+    local = len(external) < len(refs)
+    depth = None
     if names is None:
         shapes = [(d, bundler.structure(d)) for d in closure]
         if not any(cyclic for _, (_, cyclic) in shapes):
             known = {id(d.node): depth for d, (depth, _) in shapes}
-    return Bundled(out, problems, True, known, len(external) < len(refs), found.patterns)
+            if not local and (own_defs is None or type(own_defs) is dict):
+                # as _tree_depth measures it: each definition in $defs (level 2) and at
+                # each reference, the own part's containers at their levels
+                reaches = max([level + known[id(d.node)] for level, d in below], default=0)
+                placed = max([2 + known[id(d.node)] for d in closure], default=0)
+                depth = max(found.deepest, reaches, placed)
+    return Bundled(out, problems, True, known, local, found.patterns, depth, files)
 
 
 MAX_EXPANDED_DEPTH = 64
@@ -693,17 +764,21 @@ def reference_structure(
     has_refs: bool | None = None,
     known: dict[int, int] | None = None,
     local: bool = True,
+    depth: int | None = None,
 ) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
     first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
     has neither problem. ``known``: the depths of the shared definitions bundled into
     ``schema`` (see :class:`Bundled`), which no endless cycle runs through: only the rest of
     the schema is walked. Without ``local`` references besides those (``local=False``) the
-    rest is a tree: no cycle to look for."""
+    rest is a tree: no cycle to look for, and ``depth`` (see :class:`Bundled`), when given, is
+    the answer."""
     if has_refs is None:
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
         return 0, []
+    if known is not None and not local and depth is not None:
+        return depth, []
     tree = None if known is None or local else _tree_depth(schema, known)
     depth = expanded_depth(schema, known) if tree is None else tree
     if depth > MAX_EXPANDED_DEPTH:

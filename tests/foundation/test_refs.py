@@ -392,3 +392,41 @@ def test_a_refused_reference_is_located_in_each_referencing_tool(registry_of: An
     registry = registry_of(files)
     found = sorted((d.code, d.file, d.line, d.col) for d in registry.diagnostics)
     assert found == [("TC302", f"tools.d/t{i}.yaml", 7, 15) for i in range(2)]
+
+
+def test_an_equal_schema_beside_other_files_is_checked_again(registry_of: Any) -> None:
+    # the same schema text, sound in a/, names a broken definition in b/: an equal schema
+    # found sound earlier in the load is taken over only where its references name the same
+    files = {
+        f"tools.d/{d}/t.yaml": _tool(
+            "  properties:\n    x: {$ref: 'x.schema.yaml#/$defs/X'}\n"
+        ).replace("name: t", f"name: t{d}")
+        for d in "ab"
+    }
+    files["tools.d/a/x.schema.yaml"] = "$defs:\n  X: {type: string}\n"
+    files["tools.d/b/x.schema.yaml"] = "$defs:\n  X: {type: string, minLength: many}\n"
+    registry = registry_of(files)
+    assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC301", "tb")]
+    assert sorted(registry.tools) == ["ta"]
+
+
+def test_an_equal_schema_whose_reference_leaves_the_registry_is_still_refused(
+    registry_of: Any, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # the same text: in a/ it names a schema file of the project (sound, loaded first); in b/
+    # a symlink out of the project, which stays refused and unread
+    outside = tmp_path_factory.mktemp("outside")
+    write(outside, {"x.schema.yaml": f"$defs:\n  X: {{const: {SECRET}}}\n"})
+    (tmp_path / "tools.d" / "b").mkdir(parents=True)
+    (tmp_path / "tools.d" / "b" / "x.schema.yaml").symlink_to(outside / "x.schema.yaml")
+    schema = "  properties:\n    x: {$ref: 'x.schema.yaml#/$defs/X'}\n"
+    registry = registry_of(
+        {
+            "tools.d/a/x.schema.yaml": "$defs:\n  X: {type: string}\n",
+            "tools.d/a/t.yaml": _tool(schema).replace("name: t", "name: ta"),
+            "tools.d/b/t.yaml": _tool(schema).replace("name: t", "name: tb"),
+        }
+    )
+    assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC302", "tb")]
+    assert SECRET not in _all_text(registry)
+    assert sorted(registry.tools) == ["ta"]
