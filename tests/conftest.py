@@ -337,9 +337,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     saves. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (pytest-xdist's own setting) still wins."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None  # pytest-xdist's own answer
-    from xdist.plugin import pytest_xdist_auto_num_workers as one_per_cpu
-
-    return one_per_cpu(config) + 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cpus or 1) + 1
 
 
 # The longest tests (node ids under tests/, prefixes), longest first: measured at 7 s or more

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -190,17 +189,3 @@ def test_bytecode_is_kept_out_of_the_checkout_but_not_thrown_away(
     prefix = str(REPO / ".cache" / "pycache")
     assert environ == {"PYTHONPYCACHEPREFIX": prefix}  # and so for every child process
     assert (sys.dont_write_bytecode, sys.pycache_prefix) == (False, prefix)
-
-
-def test_auto_starts_one_worker_more_than_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `-n auto` (pyproject.toml): the extra worker runs tests while another waits on a process
-    from xdist.plugin import pytest_xdist_auto_num_workers as one_per_cpu
-
-    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
-    auto: Any = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"))
-    assert conftest.pytest_xdist_auto_num_workers(auto) == one_per_cpu(auto) + 1 >= 2
-    # `-n logical` and pytest-xdist's own setting keep pytest-xdist's answer
-    logical: Any = SimpleNamespace(option=SimpleNamespace(numprocesses="logical"))
-    assert conftest.pytest_xdist_auto_num_workers(logical) is None
-    monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "2")
-    assert conftest.pytest_xdist_auto_num_workers(auto) is None
