@@ -328,19 +328,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_XdistGroups(), "toolctl-xdist-groups")
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` (pyproject.toml): one worker more than the CPUs. Many tests spend seconds
-    waiting (a server starting, a lease running out, PostgreSQL stopped on purpose, the
-    conformance suite polling a task): with one worker per CPU that CPU sat idle meanwhile
-    (a fifth of the run's core-seconds); the extra worker's tests use it. Each worker collects
-    the suite and starts its own PostgreSQL cluster, so more than one extra costs more than it
-    saves. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` (pytest-xdist's own setting) still wins."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
-        return None  # pytest-xdist's own answer
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return (cpus or 1) + 1
-
-
 # The longest tests (node ids under tests/, prefixes), longest first: measured at 7 s or more
 # each in full runs on 2 cores. pytest-xdist hands tests to its workers in collection order,
 # so a long test collected near the end keeps one worker busy while the other sits idle (the

@@ -10,7 +10,7 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -154,12 +154,21 @@ class AwayStore(MemoryStore):
         return super().update(run_id, **changes)
 
 
+@pytest.fixture
+def away() -> Iterator[AwayStore]:
+    """An :class:`AwayStore`, closed after the test: a final write left trying would hold its
+    run's heartbeat for the rest of the worker's tests."""
+    store = AwayStore()
+    yield store
+    store.shut = True
+
+
 def test_a_final_write_past_its_patience_lands_once_the_database_is_back(
-    reg: Registry, monkeypatch: pytest.MonkeyPatch
+    reg: Registry, monkeypatch: pytest.MonkeyPatch, away: AwayStore
 ) -> None:
     monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
     monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
-    store = AwayStore()
+    store = away
     with pytest.raises(DatabaseUnavailableError):  # the call still answers "unavailable"
         reg.call("add", {"a": 1, "b": 2}, store=store)
     (run,) = store.query()
@@ -173,15 +182,16 @@ def test_a_final_write_past_its_patience_lands_once_the_database_is_back(
 
 
 def test_the_final_write_stops_trying_once_its_store_is_closed(
-    reg: Registry, monkeypatch: pytest.MonkeyPatch
+    reg: Registry, monkeypatch: pytest.MonkeyPatch, away: AwayStore
 ) -> None:
     monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
     monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
-    store = AwayStore()
-    before = {t.ident for t in threading.enumerate()}
+    store = away
+    # Thread objects, not idents: the ident of a thread that ended meanwhile may be reused.
+    before = set(threading.enumerate())
     with pytest.raises(DatabaseUnavailableError):
         reg.call("add", {"a": 1, "b": 2}, store=store)
-    (trying,) = [t for t in threading.enumerate() if t.ident not in before and "final" in t.name]
+    (trying,) = [t for t in threading.enumerate() if t not in before and "final" in t.name]
     assert trying.daemon  # never keeps the process alive
     store.shut = True
     trying.join(timeout=10)
