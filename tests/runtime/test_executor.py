@@ -143,14 +143,8 @@ def test_a_quick_read_only_call_is_recorded_when_it_ends(ereg: Registry) -> None
     assert rec.started_at is not None and rec.owner is None
 
 
-@pytest.mark.parametrize("timeout", [None, 5])
-def test_a_quick_read_only_sync_call_is_written_once(
-    ereg: Registry, monkeypatch: pytest.MonkeyPatch, timeout: float | None
-) -> None:
-    # With a timeout its handler runs on a worker thread; without one, in place on the calling
-    # thread (where no loop timer could fire: the timer thread writes a late running row).
-    # The same one-write rule either way, and two writes for a tool not declared read-only.
-    store = api.resolve_store(ereg)
+def _counted_writes(store: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the store's writes ("insert", "update"), in order, as they happen."""
     writes: list[str] = []
     insert, update = store.insert, store.update
     monkeypatch.setattr(
@@ -159,6 +153,18 @@ def test_a_quick_read_only_sync_call_is_written_once(
     monkeypatch.setattr(
         store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
     )
+    return writes
+
+
+@pytest.mark.parametrize("timeout", [None, 5])
+def test_a_quick_read_only_sync_call_is_written_once(
+    ereg: Registry, monkeypatch: pytest.MonkeyPatch, timeout: float | None
+) -> None:
+    # With a timeout its handler runs on a worker thread; without one, in place on the calling
+    # thread (where no loop timer could fire: the timer thread writes a late running row).
+    # The same one-write rule either way, and two writes for a tool not declared read-only.
+    store = api.resolve_store(ereg)
+    writes = _counted_writes(store, monkeypatch)
     result = ereg.call("add_ro", {"a": 1, "b": 2}, timeout=timeout)
     assert result.status is RunStatus.SUCCEEDED and writes == ["insert"]
     assert store.get(result.run_id).started_at is not None
@@ -176,14 +182,7 @@ def test_a_read_only_call_whose_loop_is_busy_when_it_returns_is_written_once(
 
     monkeypatch.setattr(call, "RUNNING_ROW_GRACE_S", 0.1)
     store = api.resolve_store(ereg)
-    writes: list[str] = []
-    insert, update = store.insert, store.update
-    monkeypatch.setattr(
-        store, "insert", lambda *a, **k: (writes.append("insert"), insert(*a, **k))[1]
-    )
-    monkeypatch.setattr(
-        store, "update", lambda *a, **k: (writes.append("update"), update(*a, **k))[1]
-    )
+    writes = _counted_writes(store, monkeypatch)
 
     async def scenario() -> Any:
         task = asyncio.ensure_future(ereg.acall("gated_ro", {}))

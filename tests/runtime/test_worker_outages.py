@@ -155,19 +155,19 @@ class AwayStore(MemoryStore):
 
 
 @pytest.fixture
-def away() -> Iterator[AwayStore]:
-    """An :class:`AwayStore`, closed after the test: a final write left trying would hold its
-    run's heartbeat for the rest of the worker's tests."""
+def away(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwayStore]:
+    """An :class:`AwayStore`, final writes' patience short; closed after the test: a final write
+    left trying would hold its run's heartbeat for the rest of the worker's tests."""
+    monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
+    monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
     store = AwayStore()
     yield store
     store.shut = True
 
 
 def test_a_final_write_past_its_patience_lands_once_the_database_is_back(
-    reg: Registry, monkeypatch: pytest.MonkeyPatch, away: AwayStore
+    reg: Registry, away: AwayStore
 ) -> None:
-    monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
-    monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
     store = away
     with pytest.raises(DatabaseUnavailableError):  # the call still answers "unavailable"
         reg.call("add", {"a": 1, "b": 2}, store=store)
@@ -182,10 +182,8 @@ def test_a_final_write_past_its_patience_lands_once_the_database_is_back(
 
 
 def test_the_final_write_stops_trying_once_its_store_is_closed(
-    reg: Registry, monkeypatch: pytest.MonkeyPatch, away: AwayStore
+    reg: Registry, away: AwayStore
 ) -> None:
-    monkeypatch.setattr(recording, "FINAL_WRITE_PATIENCE_S", 0.05)
-    monkeypatch.setattr(patience, "PAUSE", (0.01, 0.02))
     store = away
     # Thread objects, not idents: the ident of a thread that ended meanwhile may be reused.
     before = set(threading.enumerate())
