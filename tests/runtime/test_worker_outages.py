@@ -195,3 +195,30 @@ def test_the_final_write_stops_trying_once_its_store_is_closed(
     trying.join(timeout=10)
     assert not trying.is_alive()
     assert store.query()[0].status == "running"  # left to the sweeps, as before
+
+
+def test_final_writes_kept_trying_are_bounded() -> None:
+    # A long outage under load fails a call every so often: past the bound, no more threads.
+    stop, ran = threading.Event(), []
+
+    def unavailable() -> None:
+        raise DatabaseUnavailableError("database unavailable: connection refused")
+
+    def start() -> threading.Thread | None:
+        return patience.keep_trying(
+            unavailable, stop.is_set, what="test", then=lambda: ran.append(1), pause=(0.01, 0.02)
+        )
+
+    threads = [start() for _ in range(patience.MAX_KEPT_TRYING)]
+    try:
+        assert all(t is not None and t.is_alive() for t in threads)
+        assert start() is None and not ran  # not started, and its `then` not run
+    finally:
+        stop.set()
+    for t in threads:
+        assert t is not None
+        t.join(timeout=10)
+    assert len(ran) == patience.MAX_KEPT_TRYING
+    again = start()  # the bound is free again once they are done
+    assert again is not None
+    again.join(timeout=10)

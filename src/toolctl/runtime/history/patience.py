@@ -24,6 +24,12 @@ log = logging.getLogger("toolctl.runtime")
 
 # Seconds between attempts: doubled after each failure up to the second.
 PAUSE = (0.25, 5.0)
+# Final writes kept trying in the background at once, in this process. A long outage under load
+# fails a call every so often; each would otherwise leave a thread of its own behind (a
+# thousand in a ten-minute outage of a busy replica). Past the bound a run is left to the
+# sweeps, as it was before the background retries.
+MAX_KEPT_TRYING = 32
+_kept_trying = threading.BoundedSemaphore(MAX_KEPT_TRYING)
 
 
 def while_unavailable(
@@ -62,11 +68,15 @@ def keep_trying(
     what: str,
     then: Callable[[], object],
     pause: tuple[float, float] | None = None,
-) -> threading.Thread:
+) -> threading.Thread | None:
     """:func:`while_unavailable` of ``step`` on a daemon thread of its own, started now: tried
     until it is done, ``give_up()`` is true after a failure, or the process exits (a daemon
     thread does not keep it alive). ``then`` runs after it in every case. Another error is
-    logged, not raised: nobody is left to tell."""
+    logged, not raised: nobody is left to tell. None, nothing started and ``then`` not run,
+    when :data:`MAX_KEPT_TRYING` writes are being tried already."""
+    if not _kept_trying.acquire(blocking=False):
+        log.warning("%s: not kept trying (%d writes are already)", what, MAX_KEPT_TRYING)
+        return None
 
     def run() -> None:
         try:
@@ -77,6 +87,7 @@ def keep_trying(
         except Exception as exc:  # the thread's last word: a traceback would reach stderr
             log.warning("%s: failed: %s", what, exc)
         finally:
+            _kept_trying.release()
             then()
 
     thread = threading.Thread(target=run, name="toolctl-final-write", daemon=True)

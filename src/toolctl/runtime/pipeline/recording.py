@@ -224,7 +224,9 @@ class Recorder:
         a connection as any statement does), the run's lease held meanwhile so no sweep takes
         the run as lost; after that the call fails as unavailable, and a daemon thread keeps
         trying the same write while the process lives and the store is open (the lease still
-        held), so the run does not stay ``running`` until its process exits."""
+        held), so the run does not stay ``running`` until its process exits (unless
+        :data:`~toolctl.runtime.history.patience.MAX_KEPT_TRYING` writes are being tried
+        already: then the lease is let go and the run is left to the sweeps)."""
         from toolctl.runtime.history.patience import keep_trying, while_unavailable
 
         if self.owner is None:  # nothing holds the row yet: nothing to wait for
@@ -251,8 +253,8 @@ class Recorder:
             )
         except DatabaseUnavailableError:
             closed = (lambda: leases.closed) if leases is not None else (lambda: True)
-            keep_trying(lambda: self._write(fields), closed, what=what, then=release)
-            handed = True  # the thread releases the lease when it is done
+            trying = keep_trying(lambda: self._write(fields), closed, what=what, then=release)
+            handed = trying is not None  # the thread releases the lease when it is done
             raise
         finally:
             if not handed:
