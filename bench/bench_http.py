@@ -15,6 +15,11 @@ p99 <= 1.00x.
 
     .venv/bin/python bench/bench_http.py [--calls 1200] [--rounds 4] [--clients 1,10,50]
         [--load sdk,wrk] [--wrk-seconds 2] [--wrk-revisions 2025-11-25,2026-07-28]
+        [--baseline CHECKOUT]
+
+``--baseline`` adds a fourth server, ``toolctl serve`` from another checkout's ``src`` (e.g. a
+detached worktree of ``main``), in the same interleaved rounds: an A/B of two commits that the
+rest of the machine weighs on alike, printed as this checkout's CPU per call / the baseline's.
 
 Bounded: every loop has a fixed count or time, every server is stopped at the end.
 """
@@ -42,15 +47,19 @@ from serve_common import LOWLEVEL_TOOL, MCPSERVER_TOOL, http_script, p, registry
 TICK = os.sysconf("SC_CLK_TCK")
 START_TIMEOUT = 60.0
 PEER, FLOOR, OURS = "MCPServer", "lowlevel (floor)", "toolctl serve"
+BASE = "toolctl baseline"
 
 
 class ServerProcess:
     """A server subprocess that announces ``... on http://HOST:PORT/mcp`` on stderr."""
 
-    def __init__(self, argv: list[str], cwd: Path | None = None) -> None:
+    def __init__(
+        self, argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
             argv,
             cwd=cwd,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -236,6 +245,9 @@ def report(samples: Samples, unit: str = "client") -> None:
             ("calls/s", ours.throughput, peer.throughput, floor.throughput, ">="),
             ("p99", ours.p99, peer.p99, floor.p99, "<="),
         )
+        if BASE in by_server and ours.cpu_per_call and by_server[BASE].cpu_per_call:
+            ratio = ours.cpu_per_call / by_server[BASE].cpu_per_call
+            print(f"  toolctl / baseline  CPU/call = {ratio:.2f}x (this checkout / --baseline)")
         for what, mine, theirs, base, sense in checks:
             if not (mine and theirs and base):  # a short run can fall within one clock tick
                 print(f"  toolctl / MCPServer {what:<8} = n/a (too few calls to measure)")
@@ -275,6 +287,9 @@ def main() -> None:
     parser.add_argument(
         "--wrk-revisions", default=f"{wrkload.LEGACY},{wrkload.MODERN}", help="comma-separated"
     )
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout whose src/ is served too, for an A/B"
+    )
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",")]
     loads = set(args.load.split(","))
@@ -282,15 +297,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         small = registry(root / "one", 1)
-        argvs: dict[str, tuple[list[str], Path | None]] = {
-            FLOOR: ([py, str(script(root, "lowlevel.py", http_script(LOWLEVEL_TOOL)))], None),
-            PEER: ([py, str(script(root, "mcpserver.py", http_script(MCPSERVER_TOOL)))], None),
-            OURS: ([py, "-m", "toolctl", "serve", "--transport", "http", "--port", "0"], small),
+        serve = [py, "-m", "toolctl", "serve", "--transport", "http", "--port", "0"]
+        lowlevel = script(root, "lowlevel.py", http_script(LOWLEVEL_TOOL))
+        mcpserver = script(root, "mcpserver.py", http_script(MCPSERVER_TOOL))
+        argvs: dict[str, tuple[list[str], Path | None, dict[str, str] | None]] = {
+            FLOOR: ([py, str(lowlevel)], None, None),
+            PEER: ([py, str(mcpserver)], None, None),
+            OURS: (serve, small, None),
         }
+        if args.baseline is not None:
+            src = str(args.baseline.resolve() / "src")
+            argvs[BASE] = (serve, small, {**os.environ, "PYTHONPATH": src})
         servers: dict[str, ServerProcess] = {}
         try:
-            for label, (argv, cwd) in argvs.items():
-                servers[label] = ServerProcess(argv, cwd)
+            for label, (argv, cwd, env) in argvs.items():
+                servers[label] = ServerProcess(argv, cwd, env)
             print(f"tools/call over Streamable HTTP, loopback; {setting()}")
             print("CPU per call: the median over the interleaved rounds of the server process's")
             print("CPU (utime + stime from /proc) / the calls it answered in that round")

@@ -16,9 +16,7 @@ POST, one read and one parse of the body, in this order:
 5. a new ``tools/call`` of a rate-limited tool charged to its bucket: ``429`` when refused
    (:class:`~toolctl.server.ratelimits.RateLimits`);
 6. a request that may open a session: a ``503`` from the SDK (every session busy) says when to
-   retry (:func:`~toolctl.server.sessions.retry_after`);
-7. a POST in a session: its SSE response's priming event goes out in one write with the event
-   after it (:class:`~toolctl.server.sseevents.PrimedWrites`).
+   retry (:func:`~toolctl.server.sessions.retry_after`).
 
 The probes, draining (:class:`~toolctl.server.health.Lifecycle`) and authentication stay in
 front of it: they answer before any of this is looked at.
@@ -37,7 +35,6 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from toolctl.server.headers import trim
 from toolctl.server.security import HttpSecurity, host_allowed, origin_allowed
 from toolctl.server.sessions import retry_after
-from toolctl.server.sseevents import PrimedWrites
 from toolctl.server.strictwire import checked
 
 if TYPE_CHECKING:
@@ -96,11 +93,8 @@ class Dispatch:
         if origin is not None and not self._origin_ok(origin):
             await _refuse(send, 403, b"Invalid Origin header")
             return
-        if b"mcp-session-id" not in fields:
-            if _may_open_session(fields):
-                send = retry_after(send)
-        elif scope.get("method") == "POST":
-            send = PrimedWrites(send)  # its SSE stream opens with a priming event
+        if b"mcp-session-id" not in fields and _may_open_session(fields):
+            send = retry_after(send)
         if scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return

@@ -12,24 +12,19 @@ most ``MAX_EVENTS`` events each, the oldest dropped first) and goes away with th
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
+
+from toolctl.server.answers import answer_quickly
 
 log = logging.getLogger("toolctl.server")
 
 MAX_STREAMS = 8  # a session's latest request streams kept for a reconnect
 MAX_EVENTS = 64  # the latest events kept per stream
 RETRY_MS = 1000  # how long a client waits before it reconnects (the SSE retry field)
-# How long the priming event waits for the event after it, to go out with it in one write. Under
-# load a quick call's result comes tens of milliseconds after its priming event (the requests of
-# other connections are served in between): a shorter hold sent most of them apart, in two
-# writes and a task each. It delays only the priming of a call that sends nothing for so long.
-PRIMING_HOLD_S = 0.5
 
 _Event = tuple[str, Any]  # (event id, JSON-RPC message or None for a priming event)
 
@@ -74,7 +69,8 @@ class SessionEvents(EventStore):
 
 def resumable_streams(manager: Any) -> None:
     """Give each new session of the SDK's session manager its own :class:`SessionEvents` (and
-    the ``retry`` hint), so its SSE streams open with a priming event and can be resumed."""
+    the ``retry`` hint), so its SSE streams open with a priming event and can be resumed, and
+    answer its quick requests in one JSON body (:mod:`toolctl.server.answers`)."""
     admit = getattr(manager, "_admit_session", None)
     if admit is None:
         log.warning("this mcp SDK cannot keep SSE events per session: streams are not resumable")
@@ -85,76 +81,7 @@ def resumable_streams(manager: Any) -> None:
         if transport is not None and hasattr(transport, "_event_store"):
             transport._event_store = SessionEvents()
             transport._retry_interval = RETRY_MS
+            answer_quickly(transport)
         return transport
 
     manager._admit_session = admit_resumable
-
-
-Message = MutableMapping[str, Any]
-Send = Callable[[Message], Awaitable[None]]
-
-
-class PrimedWrites:
-    """``send`` for a 2025-11-25 request in a session: the first body chunk of its SSE response
-    (the priming event) goes out with the chunk after it, in one write, when that one follows
-    within ``PRIMING_HOLD_S``; else alone, when the hold ends.
-
-    Most calls answer within a millisecond of the priming event: written apart, the two cost
-    two passes through the HTTP server's ``send``, two chunks, two socket writes and two TCP
-    segments for the client to acknowledge (``bench/bench_http.py`` put the priming event at
-    about a tenth of a call's CPU). Held, the client still gets the event id before the result
-    (the bytes are the same, in the same order), and a slow call's stream is primed half a second
-    late.
-    """
-
-    __slots__ = ("_flushing", "_held", "_send", "_sse", "_timer")
-
-    def __init__(self, send: Send) -> None:
-        self._send = send
-        self._sse: bool | None = None  # unknown until the response starts
-        self._held: Message | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._flushing: asyncio.Task[None] | None = None
-
-    async def __call__(self, message: Message) -> None:
-        kind = message["type"]
-        if kind == "http.response.start":
-            self._sse = _is_event_stream(message)
-        elif kind == "http.response.body":
-            if self._flushing is not None:  # the held chunk is being sent: it goes first
-                await self._flushing
-                self._flushing = None
-            held = self._held
-            if held is not None:
-                self._held = None
-                if self._timer is not None:
-                    self._timer.cancel()
-                    self._timer = None
-                message = {**message, "body": held["body"] + message.get("body", b"")}
-            elif self._sse and message.get("more_body", False):
-                self._sse = False  # only the first chunk is held
-                self._held = message
-                loop = asyncio.get_running_loop()
-                self._timer = loop.call_later(PRIMING_HOLD_S, self._flush, loop)
-                return
-        await self._send(message)
-
-    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
-        # The hold is over and nothing came: the priming event goes out alone.
-        held, self._held, self._timer = self._held, None, None
-        if held is not None:
-            self._flushing = loop.create_task(_quietly(self._send, held))
-
-
-async def _quietly(send: Send, message: Message) -> None:
-    try:
-        await send(message)
-    except Exception:  # the client went away: the call's own send reports it
-        log.debug("could not send a priming event", exc_info=True)
-
-
-def _is_event_stream(start: Message) -> bool:
-    for name, value in start.get("headers") or ():
-        if name.lower() == b"content-type":
-            return bytes(value).startswith(b"text/event-stream")
-    return False

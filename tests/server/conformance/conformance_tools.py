@@ -17,6 +17,11 @@ def simple_text(data: dict[str, Any]) -> str:
     return "This is a simple text response for testing."
 
 
+def slow_text(data: dict[str, Any]) -> str:
+    time.sleep(0.6)  # past toolctl.server.answers.QUICK_ANSWER_S: answered on an SSE stream
+    return simple_text(data)
+
+
 def media(data: dict[str, Any]) -> dict[str, Any]:
     return {"png": PNG, "wav": WAV}
 
