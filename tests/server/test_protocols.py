@@ -336,8 +336,25 @@ def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) ->
         status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
         # the SDK client mirrors the parameter into Mcp-Param-Region itself
         good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
+        # a tool that declares no header has none to check (a stray one is ignored)
+        plain = {"Mcp_Method": "tools/call", "Mcp_Name": "add", "Mcp_Param_Region": "us"}
+        added = _modern_post(server.port, _modern_call("add", {"a": 1, "b": 2}), **plain)
     assert status == 400 and bad["error"]["code"] == -32020
     assert good.structured_content == {"region": "eu"}
+    assert added[0] == 200 and added[1]["result"]["structuredContent"] == {"sum": 3}
+
+
+def test_only_a_tool_declaring_a_header_has_its_schema_checked_against_headers(
+    registry_dir: Path,
+) -> None:
+    import toolctl
+    from toolctl.server.toolset import build_toolset
+
+    toolset = build_toolset(toolctl.load_project(registry_dir))
+    route = toolset.header_schema("route")
+    assert route is not None and route["properties"]["region"]["x-mcp-header"] == "Region"
+    assert toolset.header_schema("add") is None  # no x-mcp-header anywhere in its schema
+    assert toolset.header_schema("no-such-tool") is None
 
 
 _KEYS_TOOL = """\

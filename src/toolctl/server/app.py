@@ -120,10 +120,9 @@ class ToolServer:
         return without(toolset.listing, hidden) if hidden else toolset.listing
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
-        # What the 2026-07-28 HTTP entry checks Mcp-Param-* headers against.
-        spec = self._toolset.specs.get(name)
-        schema = spec.input_schema if spec is not None else None
-        return schema if isinstance(schema, dict) else None
+        # What the 2026-07-28 HTTP entry checks Mcp-Param-* headers against (None: the tool
+        # declares none, nothing to check).
+        return self._toolset.header_schema(name)
 
     def _wire_listing(self, toolset: ToolSet, version: str) -> dict[str, Any]:
         if version == PROTOCOL_VERSION:

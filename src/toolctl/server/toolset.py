@@ -52,6 +52,23 @@ class ToolSet:
     _hidden: dict[frozenset[str], frozenset[str]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    _header_schemas: dict[str, dict[str, Any] | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def header_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema of tool ``name`` when it declares ``x-mcp-header`` anywhere: what
+        the SDK checks a 2026-07-28 call's ``Mcp-Param-*`` headers against. None for any other
+        tool (no declared header: nothing to check), so the SDK does not walk its schema twice
+        on every call to find that out. Remembered per snapshot."""
+        if name in self._header_schemas:
+            return self._header_schemas[name]
+        spec = self.specs.get(name)
+        schema = spec.input_schema if spec is not None else None
+        found = schema if isinstance(schema, dict) and _has_key(schema, HEADER_KEY) else None
+        if len(self._header_schemas) < len(self.specs) + 16:  # bounded: names come from callers
+            self._header_schemas[name] = found
+        return found
 
     def hidden_from(self, principal: Principal | None) -> frozenset[str]:
         """The tools ``principal`` may neither see nor call (it lacks their ``scopes``); none
@@ -107,6 +124,23 @@ class ToolSet:
     def fingerprint(self) -> dict[str, str]:
         """Tool name to declaration digest: what a reload compares."""
         return {name: spec.digest for name, spec in self.specs.items()}
+
+
+HEADER_KEY = "x-mcp-header"
+
+
+def _has_key(node: Any, key: str) -> bool:
+    """Whether ``key`` is a key of any mapping in the JSON value ``node`` (at any depth)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def build_toolset(registry: Registry, selection: Selection | None = None) -> ToolSet:
