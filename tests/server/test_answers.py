@@ -21,7 +21,7 @@ from toolctl.server.sseevents import RETRY_MS, SessionEvents
 
 SESSION = "s3ss10n"
 ACCEPT_BOTH = "application/json, text/event-stream"
-Serve = Callable[[Any, Any], Awaitable[None]]  # (request, write stream) -> None
+Serve = Callable[[Any, Any, Any], Awaitable[None]]  # (request, write stream, transport)
 
 
 def _call(request_id: int = 7) -> bytes:
@@ -76,15 +76,22 @@ def _post(
         sent.append(dict(message))
 
     async def main() -> None:
+        served = anyio.Event()
+        dispatched = False
         async with transport.connect() as (read, write), anyio.create_task_group() as tg:
 
             async def server() -> None:
+                nonlocal dispatched
                 async for message in read:
-                    await serve(message.message, write)
+                    dispatched = True
+                    await serve(message.message, write, transport)
+                    served.set()
 
             tg.start_soon(server)
             with anyio.fail_after(10):
                 await transport.handle_request(scope, receive, send)
+                if dispatched:  # the server may still send after the answer's stream ended
+                    await served.wait()
             tg.cancel_scope.cancel()
 
     anyio.run(main)
@@ -109,7 +116,7 @@ def _events(sent: list[dict[str, Any]]) -> list[dict[str, str]]:
 
 
 def test_a_quick_result_is_one_json_body() -> None:
-    async def serve(request: Any, write: Any) -> None:
+    async def serve(request: Any, write: Any, transport: Any) -> None:
         await write.send(_result(request.id))
 
     sent, _ = _post(serve, _call(7))
@@ -122,7 +129,7 @@ def test_a_quick_result_is_one_json_body() -> None:
 
 
 def test_a_call_that_sends_something_first_streams_after_its_priming_event() -> None:
-    async def serve(request: Any, write: Any) -> None:
+    async def serve(request: Any, write: Any, transport: Any) -> None:
         await write.send(_progress(request.id))
         await write.send(_result(request.id))
 
@@ -155,7 +162,7 @@ def test_a_slow_call_gets_its_priming_event_before_its_result(
     sent: list[dict[str, Any]] = []
     on_the_wire_before_the_result: list[bytes] = []
 
-    async def serve(request: Any, write: Any) -> None:
+    async def serve(request: Any, write: Any, transport: Any) -> None:
         await anyio.sleep(0.1)
         on_the_wire_before_the_result.append(_body(sent))
         await write.send(_result(request.id))
@@ -173,6 +180,31 @@ def test_a_slow_call_gets_its_priming_event_before_its_result(
     ]
 
 
+def test_a_stream_closed_for_polling_before_any_answer_still_primes_and_resumes() -> None:
+    # SEP-1699 polling: the server closes the request's stream before sending anything; the
+    # client gets the priming event, and the result later on reconnecting with its id
+    async def serve(request: Any, write: Any, transport: Any) -> None:
+        transport.close_sse_stream(str(request.id))
+        await anyio.sleep(0.05)
+        await write.send(_result(request.id))
+        await anyio.sleep(0.05)  # the router stores it before the session ends
+
+    sent, store = _post(serve, _call(10))
+    assert _headers(sent[0])[b"content-type"].startswith(b"text/event-stream")
+    (priming,) = _events(sent)
+    assert priming["data"] == "" and priming["retry"] == str(RETRY_MS)
+    replayed: list[Any] = []
+
+    async def resend(event: Any) -> None:
+        replayed.append(event.message)
+
+    async def replay() -> str | None:
+        return await store.replay_events_after(priming["id"], resend)
+
+    assert anyio.run(replay) == "10"
+    assert [m.id for m in replayed] == [10]
+
+
 @pytest.mark.parametrize(
     ("body", "accept", "status"),
     [
@@ -182,7 +214,9 @@ def test_a_slow_call_gets_its_priming_event_before_its_result(
     ids=["malformed", "json-only-accept"],
 )
 def test_other_posts_get_the_sdks_answers(body: bytes, accept: str, status: int) -> None:
-    async def serve(request: Any, write: Any) -> None:  # pragma: no cover - never reached
+    async def serve(
+        request: Any, write: Any, transport: Any
+    ) -> None:  # pragma: no cover - never reached
         await write.send(_result(request.id))
 
     sent, _ = _post(serve, body, accept)

@@ -145,13 +145,13 @@ class QuickAnswers(StreamableHTTPServerTransport):
         """Answer on an SSE stream: the priming event, ``first``, then what follows."""
         sse_writer, sse_reader = anyio.create_memory_object_stream[dict[str, Any]](0)
         self._sse_stream_writers[request_id] = sse_writer
-        reader = self._request_streams.get(request_id)
+        streams = self._request_streams.get(request_id)  # None: closed while waiting
         headers = dict(_SSE_HEADERS)
         if self.mcp_session_id:
             headers[MCP_SESSION_ID_HEADER] = self.mcp_session_id
         response = EventSourceResponse(
             content=sse_reader,
-            data_sender_callable=partial(self._write_events, request_id, priming, first, reader),
+            data_sender_callable=partial(self._write_events, request_id, priming, first, streams),
             headers=headers,
         )
         try:
@@ -168,19 +168,19 @@ class QuickAnswers(StreamableHTTPServerTransport):
         request_id: str,
         priming: dict[str, Any] | None,
         first: EventMessage | None,
-        reader: Any,
+        streams: Any,
     ) -> None:
         sse_writer = self._sse_stream_writers[request_id]
         if priming is not None:
             await sse_writer.send(priming)
         if first is not None:
             await sse_writer.send(self._create_event_data(first))
-        if reader is None:  # closed while waiting (close_sse_stream): the client resumes
+        if streams is None:  # closed while waiting (close_sse_stream): the client resumes
             await sse_writer.aclose()
             self._sse_stream_writers.pop(request_id, None)
             return
         # The SDK's writer forwards the rest and cleans up, as for a stream it opened itself.
-        await self._run_sse_writer(request_id, sse_writer, reader[1], None)
+        await self._run_sse_writer(request_id, sse_writer, streams[1], None)
 
 
 def answer_quickly(transport: Any) -> None:
