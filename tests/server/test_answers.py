@@ -115,6 +115,20 @@ def _events(sent: list[dict[str, Any]]) -> list[dict[str, str]]:
     return events
 
 
+def _replay(store: SessionEvents, after: str) -> tuple[str | None, list[Any]]:
+    """What a client reconnecting with ``Last-Event-ID: after`` is sent: the stream's id and
+    the events."""
+    replayed: list[Any] = []
+
+    async def resend(event: Any) -> None:
+        replayed.append(event)
+
+    async def replay() -> str | None:
+        return await store.replay_events_after(after, resend)
+
+    return anyio.run(replay), replayed
+
+
 def test_a_quick_result_is_one_json_body() -> None:
     async def serve(request: Any, write: Any, transport: Any) -> None:
         await write.send(_result(request.id))
@@ -143,16 +157,8 @@ def test_a_call_that_sends_something_first_streams_after_its_priming_event() -> 
     assert int(priming["id"]) < int(progress["id"]) < int(result["id"])
 
     # a client whose connection dropped after the priming event gets the rest on reconnecting
-    replayed: list[str] = []
-
-    async def resend(event: Any) -> None:
-        replayed.append(event.event_id)
-
-    async def replay() -> str | None:
-        return await store.replay_events_after(priming["id"], resend)
-
-    assert anyio.run(replay) == "8"
-    assert replayed == [progress["id"], result["id"]]
+    stream, replayed = _replay(store, priming["id"])
+    assert stream == "8" and [e.event_id for e in replayed] == [progress["id"], result["id"]]
 
 
 def test_a_slow_call_gets_its_priming_event_before_its_result(
@@ -193,16 +199,8 @@ def test_a_stream_closed_for_polling_before_any_answer_still_primes_and_resumes(
     assert _headers(sent[0])[b"content-type"].startswith(b"text/event-stream")
     (priming,) = _events(sent)
     assert priming["data"] == "" and priming["retry"] == str(RETRY_MS)
-    replayed: list[Any] = []
-
-    async def resend(event: Any) -> None:
-        replayed.append(event.message)
-
-    async def replay() -> str | None:
-        return await store.replay_events_after(priming["id"], resend)
-
-    assert anyio.run(replay) == "10"
-    assert [m.id for m in replayed] == [10]
+    stream, replayed = _replay(store, priming["id"])
+    assert stream == "10" and [e.message.id for e in replayed] == [10]
 
 
 @pytest.mark.parametrize(
