@@ -151,7 +151,9 @@ class QuickAnswers(StreamableHTTPServerTransport):
             headers[MCP_SESSION_ID_HEADER] = self.mcp_session_id
         response = EventSourceResponse(
             content=sse_reader,
-            data_sender_callable=partial(self._write_events, request_id, priming, first, streams),
+            data_sender_callable=partial(
+                self._write_events, request_id, sse_writer, priming, first, streams
+            ),
             headers=headers,
         )
         try:
@@ -166,16 +168,21 @@ class QuickAnswers(StreamableHTTPServerTransport):
     async def _write_events(
         self,
         request_id: str,
+        sse_writer: Any,
         priming: dict[str, Any] | None,
         first: EventMessage | None,
         streams: Any,
     ) -> None:
-        sse_writer = self._sse_stream_writers[request_id]
-        if priming is not None:
-            await sse_writer.send(priming)
-        if first is not None:
-            await sse_writer.send(self._create_event_data(first))
-        if streams is None:  # closed while waiting (close_sse_stream): the client resumes
+        try:
+            if priming is not None:
+                await sse_writer.send(priming)
+            if first is not None:
+                await sse_writer.send(self._create_event_data(first))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            # the client went away: the rest is still stored for it to resume
+            await self._clean_up_memory_streams(request_id)
+            streams = None
+        if streams is None:  # or closed while waiting (close_sse_stream): the client resumes
             await sse_writer.aclose()
             self._sse_stream_writers.pop(request_id, None)
             return
