@@ -7,7 +7,8 @@ categories (bench/search_prepare.py derives bench/data/search/ from a gorilla ch
 no-answer queries (greetings, chat, general knowledge) are bench/data/search/noanswer.jsonl.
 Reports top-1 and top-5 (a query counts when an expected function is first / in the first 5)
 over the answerable queries, and the share of no-answer queries for which any tool is returned,
-per split. toolctl's ALPHA and FLOOR were fitted on the ``tune`` split only.
+per split. toolctl's fusion weight and its decision of whether any tool fits were fitted on
+the ``tune`` splits only (bench/search_tune.py).
 
 FastMCP runs in its own environment (``--fastmcp-python``, a python with ``fastmcp``
 installed): bench/search_fastmcp.py ranks the same catalog and queries there, in this run.

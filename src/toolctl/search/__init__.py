@@ -6,8 +6,8 @@
 Ranking fuses a lexical score (BM25F over the words of each tool's name, description,
 parameters and toolset description) with the cosine of a static embedding model's vectors when
 the ``search`` extra is installed (``pip install 'toolctl-registry[search]'``; see
-:mod:`toolctl.search.embed`), and abstains below a floor fitted on held-apart data
-(:mod:`toolctl.search.index`). Without the extra, ranking is lexical only
+:mod:`toolctl.search.embed`), and abstains when a small model fitted on held-apart data says
+no tool fits (:mod:`toolctl.search.decide`). Without the extra, ranking is lexical only
 (:func:`semantic_available` says which).
 
 The index of a registry is built once per process (:func:`index`), and with ``cache=True`` (the

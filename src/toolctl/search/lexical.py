@@ -2,7 +2,8 @@
 
 Each field's term counts are weighted and summed into one pseudo-document (BM25F, simplified),
 then scored by BM25. Scores are normalised by the query's own best possible score, so they
-lie in [0, 1] and mean the same across catalogs: that is what the abstention floor compares.
+lie in [0, 1] and mean the same across catalogs: what the abstention
+(toolctl.search.decide; lexical only, a floor) reads.
 """
 
 from __future__ import annotations

@@ -92,6 +92,29 @@ STOP_WORDS = frozenset(
     ]
 )
 
+# words of asking rather than of what is asked for ("can you help me find...", "I need a...",
+# "tell me..."): left out of a query's lexical terms (not a tool's), where they matched tools
+# named for them ("show", "help") and weighed on the query's best possible score
+REQUEST_WORDS = frozenset(
+    [
+        "help",
+        "need",
+        "want",
+        "like",
+        "looking",
+        "look",
+        "suggest",
+        "tell",
+        "know",
+        "give",
+        "show",
+        "able",
+        "wondering",
+        "interested",
+        "let",
+    ]
+)
+
 # longest first: the first suffix that leaves a stem of 3+ letters is stripped
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s")
 
@@ -116,3 +139,8 @@ def stem(word: str) -> str:
 def terms(text: str) -> list[str]:
     """Index terms of ``text``: its words without stop words, stemmed."""
     return [stem(w) for w in split_words(text) if w not in STOP_WORDS]
+
+
+def request_words_out(query: str) -> str:
+    """``query``'s words without :data:`REQUEST_WORDS` (what a query is scored lexically by)."""
+    return " ".join(w for w in split_words(query) if w not in REQUEST_WORDS)
