@@ -5,32 +5,18 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
 import pytest
 
-from .serve_helpers import INIT, HttpServer, copy_registry, http_server, run_serve
+from .serve_helpers import INIT, HttpServer, http_server, run_serve
 
 pytestmark = pytest.mark.timeout(60)
 TOKEN = "s3cret-token-for-tests"
-# The tests that only send requests to a server started with the defaults share one (each
-# start costs about 2.5 s of CPU, most of it importing the MCP SDK), on one xdist worker.
+# The tests that only send requests to a server started with the defaults share one
+# (tests/server/conftest.py: shared_http_server).
 shared = pytest.mark.xdist_group("http-security")
-
-
-@pytest.fixture(scope="module")
-def shared_registry(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_registry(tmp_path_factory.mktemp("http-security"))
-
-
-@pytest.fixture(scope="module")
-def server(shared_registry: Path) -> Iterator[HttpServer]:
-    """``toolctl serve --transport http`` with the defaults, for the module's ``shared`` tests;
-    each leaves it serving (malformed requests and a client gone mid-call must not stop it)."""
-    with http_server(shared_registry) as started:
-        yield started
 
 
 def post(server: HttpServer, body: bytes | dict[str, object], **headers: str) -> int:
@@ -77,7 +63,10 @@ EXPECTED = {
 
 
 @shared
-def test_loopback_default_checks_host_origin_and_content_type(server: HttpServer) -> None:
+def test_loopback_default_checks_host_origin_and_content_type(
+    shared_http_server: HttpServer,
+) -> None:
+    server = shared_http_server
     assert server.url.startswith("http://127.0.0.1:")
     assert matrix(server) == EXPECTED
     assert post(server, INIT, Origin=f"http://localhost:{server.port}") == 200
@@ -118,14 +107,18 @@ def test_non_loopback_with_allowed_host_and_token_applies_the_same_matrix(
 
 
 @shared
-def test_body_over_the_limit_is_413(server: HttpServer) -> None:
+def test_body_over_the_limit_is_413(shared_http_server: HttpServer) -> None:
+    server = shared_http_server
     big = b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"x" * (4 * 1024 * 1024)
     assert post(server, big + b'"}') == 413
     assert post(server, INIT) == 200
 
 
 @shared
-def test_malformed_requests_and_disconnects_do_not_stop_the_server(server: HttpServer) -> None:
+def test_malformed_requests_and_disconnects_do_not_stop_the_server(
+    shared_http_server: HttpServer,
+) -> None:
+    server = shared_http_server
     assert post(server, b"{not json") == 400
     assert post(server, {"jsonrpc": "2.0", "id": 2, "method": "no/such"}) in (400, 404)
     assert post(server, {"jsonrpc": "2.0", "id": 10**40, "method": "ping"}) in (200, 400)
@@ -147,8 +140,9 @@ async def _names(url: str) -> list[str]:
 
 @shared
 def test_a_client_that_disconnects_mid_call_cancels_the_run(
-    server: HttpServer, shared_registry: Path
+    shared_http_server: HttpServer, shared_registry: Path
 ) -> None:
+    server = shared_http_server
     from toolctl.runtime.history.sqlite import open_store
 
     headers = {

@@ -14,10 +14,13 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import http_server, run_serve, stdio_params
+from .serve_helpers import HttpServer, http_server, run_serve, stdio_params
 
 pytestmark = pytest.mark.timeout(120)
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
+# The tests that only send requests to an HTTP server with the defaults share one
+# (tests/server/conftest.py: shared_http_server).
+shared = pytest.mark.xdist_group("protocols-http")
 Body = Callable[[Any], Awaitable[Any]]
 
 
@@ -57,12 +60,14 @@ async def _version_and_names(c: Any) -> tuple[str, list[str], Any]:
     return c.protocol_version, [t.name for t in listed.tools], listed
 
 
-def test_each_client_gets_its_revision_the_newer_by_default(registry_dir: Path) -> None:
+@shared
+def test_each_client_gets_its_revision_the_newer_by_default(
+    registry_dir: Path, shared_http_server: HttpServer
+) -> None:
     modern = over_stdio(registry_dir, _version_and_names)
     legacy = over_stdio(registry_dir, _version_and_names, mode="legacy")
-    with http_server(registry_dir) as server:
-        modern_http = over_http(server.url, _version_and_names)
-        legacy_http = over_http(server.url, _version_and_names, mode="legacy")
+    modern_http = over_http(shared_http_server.url, _version_and_names)
+    legacy_http = over_http(shared_http_server.url, _version_and_names, mode="legacy")
     assert modern[0] == modern_http[0] == MODERN
     assert legacy[0] == legacy_http[0] == LEGACY
     names = legacy[1]
@@ -81,8 +86,10 @@ def test_a_call_in_2026_07_28_honours_the_contract(registry_dir: Path) -> None:
     assert tally.structured_content == {"label": "items", "count": 5}
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport: str) -> None:
+@pytest.mark.parametrize("transport", ["stdio", pytest.param("http", marks=shared)])
+def test_approval_is_an_input_required_round_trip(
+    registry_dir: Path, transport: str, request: pytest.FixtureRequest
+) -> None:
     seen: list[Any] = []
 
     async def body(c: Any) -> Any:
@@ -93,8 +100,7 @@ def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport:
     if transport == "stdio":
         result = over_stdio(registry_dir, body, **kwargs)
     else:
-        with http_server(registry_dir) as server:
-            result = over_http(server.url, body, **kwargs)
+        result = over_http(request.getfixturevalue("shared_http_server").url, body, **kwargs)
     assert result.is_error is False
     assert result.structured_content == {"deleted": "/tmp/x"}
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
@@ -295,22 +301,24 @@ def _modern_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+@shared
+def test_routing_headers_must_match_the_request(shared_http_server: HttpServer) -> None:
     call = _modern_call("add", {"a": 1, "b": 2})
-    with http_server(registry_dir) as server:
-        _, good = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="add")
-        _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
+    port = shared_http_server.port
+    _, good = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="add")
+    _, bad = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="shout")
     assert good["result"]["structuredContent"] == {"sum": 3}
     assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
 
 
+@shared
 def test_routing_header_values_are_compared_without_surrounding_whitespace(
-    registry_dir: Path,
+    shared_http_server: HttpServer,
 ) -> None:
     call = _modern_call("add", {"a": 1, "b": 2})
-    with http_server(registry_dir) as server:
-        _, padded = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
-        _, other = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
+    port = shared_http_server.port
+    _, padded = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
+    _, other = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
     assert padded["result"]["structuredContent"] == {"sum": 3}
     assert other["error"]["code"] == -32020
 
@@ -329,13 +337,14 @@ def test_an_unknown_log_level_is_a_usage_error(registry_dir: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) -> None:
+@shared
+def test_x_mcp_header_parameters_are_mirrored_and_checked(shared_http_server: HttpServer) -> None:
     call = _modern_call("route", {"region": "eu"})
     headers = {"Mcp_Method": "tools/call", "Mcp_Name": "route"}
-    with http_server(registry_dir) as server:
-        status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
-        # the SDK client mirrors the parameter into Mcp-Param-Region itself
-        good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
+    server = shared_http_server
+    status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
+    # the SDK client mirrors the parameter into Mcp-Param-Region itself
+    good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
     assert status == 400 and bad["error"]["code"] == -32020
     assert good.structured_content == {"region": "eu"}
 
