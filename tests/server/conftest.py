@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 pytest.importorskip("mcp")
 
 from .nodetools import NodeTools, node_tools
-from .serve_helpers import HttpServer, copy_registry, http_server
+from .serve_helpers import HttpServer, Served, copy_registry, http_server
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +41,21 @@ def shared_http_server(shared_registry: Path) -> Iterator[HttpServer]:
     runs them all and starts the server once."""
     with http_server(shared_registry) as server:
         yield server
+
+
+@pytest.fixture(scope="module")
+def shared_stdio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Served]]:
+    """``shared_stdio(elicit=..., mode=...)``: a stdio server and SDK client (``Served``) for
+    the tests of a module that only call tools on it, one per client kind, each on a registry
+    copy of its own and started on first use. Mark those tests with one ``xdist_group``."""
+    started: dict[tuple[bool, str], Served] = {}
+    with contextlib.ExitStack() as stack:
+
+        def get(*, elicit: bool, mode: str = "auto") -> Served:
+            if (elicit, mode) not in started:
+                registry = copy_registry(tmp_path_factory.mktemp("stdio"))
+                served = Served(registry, elicit=elicit, mode=mode)
+                started[elicit, mode] = stack.enter_context(served.running())
+            return started[elicit, mode]
+
+        yield get

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,9 @@ import pytest
 from .serve_helpers import (
     INIT,
     INITIALIZED,
+    Elicit,
     RawServe,
-    copy_registry,
+    Served,
     http_server,
     shout_call,
     stdio_params,
@@ -25,7 +25,6 @@ from .serve_helpers import (
 pytestmark = pytest.mark.timeout(60)
 
 Session = Callable[[Any], Awaitable[Any]]
-Elicit = Callable[[Any, Any], Awaitable[Any]]
 
 
 def run_stdio(registry: Path, body: Session, **client: Any) -> Any:
@@ -39,74 +38,32 @@ def run_stdio(registry: Path, body: Session, **client: Any) -> Any:
     return anyio.run(main)
 
 
-class Served:
-    """One ``toolctl serve`` stdio subprocess and its SDK client, kept for a module's tests on
-    an event loop in a thread of its own (a server start costs about 2.5 s of CPU, most of it
-    the MCP SDK's import). ``elicit``: whether the client declares elicitation; each test then
-    says how it answers (:meth:`answering`)."""
+def call_on(
+    served: Served, name: str, args: dict[str, Any], answer: Elicit | None = None
+) -> dict[str, Any]:
+    """``call`` on a shared server."""
 
-    def __init__(self, registry: Path, elicit: bool) -> None:
-        self.registry = registry
-        self.answer: Elicit | None = None
-        self._elicit = elicit
+    async def body(c: Any) -> dict[str, Any]:
+        return dump(await c.call_tool(name, args))
 
-    async def _dispatch(self, context: Any, params: Any) -> Any:
-        assert self.answer is not None, "a test asked with no answer set"
-        return await self.answer(context, params)
-
-    @contextlib.contextmanager
-    def running(self) -> Iterator[Served]:
-        from anyio.from_thread import start_blocking_portal
-        from mcp import Client
-
-        options: dict[str, Any] = {"elicitation_callback": self._dispatch} if self._elicit else {}
-        with start_blocking_portal() as portal:
-            client = Client(stdio_params(self.registry), mode="legacy", **options)
-            with portal.wrap_async_context_manager(client) as entered:
-                self._portal, self._client = portal, entered
-                yield self
-
-    def run(self, body: Session) -> Any:
-        """``body(client)`` on the shared connection."""
-        return self._portal.call(body, self._client)
-
-    def call(self, name: str, args: dict[str, Any], answer: Elicit | None = None) -> dict[str, Any]:
-        self.answer = answer
-        try:
-            out: dict[str, Any] = self.run(lambda c: _dumped(c.call_tool(name, args)))
-        finally:
-            self.answer = None
-        return out
-
-    def statuses(self, tool: str) -> list[str]:
-        """The statuses of ``tool``'s recorded runs, oldest first."""
-        from toolctl.runtime.history.sqlite import open_store
-
-        runs = open_store(self.registry / ".toolctl" / "state.db").query(tool=tool)
-        return [r.status for r in sorted(runs, key=lambda r: r.created_at)]
-
-
-async def _dumped(result: Awaitable[Any]) -> dict[str, Any]:
-    return dump(await result)
+    out: dict[str, Any] = served.run(body, answer)
+    return out
 
 
 # the module's tests on the shared servers run on one xdist worker, which starts them once
 shared = pytest.mark.xdist_group("calls-stdio")
 
 
-@pytest.fixture(scope="module")
-def plain(shared_registry: Path) -> Iterator[Served]:
-    """The shared server, spoken to by a client without elicitation."""
-    with Served(shared_registry, elicit=False).running() as served:
-        yield served
+@pytest.fixture
+def plain(shared_stdio: Callable[..., Served]) -> Served:
+    """The module's shared server, spoken to by a client without elicitation."""
+    return shared_stdio(elicit=False, mode="legacy")
 
 
-@pytest.fixture(scope="module")
-def eliciting(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A second shared server (its own registry copy), its client able to answer elicitations."""
-    registry = copy_registry(tmp_path_factory.mktemp("eliciting"))
-    with Served(registry, elicit=True).running() as served:
-        yield served
+@pytest.fixture
+def eliciting(shared_stdio: Callable[..., Served]) -> Served:
+    """Another shared server, its client able to answer elicitations."""
+    return shared_stdio(elicit=True, mode="legacy")
 
 
 def dump(result: Any) -> dict[str, Any]:
@@ -124,7 +81,7 @@ def call(registry: Path, name: str, args: dict[str, Any], **client: Any) -> dict
 
 @shared
 def test_structured_output_is_structured_content_and_json_text(plain: Served) -> None:
-    result = plain.call("add", {"a": 2, "b": 3})
+    result = call_on(plain, "add", {"a": 2, "b": 3})
     assert result["isError"] is False
     assert result["structuredContent"] == {"sum": 5}
     assert json.loads(result["content"][0]["text"]) == {"sum": 5}
@@ -133,7 +90,7 @@ def test_structured_output_is_structured_content_and_json_text(plain: Served) ->
 
 @shared
 def test_invalid_arguments_are_an_error_result_the_model_can_act_on(plain: Served) -> None:
-    result = plain.call("add", {"a": "two"})
+    result = call_on(plain, "add", {"a": "two"})
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert "/a" in text and "integer" in text and "'b' is a required property" in text
@@ -141,7 +98,7 @@ def test_invalid_arguments_are_an_error_result_the_model_can_act_on(plain: Serve
 
 @shared
 def test_handler_errors_are_error_results_without_secrets(plain: Served) -> None:
-    result = plain.call("leaky", {})
+    result = call_on(plain, "leaky", {})
     assert result["isError"] is True
     assert "RuntimeError" in result["content"][0]["text"]
     assert "hunter2" not in json.dumps(result)
@@ -163,7 +120,7 @@ def test_unknown_tool_is_a_protocol_error(plain: Served) -> None:
 
 @shared
 def test_to_model_output_becomes_content_blocks(plain: Served) -> None:
-    result = plain.call("picture", {})
+    result = call_on(plain, "picture", {})
     assert [b["type"] for b in result["content"]] == ["text", "image", "text"]
     assert result["content"][1] == {
         "type": "image",
@@ -199,7 +156,7 @@ def _elicit(
 @shared
 def test_approval_accepted_through_elicitation_runs_the_tool(eliciting: Served) -> None:
     seen: list[Any] = []
-    result = eliciting.call("delete_file", {"path": "/tmp/x"}, _elicit("accept", {}, seen))
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, _elicit("accept", {}, seen))
     assert result["isError"] is False
     assert result["structuredContent"] == {"deleted": "/tmp/x"}
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
@@ -207,7 +164,7 @@ def test_approval_accepted_through_elicitation_runs_the_tool(eliciting: Served) 
 
 @shared
 def test_approval_declined_through_elicitation_does_not_run(eliciting: Served) -> None:
-    result = eliciting.call("delete_file", {"path": "/tmp/x"}, _elicit("decline"))
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, _elicit("decline"))
     assert result["isError"] is True
     assert result["_meta"]["dev.toolctl/run"]["status"] == "declined"
     assert "declined" in result["content"][0]["text"]
@@ -217,7 +174,7 @@ def test_approval_declined_through_elicitation_does_not_run(eliciting: Served) -
 def test_approval_without_elicitation_is_an_error_saying_approval_is_required(
     plain: Served,
 ) -> None:
-    result = plain.call("delete_file", {"path": "/tmp/x"})
+    result = call_on(plain, "delete_file", {"path": "/tmp/x"})
     assert result["isError"] is True
     assert result["content"][0]["text"].startswith("Approval required")
     assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
@@ -227,7 +184,7 @@ def test_approval_without_elicitation_is_an_error_saying_approval_is_required(
 @shared
 def test_suspend_resumes_in_the_same_call_through_elicitation(eliciting: Served) -> None:
     seen: list[Any] = []
-    result = eliciting.call("greet", {}, _elicit("accept", {"name": "Ada"}, seen))
+    result = call_on(eliciting, "greet", {}, _elicit("accept", {"name": "Ada"}, seen))
     assert result["structuredContent"] == {"greeting": "Hello, Ada!"}
     assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
     assert "What is your name?" in seen[0].message
@@ -235,7 +192,7 @@ def test_suspend_resumes_in_the_same_call_through_elicitation(eliciting: Served)
 
 @shared
 def test_suspend_without_an_answer_returns_the_payload_and_run_id(eliciting: Served) -> None:
-    result = eliciting.call("greet", {}, _elicit("decline"))
+    result = call_on(eliciting, "greet", {}, _elicit("decline"))
     run = result["_meta"]["dev.toolctl/run"]
     assert run["status"] == "suspended"
     assert result["isError"] is True  # not a success: no structuredContent to honour a schema
@@ -360,7 +317,7 @@ def test_a_failing_elicitation_leaves_the_run_awaiting_approval(eliciting: Serve
     async def broken(context: Any, params: Any) -> Any:
         return ErrorData(code=-32603, message="the client's form crashed")
 
-    result = eliciting.call("delete_file", {"path": "/tmp/x"}, broken)
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, broken)
     assert result["isError"] is True
     assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
 

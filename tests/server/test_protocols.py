@@ -14,13 +14,14 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import HttpServer, http_server, run_serve, stdio_params
+from .serve_helpers import HttpServer, Served, http_server, run_serve, stdio_params
 
 pytestmark = pytest.mark.timeout(120)
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
-# The tests that only send requests to an HTTP server with the defaults share one
-# (tests/server/conftest.py: shared_http_server).
-shared = pytest.mark.xdist_group("protocols-http")
+# The tests that only send requests to a server with the defaults share one per client kind
+# (tests/server/conftest.py: shared_http_server, shared_stdio).
+shared = pytest.mark.xdist_group("protocols-shared")
+Shared = Callable[..., Served]
 Body = Callable[[Any], Awaitable[Any]]
 
 
@@ -76,19 +77,21 @@ def test_each_client_gets_its_revision_the_newer_by_default(
     assert listed.ttl_ms == 300_000 and listed.cache_scope == "public"
 
 
-def test_a_call_in_2026_07_28_honours_the_contract(registry_dir: Path) -> None:
+@shared
+def test_a_call_in_2026_07_28_honours_the_contract(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         await c.list_tools()
         return await c.call_tool("add", {"a": 2, "b": 3}), await c.call_tool("tally", {})
 
-    added, tally = over_stdio(registry_dir, body)
+    added, tally = shared_stdio(elicit=False).run(body)
     assert added.structured_content == {"sum": 5} and added.is_error is False
     assert tally.structured_content == {"label": "items", "count": 5}
 
 
-@pytest.mark.parametrize("transport", ["stdio", pytest.param("http", marks=shared)])
+@shared
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_approval_is_an_input_required_round_trip(
-    registry_dir: Path, transport: str, request: pytest.FixtureRequest
+    shared_stdio: Shared, transport: str, request: pytest.FixtureRequest
 ) -> None:
     seen: list[Any] = []
 
@@ -98,7 +101,7 @@ def test_approval_is_an_input_required_round_trip(
 
     kwargs = {"elicitation_callback": _elicit("accept", {}, seen)}
     if transport == "stdio":
-        result = over_stdio(registry_dir, body, **kwargs)
+        result = shared_stdio(elicit=True).run(body, kwargs["elicitation_callback"])
     else:
         result = over_http(request.getfixturevalue("shared_http_server").url, body, **kwargs)
     assert result.is_error is False
@@ -106,34 +109,35 @@ def test_approval_is_an_input_required_round_trip(
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
 
 
-def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir: Path) -> None:
+@shared
+def test_a_client_without_elicitation_gets_an_error_naming_the_run(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         return await c.call_tool("delete_file", {"path": "/tmp/x"})
 
-    result = over_stdio(registry_dir, body)
+    result = shared_stdio(elicit=False).run(body)
     assert result.is_error is True
     assert result.meta["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
-def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
+@shared
+def test_a_declined_approval_does_not_run(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         return await c.call_tool("delete_file", {"path": "/tmp/x"})
 
-    result = over_stdio(registry_dir, body, elicitation_callback=_elicit("decline"))
+    result = shared_stdio(elicit=True).run(body, _elicit("decline"))
     assert result.is_error is True
     assert result.meta["dev.toolctl/run"]["status"] == "declined"
 
 
-def test_suspend_resumes_through_an_input_required_round_trip(registry_dir: Path) -> None:
+@shared
+def test_suspend_resumes_through_an_input_required_round_trip(shared_stdio: Shared) -> None:
     seen: list[Any] = []
 
     async def body(c: Any) -> Any:
         await c.list_tools()
         return await c.call_tool("greet", {})
 
-    result = over_stdio(
-        registry_dir, body, elicitation_callback=_elicit("accept", {"name": "Ada"}, seen)
-    )
+    result = shared_stdio(elicit=True).run(body, _elicit("accept", {"name": "Ada"}, seen))
     assert result.structured_content == {"greeting": "Hello, Ada!"}
     assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
     assert "What is your name?" in seen[0].message
@@ -153,7 +157,8 @@ def _accept(key: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
     return {key: ElicitResult(action="accept", content=content or {})}
 
 
-def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
+@shared
+def test_a_tampered_follow_up_is_refused(shared_stdio: Shared) -> None:
     from mcp.shared.exceptions import MCPError
 
     async def body(c: Any) -> list[str]:
@@ -177,7 +182,7 @@ def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
                 errors.append(str(exc))
         return errors
 
-    errors = over_stdio(registry_dir, body, elicitation_callback=_elicit("accept", {}))
+    errors = shared_stdio(elicit=True).run(body, _elicit("accept", {}))
     assert errors == ["Invalid or expired requestState"] * 2
 
 
@@ -401,11 +406,12 @@ def _answers(*answers: tuple[str, dict[str, Any] | None], seen: list[Any]):  # t
     return answer
 
 
+@shared
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 @pytest.mark.parametrize("tool", ["delete_file", "greet"])
 def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
-    registry_dir: Path, tool: str, action: str, mode: str
+    shared_stdio: Shared, tool: str, action: str, mode: str
 ) -> None:
     seen: list[Any] = []
 
@@ -413,7 +419,7 @@ def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
         return await c.call_tool(tool, {"path": "/tmp/x"} if tool == "delete_file" else {})
 
     callback = _answers((action, None), seen=seen)
-    result = over_stdio(registry_dir, body, mode=mode, elicitation_callback=callback)
+    result = shared_stdio(elicit=True, mode=mode).run(body, callback)
     assert len(seen) == 1  # asked once, never again
     assert result.is_error is True
     run = result.meta["dev.toolctl/run"]
@@ -423,8 +429,9 @@ def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
         assert run["id"] in result.content[0].text
 
 
+@shared
 def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
-    registry_dir: Path,
+    shared_stdio: Shared,
 ) -> None:
     seen: list[Any] = []
 
@@ -432,7 +439,7 @@ def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
         return await c.call_tool("greet", {})
 
     callback = _answers(("accept", {}), ("accept", {"name": "Ada"}), seen=seen)
-    result = over_stdio(registry_dir, body, elicitation_callback=callback)
+    result = shared_stdio(elicit=True).run(body, callback)
     assert result.structured_content == {"greeting": "Hello, Ada!"}
     again = seen[1].message
     assert "What is your name?" in again and "null" not in again
