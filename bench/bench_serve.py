@@ -6,10 +6,7 @@ protocol revision (2025-11-25 with the initialize handshake, 2026-07-28 with per
 envelopes), then tools/list with 1,000 tools. Budgets, per revision: toolctl within 1.3x the
 floor at p50 and at p99, faster than MCPServer at p50; list under 100 ms.
 
-    .venv/bin/python bench/bench_serve.py [--calls 1000] [--lists 20] [--tools 1000] [--warmup 20]
-
-(The test suite runs it with few calls, a small list and a short warm-up: every code path, not
-figures worth reading.)
+    .venv/bin/python bench/bench_serve.py [--calls 1000] [--lists 20]
 
 Every server is a real subprocess spoken to by the SDK's own client.
 """
@@ -65,7 +62,7 @@ anyio.run(main)
 
 
 async def measure_calls(
-    servers: dict[str, Any], calls: int, mode: str = "legacy", warmup: int = 20
+    servers: dict[str, Any], calls: int, mode: str = "legacy"
 ) -> dict[str, list[float]]:
     """Sequential tools/call latency per server, interleaved call by call (the order rotating)
     so that noise from the rest of the machine falls on every server alike: a p99 is the few
@@ -77,7 +74,7 @@ async def measure_calls(
             for label, server in servers.items()
         ]
         for _, client in clients:
-            for _ in range(warmup):  # warm up: imports, validators, the run store
+            for _ in range(20):  # warm up: imports, validators, the run store
                 await client.call_tool("add", {"a": 1, "b": 2})
         times: dict[str, list[float]] = {label: [] for label, _ in clients}
         for i in range(calls):
@@ -101,7 +98,7 @@ async def measure_lists(params: StdioServerParameters, lists: int) -> tuple[int,
     return count, times
 
 
-def measure_raw_lists(root: Path, lists: int, tools: int) -> list[float]:
+def measure_raw_lists(root: Path, lists: int) -> list[float]:
     """tools/list round trips on the bare stdio pipe: the server's cost without a client SDK."""
     server = RawServe(root, stderr=subprocess.DEVNULL)
     server.rpc(INIT)
@@ -111,7 +108,7 @@ def measure_raw_lists(root: Path, lists: int, tools: int) -> list[float]:
         start = time.perf_counter()
         reply = server.rpc({"jsonrpc": "2.0", "id": i + 2, "method": "tools/list"})
         times.append(time.perf_counter() - start)
-        assert len(reply["result"]["tools"]) == tools
+        assert len(reply["result"]["tools"]) == 1000
     server.close()
     return times[2:]
 
@@ -129,9 +126,7 @@ class NoHistory:
         return await self._registry.acall(name, input, store=False, **options)
 
 
-async def measure_inprocess(
-    root: Path, effects: Path, calls: int, warmup: int
-) -> dict[str, list[float]]:
+async def measure_inprocess(root: Path, effects: Path, calls: int) -> dict[str, list[float]]:
     """The same call in one process over the SDK's memory transport (no pipes): the floor
     server, toolctl's server with the run history off and on (the tool declared read-only: one
     write per call; ``effects``' tool is not: two), and ``registry.acall`` alone, history off."""
@@ -160,10 +155,9 @@ async def measure_inprocess(
             "  on, not read-only": recorded_effects.lowlevel,
         },
         calls,
-        warmup=warmup,
     )
     times["registry.acall"] = []
-    for _ in range(warmup):
+    for _ in range(20):
         await registry.acall("add", {"a": 1, "b": 2})
     for i in range(calls):
         start = time.perf_counter()
@@ -221,14 +215,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--lists", type=int, default=20)
-    parser.add_argument("--tools", type=int, default=1000, help="tools in the tools/list registry")
-    parser.add_argument("--warmup", type=int, default=20, help="calls per client before timing")
     args = parser.parse_args()
     py = sys.executable
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         small = registry(root / "one", 1)
-        large = registry(root / "large", args.tools)
+        large = registry(root / "thousand", 1000)
         serve = ["-m", "toolctl", "serve"]
         servers: dict[str, Any] = {
             "lowlevel (floor)": StdioServerParameters(
@@ -257,11 +249,11 @@ def main() -> None:
                 f"tools/call over stdio, protocol {revision}, {args.calls} sequential calls "
                 "per server (interleaved)"
             )
-            budgets(table(anyio.run(measure_calls, servers, args.calls, mode, args.warmup)))
+            budgets(table(anyio.run(measure_calls, servers, args.calls, mode)))
             # The variants isolate costs once; the newer revision compares the three servers.
             servers = {k: v for k, v in servers.items() if not k.startswith(" ")}
         print("the same call in-process (SDK memory transport; run history off unless said):")
-        inproc = table(anyio.run(measure_inprocess, small, effects, args.calls, args.warmup))
+        inproc = table(anyio.run(measure_inprocess, small, effects, args.calls))
         history_cost(inproc)
         layer = inproc["toolctl"][0] - inproc["lowlevel (floor)"][0] - inproc["registry.acall"][0]
         print(
@@ -278,7 +270,7 @@ def main() -> None:
             shutil.rmtree(tmpfs, ignore_errors=True)
         params = StdioServerParameters(command=py, args=["-m", "toolctl", "serve"], cwd=str(large))
         count, times = anyio.run(measure_lists, params, args.lists)
-        raw = measure_raw_lists(large, args.lists, args.tools)
+        raw = measure_raw_lists(large, args.lists)
         median, raw_median = statistics.median(times), statistics.median(raw)
         print(f"tools/list with {count} tools over stdio (budget < 100 ms):")
         print(
