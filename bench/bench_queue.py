@@ -43,7 +43,7 @@ def main() -> None:
     from toolctl.runtime.history.postgres import PostgresStore
     from toolctl.runtime.history.records import RunRecord
 
-    with pgcluster.running_cluster() as cluster:
+    with pgcluster.bench_cluster() as cluster:
         store = PostgresStore(cluster.create_database("bench_queue"))
         queue.ensure_schema(store)
 

@@ -349,7 +349,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=6)
     parser.add_argument("--recording-only", action="store_true", help="skip the scale-out measure")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp, pgcluster.running_cluster() as cluster:
+    with tempfile.TemporaryDirectory() as tmp, pgcluster.bench_cluster() as cluster:
         root = project(Path(tmp))
         sys.path.insert(0, str(root))
         recording(cluster, root, args.calls, args.rounds)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PASSWORD = "s3cret-pg-pw"  # a fixed test password: tests check that it never reaches output
+USER = "toolctl"  # the superuser of every cluster started here
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,29 @@ def _run(argv: list[str], log: Path | None = None) -> None:
         )
 
 
+# A cluster already running (one this module started: its superuser and PASSWORD) that a
+# benchmark script uses instead of starting its own: ``DATA_DIR:PORT``. The test suite passes
+# its session cluster's, which saves each bench smoke test an initdb and a server start.
+REUSE_ENV = "BENCH_PG_CLUSTER"
+
+
+def reuse_value(cluster: Cluster) -> str:
+    """What :data:`REUSE_ENV` says for ``cluster``."""
+    return f"{cluster.data}:{cluster.port}"
+
+
+@contextlib.contextmanager
+def bench_cluster() -> Iterator[Cluster]:
+    """The cluster :data:`REUSE_ENV` names (left running), else a throwaway one."""
+    named = os.environ.get(REUSE_ENV)
+    if named:
+        data, _, port = named.rpartition(":")
+        yield Cluster(Path(data), int(port), USER)
+        return
+    with running_cluster() as cluster:
+        yield cluster
+
+
 @contextlib.contextmanager
 def running_cluster() -> Iterator[Cluster]:
     """Start a cluster; stop it (immediate mode) and delete its files on exit."""
@@ -106,7 +130,7 @@ def running_cluster() -> Iterator[Cluster]:
         shutil.chown(base, "postgres")
         shutil.chown(pwfile, "postgres")
     os.chmod(base, 0o700)
-    user = "toolctl"
+    user = USER
     port = _free_port()
     try:
         _run(

@@ -13,7 +13,9 @@ import pytest
 from .serve_helpers import (
     INIT,
     INITIALIZED,
+    Elicit,
     RawServe,
+    Served,
     http_server,
     shout_call,
     stdio_params,
@@ -36,6 +38,34 @@ def run_stdio(registry: Path, body: Session, **client: Any) -> Any:
     return anyio.run(main)
 
 
+def call_on(
+    served: Served, name: str, args: dict[str, Any], answer: Elicit | None = None
+) -> dict[str, Any]:
+    """``call`` on a shared server."""
+
+    async def body(c: Any) -> dict[str, Any]:
+        return dump(await c.call_tool(name, args))
+
+    out: dict[str, Any] = served.run(body, answer)
+    return out
+
+
+# the module's tests on the shared servers run on one xdist worker, which starts them once
+shared = pytest.mark.xdist_group("calls-stdio")
+
+
+@pytest.fixture
+def plain(shared_stdio: Callable[..., Served]) -> Served:
+    """The module's shared server, spoken to by a client without elicitation."""
+    return shared_stdio(elicit=False, mode="legacy")
+
+
+@pytest.fixture
+def eliciting(shared_stdio: Callable[..., Served]) -> Served:
+    """Another shared server, its client able to answer elicitations."""
+    return shared_stdio(elicit=True, mode="legacy")
+
+
 def dump(result: Any) -> dict[str, Any]:
     out: dict[str, Any] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
     return out
@@ -49,29 +79,33 @@ def call(registry: Path, name: str, args: dict[str, Any], **client: Any) -> dict
     return out
 
 
-def test_structured_output_is_structured_content_and_json_text(registry_dir: Path) -> None:
-    result = call(registry_dir, "add", {"a": 2, "b": 3})
+@shared
+def test_structured_output_is_structured_content_and_json_text(plain: Served) -> None:
+    result = call_on(plain, "add", {"a": 2, "b": 3})
     assert result["isError"] is False
     assert result["structuredContent"] == {"sum": 5}
     assert json.loads(result["content"][0]["text"]) == {"sum": 5}
     assert result["_meta"]["dev.toolctl/run"]["status"] == "succeeded"
 
 
-def test_invalid_arguments_are_an_error_result_the_model_can_act_on(registry_dir: Path) -> None:
-    result = call(registry_dir, "add", {"a": "two"})
+@shared
+def test_invalid_arguments_are_an_error_result_the_model_can_act_on(plain: Served) -> None:
+    result = call_on(plain, "add", {"a": "two"})
     assert result["isError"] is True
     text = result["content"][0]["text"]
     assert "/a" in text and "integer" in text and "'b' is a required property" in text
 
 
-def test_handler_errors_are_error_results_without_secrets(registry_dir: Path) -> None:
-    result = call(registry_dir, "leaky", {})
+@shared
+def test_handler_errors_are_error_results_without_secrets(plain: Served) -> None:
+    result = call_on(plain, "leaky", {})
     assert result["isError"] is True
     assert "RuntimeError" in result["content"][0]["text"]
     assert "hunter2" not in json.dumps(result)
 
 
-def test_unknown_tool_is_a_protocol_error(registry_dir: Path) -> None:
+@shared
+def test_unknown_tool_is_a_protocol_error(plain: Served) -> None:
     from mcp.shared.exceptions import MCPError
 
     async def body(c: Any) -> str:
@@ -81,11 +115,12 @@ def test_unknown_tool_is_a_protocol_error(registry_dir: Path) -> None:
             return str(exc)
         return "no error"
 
-    assert run_stdio(registry_dir, body) == "Unknown tool: nope"
+    assert plain.run(body) == "Unknown tool: nope"
 
 
-def test_to_model_output_becomes_content_blocks(registry_dir: Path) -> None:
-    result = call(registry_dir, "picture", {})
+@shared
+def test_to_model_output_becomes_content_blocks(plain: Served) -> None:
+    result = call_on(plain, "picture", {})
     assert [b["type"] for b in result["content"]] == ["text", "image", "text"]
     assert result["content"][1] == {
         "type": "image",
@@ -118,50 +153,46 @@ def _elicit(
     return answer
 
 
-def test_approval_accepted_through_elicitation_runs_the_tool(registry_dir: Path) -> None:
+@shared
+def test_approval_accepted_through_elicitation_runs_the_tool(eliciting: Served) -> None:
     seen: list[Any] = []
-    result = call(
-        registry_dir,
-        "delete_file",
-        {"path": "/tmp/x"},
-        elicitation_callback=_elicit("accept", {}, seen),
-    )
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, _elicit("accept", {}, seen))
     assert result["isError"] is False
     assert result["structuredContent"] == {"deleted": "/tmp/x"}
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
 
 
-def test_approval_declined_through_elicitation_does_not_run(registry_dir: Path) -> None:
-    result = call(
-        registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=_elicit("decline")
-    )
+@shared
+def test_approval_declined_through_elicitation_does_not_run(eliciting: Served) -> None:
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, _elicit("decline"))
     assert result["isError"] is True
     assert result["_meta"]["dev.toolctl/run"]["status"] == "declined"
     assert "declined" in result["content"][0]["text"]
 
 
+@shared
 def test_approval_without_elicitation_is_an_error_saying_approval_is_required(
-    registry_dir: Path,
+    plain: Served,
 ) -> None:
-    result = call(registry_dir, "delete_file", {"path": "/tmp/x"})
+    result = call_on(plain, "delete_file", {"path": "/tmp/x"})
     assert result["isError"] is True
     assert result["content"][0]["text"].startswith("Approval required")
     assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
     assert "structuredContent" not in result
 
 
-def test_suspend_resumes_in_the_same_call_through_elicitation(registry_dir: Path) -> None:
+@shared
+def test_suspend_resumes_in_the_same_call_through_elicitation(eliciting: Served) -> None:
     seen: list[Any] = []
-    result = call(
-        registry_dir, "greet", {}, elicitation_callback=_elicit("accept", {"name": "Ada"}, seen)
-    )
+    result = call_on(eliciting, "greet", {}, _elicit("accept", {"name": "Ada"}, seen))
     assert result["structuredContent"] == {"greeting": "Hello, Ada!"}
     assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
     assert "What is your name?" in seen[0].message
 
 
-def test_suspend_without_an_answer_returns_the_payload_and_run_id(registry_dir: Path) -> None:
-    result = call(registry_dir, "greet", {}, elicitation_callback=_elicit("decline"))
+@shared
+def test_suspend_without_an_answer_returns_the_payload_and_run_id(eliciting: Served) -> None:
+    result = call_on(eliciting, "greet", {}, _elicit("decline"))
     run = result["_meta"]["dev.toolctl/run"]
     assert run["status"] == "suspended"
     assert result["isError"] is True  # not a success: no structuredContent to honour a schema
@@ -169,7 +200,8 @@ def test_suspend_without_an_answer_returns_the_payload_and_run_id(registry_dir: 
     assert "What is your name?" in text and f"toolctl resume {run['id']}" in text
 
 
-def test_progress_is_reported_while_a_tool_runs(registry_dir: Path) -> None:
+@shared
+def test_progress_is_reported_while_a_tool_runs(plain: Served) -> None:
     progress: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -178,15 +210,15 @@ def test_progress_is_reported_while_a_tool_runs(registry_dir: Path) -> None:
     async def body(c: Any) -> Any:
         return dump(await c.call_tool("sleepy", {"steps": 3}, progress_callback=on_progress))
 
-    result = run_stdio(registry_dir, body)
+    result = plain.run(body)
     assert result["structuredContent"] == {"slept": True}
     assert progress == [(0, 3, "step 0"), (1, 3, "step 1"), (2, 3, "step 2")]
 
 
-def cancel_once_running(registry: Path, name: str, args: dict[str, Any]) -> list[str]:
+def cancel_once_running(served: Served, name: str, args: dict[str, Any]) -> list[str]:
     """Call ``name``, cancel the call at its first progress notification, check the server
-    still answers; the statuses of the tool's recorded runs."""
-    from toolctl.runtime.history.sqlite import open_store
+    still answers; the statuses of the tool's runs recorded since (the server is shared)."""
+    before = len(served.statuses(name))
 
     async def body(c: Any) -> Any:
         started = anyio.Event()
@@ -203,15 +235,17 @@ def cancel_once_running(registry: Path, name: str, args: dict[str, Any]) -> list
             tg.cancel_scope.cancel()
         return dump(await c.call_tool("add", {"a": 1, "b": 1}))  # same connection, still served
 
-    assert run_stdio(registry, body)["structuredContent"] == {"sum": 2}
-    return [r.status for r in open_store(registry / ".toolctl" / "state.db").query(tool=name)]
+    assert served.run(body)["structuredContent"] == {"sum": 2}
+    return served.statuses(name)[before:]
 
 
-def test_client_cancellation_cancels_the_run(registry_dir: Path) -> None:
-    assert cancel_once_running(registry_dir, "sleepy", {"steps": 600}) == ["cancelled"]
+@shared
+def test_client_cancellation_cancels_the_run(plain: Served) -> None:
+    assert cancel_once_running(plain, "sleepy", {"steps": 600}) == ["cancelled"]
 
 
-def test_a_slow_tool_does_not_block_other_calls(registry_dir: Path) -> None:
+@shared
+def test_a_slow_tool_does_not_block_other_calls(plain: Served) -> None:
     async def body(c: Any) -> list[str]:
         finished: list[str] = []
 
@@ -225,7 +259,7 @@ def test_a_slow_tool_does_not_block_other_calls(registry_dir: Path) -> None:
             tg.start_soon(one, "add", {"a": 1, "b": 2})
         return finished
 
-    assert run_stdio(registry_dir, body) == ["add", "blocking"]
+    assert plain.run(body) == ["add", "blocking"]
 
 
 def test_calls_over_http(registry_dir: Path) -> None:
@@ -246,7 +280,8 @@ def test_calls_over_http(registry_dir: Path) -> None:
     assert approved["structuredContent"] == {"deleted": "/p"}
 
 
-def test_background_tools_report_progress_and_return_the_result(registry_dir: Path) -> None:
+@shared
+def test_background_tools_report_progress_and_return_the_result(plain: Served) -> None:
     progress: list[str | None] = []
 
     async def on_progress(value: float, total: float | None, message: str | None) -> None:
@@ -255,14 +290,15 @@ def test_background_tools_report_progress_and_return_the_result(registry_dir: Pa
     async def body(c: Any) -> Any:
         return dump(await c.call_tool("chores", {"seconds": 1}, progress_callback=on_progress))
 
-    result = run_stdio(registry_dir, body)
+    result = plain.run(body)
     assert result["isError"] is False
     assert result["structuredContent"] == {"done": 1}
     assert progress and "running in the background" in str(progress[0])
 
 
-def test_cancelling_a_background_call_cancels_the_run(registry_dir: Path) -> None:
-    assert cancel_once_running(registry_dir, "chores", {"seconds": 60}) == ["cancelled"]
+@shared
+def test_cancelling_a_background_call_cancels_the_run(plain: Served) -> None:
+    assert cancel_once_running(plain, "chores", {"seconds": 60}) == ["cancelled"]
 
 
 def test_an_unusable_run_history_is_an_error_result_saying_why(registry_dir: Path) -> None:
@@ -274,18 +310,20 @@ def test_an_unusable_run_history_is_an_error_result_saying_why(registry_dir: Pat
     assert "state.db" not in result["content"][0]["text"]  # paths stay in the server log
 
 
-def test_a_failing_elicitation_leaves_the_run_awaiting_approval(registry_dir: Path) -> None:
+@shared
+def test_a_failing_elicitation_leaves_the_run_awaiting_approval(eliciting: Served) -> None:
     from mcp_types import ErrorData
 
     async def broken(context: Any, params: Any) -> Any:
         return ErrorData(code=-32603, message="the client's form crashed")
 
-    result = call(registry_dir, "delete_file", {"path": "/tmp/x"}, elicitation_callback=broken)
+    result = call_on(eliciting, "delete_file", {"path": "/tmp/x"}, broken)
     assert result["isError"] is True
     assert result["_meta"]["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
-def test_the_request_context_comes_from_the_call_meta(registry_dir: Path) -> None:
+@shared
+def test_the_request_context_comes_from_the_call_meta(plain: Served) -> None:
     async def body(c: Any) -> list[dict[str, Any]]:
         meta: Any = {"dev.toolctl/requestContext": {"userId": "ada"}}
         return [
@@ -293,6 +331,6 @@ def test_the_request_context_comes_from_the_call_meta(registry_dir: Path) -> Non
             dump(await c.call_tool("whoami", {})),
         ]
 
-    given, missing = run_stdio(registry_dir, body)
+    given, missing = plain.run(body)
     assert given["structuredContent"] == {"user": "ada"}
     assert missing["isError"] is True and "userId" in missing["content"][0]["text"]

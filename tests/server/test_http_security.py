@@ -14,6 +14,9 @@ from .serve_helpers import INIT, HttpServer, http_server, run_serve
 
 pytestmark = pytest.mark.timeout(60)
 TOKEN = "s3cret-token-for-tests"
+# The tests that only send requests to a server started with the defaults share one
+# (tests/server/conftest.py: shared_http_server).
+shared = pytest.mark.xdist_group("http-security")
 
 
 def post(server: HttpServer, body: bytes | dict[str, object], **headers: str) -> int:
@@ -59,11 +62,14 @@ EXPECTED = {
 }
 
 
-def test_loopback_default_checks_host_origin_and_content_type(registry_dir: Path) -> None:
-    with http_server(registry_dir) as server:
-        assert server.url.startswith("http://127.0.0.1:")
-        assert matrix(server) == EXPECTED
-        assert post(server, INIT, Origin=f"http://localhost:{server.port}") == 200
+@shared
+def test_loopback_default_checks_host_origin_and_content_type(
+    shared_http_server: HttpServer,
+) -> None:
+    server = shared_http_server
+    assert server.url.startswith("http://127.0.0.1:")
+    assert matrix(server) == EXPECTED
+    assert post(server, INIT, Origin=f"http://localhost:{server.port}") == 200
 
 
 def test_non_loopback_bind_needs_allowed_host_and_token(registry_dir: Path) -> None:
@@ -100,24 +106,28 @@ def test_non_loopback_with_allowed_host_and_token_applies_the_same_matrix(
         assert matrix(server, Authorization=f"Bearer {TOKEN}") == EXPECTED
 
 
-def test_body_over_the_limit_is_413(registry_dir: Path) -> None:
-    with http_server(registry_dir) as server:
-        big = b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"x" * (4 * 1024 * 1024)
-        assert post(server, big + b'"}') == 413
-        assert post(server, INIT) == 200
+@shared
+def test_body_over_the_limit_is_413(shared_http_server: HttpServer) -> None:
+    server = shared_http_server
+    big = b'{"jsonrpc":"2.0","id":1,"method":"ping","pad":"' + b"x" * (4 * 1024 * 1024)
+    assert post(server, big + b'"}') == 413
+    assert post(server, INIT) == 200
 
 
-def test_malformed_requests_and_disconnects_do_not_stop_the_server(registry_dir: Path) -> None:
-    with http_server(registry_dir) as server:
-        assert post(server, b"{not json") == 400
-        assert post(server, {"jsonrpc": "2.0", "id": 2, "method": "no/such"}) in (400, 404)
-        assert post(server, {"jsonrpc": "2.0", "id": 10**40, "method": "ping"}) in (200, 400)
-        assert post(server, b"[1, 2, 3]") == 400
-        # A client that sends half a request and goes away.
-        with socket.create_connection(("127.0.0.1", server.port)) as sock:
-            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
-        assert post(server, INIT) == 200
-        assert "add" in anyio.run(_names, server.url)
+@shared
+def test_malformed_requests_and_disconnects_do_not_stop_the_server(
+    shared_http_server: HttpServer,
+) -> None:
+    server = shared_http_server
+    assert post(server, b"{not json") == 400
+    assert post(server, {"jsonrpc": "2.0", "id": 2, "method": "no/such"}) in (400, 404)
+    assert post(server, {"jsonrpc": "2.0", "id": 10**40, "method": "ping"}) in (200, 400)
+    assert post(server, b"[1, 2, 3]") == 400
+    # A client that sends half a request and goes away.
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+    assert post(server, INIT) == 200
+    assert "add" in anyio.run(_names, server.url)
 
 
 async def _names(url: str) -> list[str]:
@@ -128,41 +138,44 @@ async def _names(url: str) -> list[str]:
     return [t.name for t in result.tools]
 
 
-def test_a_client_that_disconnects_mid_call_cancels_the_run(registry_dir: Path) -> None:
+@shared
+def test_a_client_that_disconnects_mid_call_cancels_the_run(
+    shared_http_server: HttpServer, shared_registry: Path
+) -> None:
+    server = shared_http_server
     from toolctl.runtime.history.sqlite import open_store
 
-    with http_server(registry_dir) as server:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-        }
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-        conn.request("POST", "/mcp", json.dumps(INIT), headers)
-        response = conn.getresponse()
-        response.read()
-        headers["mcp-session-id"] = response.getheader("mcp-session-id") or ""
-        headers["mcp-protocol-version"] = "2025-11-25"
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        conn.request("POST", "/mcp", json.dumps(initialized), headers)
-        conn.getresponse().read()
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "sleepy", "arguments": {"steps": 600}},
-        }
-        conn.request("POST", "/mcp", json.dumps(call), headers)
-        assert conn.getresponse().status == 200  # the call is running, streaming its answer
-        conn.close()  # ... and the client goes away
-        db = registry_dir / ".toolctl" / "state.db"
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    conn.request("POST", "/mcp", json.dumps(INIT), headers)
+    response = conn.getresponse()
+    response.read()
+    headers["mcp-session-id"] = response.getheader("mcp-session-id") or ""
+    headers["mcp-protocol-version"] = "2025-11-25"
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    conn.request("POST", "/mcp", json.dumps(initialized), headers)
+    conn.getresponse().read()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "sleepy", "arguments": {"steps": 600}},
+    }
+    conn.request("POST", "/mcp", json.dumps(call), headers)
+    assert conn.getresponse().status == 200  # the call is running, streaming its answer
+    conn.close()  # ... and the client goes away
+    db = shared_registry / ".toolctl" / "state.db"
 
-        def statuses() -> list[str]:
-            return [r.status for r in open_store(db).query(tool="sleepy")] if db.exists() else []
+    def statuses() -> list[str]:
+        return [r.status for r in open_store(db).query(tool="sleepy")] if db.exists() else []
 
-        async def cancelled() -> None:
-            with anyio.fail_after(20):
-                while statuses() != ["cancelled"]:
-                    await anyio.sleep(0.1)
+    async def cancelled() -> None:
+        with anyio.fail_after(20):
+            while statuses() != ["cancelled"]:
+                await anyio.sleep(0.1)
 
-        anyio.run(cancelled)
-        assert post(server, INIT) == 200
+    anyio.run(cancelled)
+    assert post(server, INIT) == 200

@@ -14,10 +14,14 @@ from typing import Any
 import anyio
 import pytest
 
-from .serve_helpers import http_server, run_serve, stdio_params
+from .serve_helpers import HttpServer, Served, http_server, run_serve, stdio_params
 
 pytestmark = pytest.mark.timeout(120)
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
+# The tests that only send requests to a server with the defaults share one per client kind
+# (tests/server/conftest.py: shared_http_server, shared_stdio).
+shared = pytest.mark.xdist_group("protocols-shared")
+Shared = Callable[..., Served]
 Body = Callable[[Any], Awaitable[Any]]
 
 
@@ -57,12 +61,14 @@ async def _version_and_names(c: Any) -> tuple[str, list[str], Any]:
     return c.protocol_version, [t.name for t in listed.tools], listed
 
 
-def test_each_client_gets_its_revision_the_newer_by_default(registry_dir: Path) -> None:
+@shared
+def test_each_client_gets_its_revision_the_newer_by_default(
+    registry_dir: Path, shared_http_server: HttpServer
+) -> None:
     modern = over_stdio(registry_dir, _version_and_names)
     legacy = over_stdio(registry_dir, _version_and_names, mode="legacy")
-    with http_server(registry_dir) as server:
-        modern_http = over_http(server.url, _version_and_names)
-        legacy_http = over_http(server.url, _version_and_names, mode="legacy")
+    modern_http = over_http(shared_http_server.url, _version_and_names)
+    legacy_http = over_http(shared_http_server.url, _version_and_names, mode="legacy")
     assert modern[0] == modern_http[0] == MODERN
     assert legacy[0] == legacy_http[0] == LEGACY
     names = legacy[1]
@@ -71,18 +77,22 @@ def test_each_client_gets_its_revision_the_newer_by_default(registry_dir: Path) 
     assert listed.ttl_ms == 300_000 and listed.cache_scope == "public"
 
 
-def test_a_call_in_2026_07_28_honours_the_contract(registry_dir: Path) -> None:
+@shared
+def test_a_call_in_2026_07_28_honours_the_contract(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         await c.list_tools()
         return await c.call_tool("add", {"a": 2, "b": 3}), await c.call_tool("tally", {})
 
-    added, tally = over_stdio(registry_dir, body)
+    added, tally = shared_stdio(elicit=False).run(body)
     assert added.structured_content == {"sum": 5} and added.is_error is False
     assert tally.structured_content == {"label": "items", "count": 5}
 
 
+@shared
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport: str) -> None:
+def test_approval_is_an_input_required_round_trip(
+    shared_stdio: Shared, transport: str, request: pytest.FixtureRequest
+) -> None:
     seen: list[Any] = []
 
     async def body(c: Any) -> Any:
@@ -91,43 +101,43 @@ def test_approval_is_an_input_required_round_trip(registry_dir: Path, transport:
 
     kwargs = {"elicitation_callback": _elicit("accept", {}, seen)}
     if transport == "stdio":
-        result = over_stdio(registry_dir, body, **kwargs)
+        result = shared_stdio(elicit=True).run(body, kwargs["elicitation_callback"])
     else:
-        with http_server(registry_dir) as server:
-            result = over_http(server.url, body, **kwargs)
+        result = over_http(request.getfixturevalue("shared_http_server").url, body, **kwargs)
     assert result.is_error is False
     assert result.structured_content == {"deleted": "/tmp/x"}
     assert "delete_file" in seen[0].message and "/tmp/x" in seen[0].message
 
 
-def test_a_client_without_elicitation_gets_an_error_naming_the_run(registry_dir: Path) -> None:
+@shared
+def test_a_client_without_elicitation_gets_an_error_naming_the_run(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         return await c.call_tool("delete_file", {"path": "/tmp/x"})
 
-    result = over_stdio(registry_dir, body)
+    result = shared_stdio(elicit=False).run(body)
     assert result.is_error is True
     assert result.meta["dev.toolctl/run"]["status"] == "awaiting_approval"
 
 
-def test_a_declined_approval_does_not_run(registry_dir: Path) -> None:
+@shared
+def test_a_declined_approval_does_not_run(shared_stdio: Shared) -> None:
     async def body(c: Any) -> Any:
         return await c.call_tool("delete_file", {"path": "/tmp/x"})
 
-    result = over_stdio(registry_dir, body, elicitation_callback=_elicit("decline"))
+    result = shared_stdio(elicit=True).run(body, _elicit("decline"))
     assert result.is_error is True
     assert result.meta["dev.toolctl/run"]["status"] == "declined"
 
 
-def test_suspend_resumes_through_an_input_required_round_trip(registry_dir: Path) -> None:
+@shared
+def test_suspend_resumes_through_an_input_required_round_trip(shared_stdio: Shared) -> None:
     seen: list[Any] = []
 
     async def body(c: Any) -> Any:
         await c.list_tools()
         return await c.call_tool("greet", {})
 
-    result = over_stdio(
-        registry_dir, body, elicitation_callback=_elicit("accept", {"name": "Ada"}, seen)
-    )
+    result = shared_stdio(elicit=True).run(body, _elicit("accept", {"name": "Ada"}, seen))
     assert result.structured_content == {"greeting": "Hello, Ada!"}
     assert seen[0].requested_schema["properties"]["name"]["type"] == "string"
     assert "What is your name?" in seen[0].message
@@ -147,7 +157,8 @@ def _accept(key: str, content: dict[str, Any] | None = None) -> dict[str, Any]:
     return {key: ElicitResult(action="accept", content=content or {})}
 
 
-def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
+@shared
+def test_a_tampered_follow_up_is_refused(shared_stdio: Shared) -> None:
     from mcp.shared.exceptions import MCPError
 
     async def body(c: Any) -> list[str]:
@@ -171,7 +182,7 @@ def test_a_tampered_follow_up_is_refused(registry_dir: Path) -> None:
                 errors.append(str(exc))
         return errors
 
-    errors = over_stdio(registry_dir, body, elicitation_callback=_elicit("accept", {}))
+    errors = shared_stdio(elicit=True).run(body, _elicit("accept", {}))
     assert errors == ["Invalid or expired requestState"] * 2
 
 
@@ -295,22 +306,24 @@ def _modern_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def test_routing_headers_must_match_the_request(registry_dir: Path) -> None:
+@shared
+def test_routing_headers_must_match_the_request(shared_http_server: HttpServer) -> None:
     call = _modern_call("add", {"a": 1, "b": 2})
-    with http_server(registry_dir) as server:
-        _, good = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="add")
-        _, bad = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="shout")
+    port = shared_http_server.port
+    _, good = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="add")
+    _, bad = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="shout")
     assert good["result"]["structuredContent"] == {"sum": 3}
     assert bad["error"]["code"] == -32020 and "mcp-name" in bad["error"]["message"]
 
 
+@shared
 def test_routing_header_values_are_compared_without_surrounding_whitespace(
-    registry_dir: Path,
+    shared_http_server: HttpServer,
 ) -> None:
     call = _modern_call("add", {"a": 1, "b": 2})
-    with http_server(registry_dir) as server:
-        _, padded = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
-        _, other = _modern_post(server.port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
+    port = shared_http_server.port
+    _, padded = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="  add \t ")
+    _, other = _modern_post(port, call, Mcp_Method="tools/call", Mcp_Name="  ad d ")
     assert padded["result"]["structuredContent"] == {"sum": 3}
     assert other["error"]["code"] == -32020
 
@@ -329,16 +342,17 @@ def test_an_unknown_log_level_is_a_usage_error(registry_dir: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_x_mcp_header_parameters_are_mirrored_and_checked(registry_dir: Path) -> None:
+@shared
+def test_x_mcp_header_parameters_are_mirrored_and_checked(shared_http_server: HttpServer) -> None:
     call = _modern_call("route", {"region": "eu"})
     headers = {"Mcp_Method": "tools/call", "Mcp_Name": "route"}
-    with http_server(registry_dir) as server:
-        status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
-        # the SDK client mirrors the parameter into Mcp-Param-Region itself
-        good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
-        # a tool that declares no header has none to check (a stray one is ignored)
-        plain = {"Mcp_Method": "tools/call", "Mcp_Name": "add", "Mcp_Param_Region": "us"}
-        added = _modern_post(server.port, _modern_call("add", {"a": 1, "b": 2}), **plain)
+    server = shared_http_server
+    status, bad = _modern_post(server.port, call, **headers, Mcp_Param_Region="us")
+    # the SDK client mirrors the parameter into Mcp-Param-Region itself
+    good = over_http(server.url, lambda c: c.call_tool("route", {"region": "eu"}))
+    # a tool that declares no header has none to check (a stray one is ignored)
+    plain = {"Mcp_Method": "tools/call", "Mcp_Name": "add", "Mcp_Param_Region": "us"}
+    added = _modern_post(server.port, _modern_call("add", {"a": 1, "b": 2}), **plain)
     assert status == 400 and bad["error"]["code"] == -32020
     assert good.structured_content == {"region": "eu"}
     assert added[0] == 200 and added[1]["result"]["structuredContent"] == {"sum": 3}
@@ -409,11 +423,12 @@ def _answers(*answers: tuple[str, dict[str, Any] | None], seen: list[Any]):  # t
     return answer
 
 
+@shared
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 @pytest.mark.parametrize("tool", ["delete_file", "greet"])
 def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
-    registry_dir: Path, tool: str, action: str, mode: str
+    shared_stdio: Shared, tool: str, action: str, mode: str
 ) -> None:
     seen: list[Any] = []
 
@@ -421,7 +436,7 @@ def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
         return await c.call_tool(tool, {"path": "/tmp/x"} if tool == "delete_file" else {})
 
     callback = _answers((action, None), seen=seen)
-    result = over_stdio(registry_dir, body, mode=mode, elicitation_callback=callback)
+    result = shared_stdio(elicit=True, mode=mode).run(body, callback)
     assert len(seen) == 1  # asked once, never again
     assert result.is_error is True
     run = result.meta["dev.toolctl/run"]
@@ -431,8 +446,9 @@ def test_decline_or_cancel_ends_the_round_trip_in_both_revisions(
         assert run["id"] in result.content[0].text
 
 
+@shared
 def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
-    registry_dir: Path,
+    shared_stdio: Shared,
 ) -> None:
     seen: list[Any] = []
 
@@ -440,7 +456,7 @@ def test_refused_resume_data_asks_again_showing_the_question_and_the_problem(
         return await c.call_tool("greet", {})
 
     callback = _answers(("accept", {}), ("accept", {"name": "Ada"}), seen=seen)
-    result = over_stdio(registry_dir, body, elicitation_callback=callback)
+    result = shared_stdio(elicit=True).run(body, callback)
     assert result.structured_content == {"greeting": "Hello, Ada!"}
     again = seen[1].message
     assert "What is your name?" in again and "null" not in again

@@ -7,8 +7,12 @@ from __future__ import annotations
 import contextlib
 import subprocess
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from bench import pgcluster
+
+if TYPE_CHECKING:
+    import psycopg
 
 
 def restart(cluster: pgcluster.Cluster, mode: str = "fast") -> None:
@@ -28,16 +32,22 @@ def restart(cluster: pgcluster.Cluster, mode: str = "fast") -> None:
     assert done.returncode == 0, f"pg_ctl restart failed: see {log}"
 
 
-def connections(cluster: pgcluster.Cluster, database: str) -> dict[str, int]:
-    """The open connections to ``database``, counted by ``application_name``."""
+def connections(
+    cluster: pgcluster.Cluster, database: str, conn: psycopg.Connection[Any] | None = None
+) -> dict[str, int]:
+    """The open connections to ``database``, counted by ``application_name``; asked on ``conn``
+    (a connection to another database, reused by a caller that samples often: each new one
+    costs about 20 ms of CPU, SCRAM and a server fork) or on a connection of its own."""
     import psycopg
 
-    with psycopg.connect(cluster.url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = %s "
-            "GROUP BY application_name",
-            (database,),
-        ).fetchall()
+    if conn is None:
+        with psycopg.connect(cluster.url, autocommit=True) as own:
+            return connections(cluster, database, own)
+    rows = conn.execute(
+        "SELECT application_name, count(*) FROM pg_stat_activity WHERE datname = %s "
+        "GROUP BY application_name",
+        (database,),
+    ).fetchall()
     return {str(name): int(count) for name, count in rows}
 
 
