@@ -143,3 +143,14 @@ def test_a_fifo_planted_as_the_index_is_a_miss_not_a_hang(
     path.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(path)
     assert found(capsys, "weather in Paris")[:1] == ["get_current_weather"]
+
+
+def test_kept_half_floats_widen_exactly() -> None:
+    """The kept vectors' half floats become the float32 values numpy's own cast gives, for
+    every finite half (zeros and subnormals too), so kept and built indexes rank alike."""
+    np = pytest.importorskip("numpy")
+    every = np.arange(1 << 16, dtype=np.uint32).astype("<u2").view("<f2")
+    halves = every[np.isfinite(every)].reshape(-1, 8)
+    out = np.empty(halves.shape, dtype=np.float32)
+    store.widen_halves(halves, out)
+    assert np.array_equal(out.view(np.uint32), halves.astype(np.float32).view(np.uint32))

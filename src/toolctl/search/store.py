@@ -29,6 +29,9 @@ from toolctl.atomicfile import replace
 from toolctl.search.lexical import Lexical
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from toolctl.config import Project
     from toolctl.search.index import SearchIndex
 
@@ -139,6 +142,23 @@ def to_record(index: SearchIndex, **keys: Any) -> dict[str, Any]:
             "postings": b"".join(postings.values()),
         },
     }
+
+
+def widen_halves(halves: NDArray[Any], out: NDArray[np.float32]) -> None:
+    """``out[...] = halves`` (the kept vectors' little-endian half floats) as float32, exactly.
+
+    numpy's own cast converts one value at a time (10,000 tools: 10 ms a search); these four
+    whole-array integer steps take a fifth of that: the half's bits, sign-extended, moved to
+    float32's places (its sign stays the top bit, the three bits above its exponent cleared),
+    then scaled by 2**112, the difference of the two exponent biases. Exact for every finite
+    half, zeros and subnormals too (a kept unit vector holds no infinity or NaN)."""
+    import numpy as np
+
+    bits = out.view(np.int32)
+    np.copyto(bits, halves.view("<i2"))
+    bits <<= 13
+    bits &= np.int32(-0x70000001)  # 0x8fffffff: the sign and the half's 15 bits, shifted
+    out *= np.float32(2.0**112)
 
 
 class _Postings(Mapping[str, bytes]):
