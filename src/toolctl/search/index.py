@@ -57,7 +57,7 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-CHUNK = 2048  # kept vectors widened this many at a time (see cosines)
+CHUNK = 256  # kept vectors widened this many at a time: a buffer that stays in cache (cosines)
 
 
 def cosines(vectors: NDArray[Any], unit: NDArray[np.float32]) -> NDArray[np.float32]:
