@@ -98,20 +98,25 @@ def test_same_content_reuses_the_index(
     assert found(capsys, "send an email") == first
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage", "empty"])
-def test_a_damaged_or_forged_index_is_rebuilt(
-    search_project: Path, capsys: Capture, damage: str
-) -> None:
+def test_a_damaged_or_forged_index_is_rebuilt(search_project: Path, capsys: Capture) -> None:
+    """Each damage is a miss when read (one process, no rebuild each: the suite's time); the
+    last one is rebuilt by the next search and written afresh."""
+    from toolctl.cli.targets import project_of
+
     first = found(capsys, "weather in Paris")
     path = index_file(search_project)
     blob = path.read_bytes()
-    damaged = {
+    project = project_of(None)
+    assert store.read(project) is not None
+    damages = {
         "flip": blob[:-10] + bytes([blob[-10] ^ 1]) + blob[-9:],
         "truncate": blob[: len(blob) // 2],
         "garbage": b"\x00\xff" * 100,
         "empty": b"",
-    }[damage]
-    path.write_bytes(damaged)
+    }
+    for damage, damaged in damages.items():
+        path.write_bytes(damaged)
+        assert store.read(project) is None, damage
     assert found(capsys, "weather in Paris") == first
     assert path.read_bytes() != damaged  # written afresh
 
@@ -143,3 +148,71 @@ def test_a_fifo_planted_as_the_index_is_a_miss_not_a_hang(
     path.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(path)
     assert found(capsys, "weather in Paris")[:1] == ["get_current_weather"]
+
+
+def test_kept_half_floats_widen_exactly() -> None:
+    """The kept vectors' half floats become the float32 values numpy's own cast gives, for
+    every finite half (zeros and subnormals too), so kept and built indexes rank alike."""
+    np = pytest.importorskip("numpy")
+    every = np.arange(1 << 16, dtype=np.uint32).astype("<u2").view("<f2")
+    halves = every[np.isfinite(every)].reshape(-1, 8)
+    out = np.empty(halves.shape, dtype=np.float32)
+    store.widen_halves(halves, out)
+    assert np.array_equal(out.view(np.uint32), halves.astype(np.float32).view(np.uint32))
+
+
+FORGERIES = (
+    "sizes past the end", "negative size", "odd lengths", "odd offsets", "vectors cut",
+    "names not strings", "table not a list",
+)  # fmt: skip
+
+
+def _forge(header: dict[str, Any], tail: bytes, forge: str) -> tuple[dict[str, Any], bytes]:
+    """``header`` and ``tail`` of a kept index with their layout broken the way ``forge`` says."""
+    order = [name for name, _ in header["sections"]]
+    if forge == "sizes past the end":
+        header["sections"][-1][1] += 8
+    elif forge == "negative size":
+        header["sections"][0][1] = -1
+    elif forge in ("odd lengths", "odd offsets", "vectors cut"):
+        number = order.index(
+            {"odd lengths": "lengths", "odd offsets": "offsets"}.get(forge, "vectors")
+        )
+        at = sum(size for _, size in header["sections"][:number])
+        tail = tail[:at] + tail[at + 1 :]  # one byte fewer in that section
+        header["sections"][number][1] -= 1
+    elif forge == "names not strings":
+        header["names"] = [1] * len(header["names"])
+    else:
+        header["sections"] = {"vectors": 1}
+    return header, tail
+
+
+def test_a_sealed_index_with_a_wrong_layout_is_a_miss(
+    search_project: Path, capsys: Capture
+) -> None:
+    """An index sealed under the right key whose section table does not fit its bytes (only a
+    bug or a stolen key could write one) is a miss, never a crash or a wrong ranking."""
+    import json
+
+    from toolctl import cache
+    from toolctl.cli.targets import project_of
+
+    first = found(capsys, "weather in Paris")
+    path = index_file(search_project)
+    key = cache.cache_key(path.parent.parent, create=False)
+    assert key is not None
+    intact = path.read_bytes()
+    start = cache.unsealed_at(intact, key)
+    assert start is not None
+    end = intact.index(b"\0", start)
+    project = project_of(None)
+    assert store.from_record(store.read(project) or {}) is not None
+    for forge in FORGERIES:
+        header, tail = _forge(json.loads(intact[start:end]), intact[end + 1 :], forge)
+        forged = cache._seal(json.dumps(header).encode() + b"\0" + tail, key)
+        path.write_bytes(forged)
+        record = store.read(project)
+        assert record is not None and store.from_record(record) is None, forge
+    assert found(capsys, "weather in Paris") == first  # the last one: rebuilt
+    assert path.read_bytes() != forged  # and written afresh

@@ -135,7 +135,7 @@ def project_index(project: Project, *, packs: bool = True) -> tuple[SearchIndex,
         kept = [Path(d) for d in record.get("packDirs") or [] if isinstance(d, str)]
         files = source_files(project, kept if packs else [])
         if record.get("fingerprint") == store.fingerprint(project, files, packs, model):
-            found = store.from_record(record)
+            found = store.from_record(record, keys=False)  # a lookup: no rebuild reads them
             if found is not None:
                 return found, int(record.get("errors") or 0)
     from toolctl.loader import load_registry, pack_directories

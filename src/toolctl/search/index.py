@@ -58,7 +58,7 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-CHUNK = 2048  # kept vectors widened this many at a time (see cosines)
+CHUNK = 256  # kept vectors widened this many at a time: a buffer that stays in cache (cosines)
 
 
 def cosines(vectors: NDArray[Any], unit: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -67,6 +67,8 @@ def cosines(vectors: NDArray[Any], unit: NDArray[np.float32]) -> NDArray[np.floa
     memory per search, more than the products cost)."""
     import numpy as np
 
+    from toolctl.search.store import widen_halves
+
     if vectors.dtype == np.float32:
         out: NDArray[np.float32] = vectors @ unit
         return out
@@ -74,7 +76,7 @@ def cosines(vectors: NDArray[Any], unit: NDArray[np.float32]) -> NDArray[np.floa
     buffer = np.empty((min(CHUNK, len(vectors)), vectors.shape[1]), dtype=np.float32)
     for start in range(0, len(vectors), CHUNK):
         rows = vectors[start : start + CHUNK]
-        np.copyto(buffer[: len(rows)], rows)
+        widen_halves(rows, buffer[: len(rows)])
         np.matmul(buffer[: len(rows)], unit, out=out[start : start + len(rows)])
     return out
 

@@ -8,7 +8,6 @@ lie in [0, 1] and mean the same across catalogs: what the abstention
 
 from __future__ import annotations
 
-import base64
 import math
 from array import array
 from collections import Counter
@@ -47,17 +46,18 @@ class Lexical:
     postings: dict[str, list[float]] = field(default_factory=dict)
     lengths: list[float] = field(default_factory=list)
     # a kept index: term -> packed postings (see pack), unpacked when a query names the term
-    packed: dict[str, str] = field(default_factory=dict)
+    # (toolctl.search.store reads only those terms' bytes)
+    packed: Mapping[str, bytes] = field(default_factory=dict)
 
     def posting(self, term: str) -> list[float]:
         """The flat postings of ``term`` ([] when no document has it)."""
         found = self.postings.get(term)
         if found is None:
-            text = self.packed.get(term)
-            found = self.postings[term] = unpack(text) if isinstance(text, str) else []
+            raw = self.packed.get(term)
+            found = self.postings[term] = unpack(raw) if isinstance(raw, bytes) else []
         return found
 
-    def packed_postings(self) -> dict[str, str]:
+    def packed_postings(self) -> dict[str, bytes]:
         """Every term's postings packed (what toolctl.search.store keeps)."""
         return {**self.packed, **{t: pack(p) for t, p in self.postings.items() if p}}
 
@@ -103,19 +103,15 @@ class Lexical:
         return {n: min(1.0, s / best) for n, s in out.items()} if best else {}
 
 
-def pack(flat: list[float]) -> str:
-    """Flat postings as base64 text: the document numbers (uint32) then the weights (float32)."""
+def pack(flat: list[float]) -> bytes:
+    """Flat postings as bytes: the document numbers (uint32) then the weights (float32)."""
     numbers = array("I", (int(n) for n in flat[::2]))
     weights = array("f", flat[1::2])
-    return base64.b64encode(numbers.tobytes() + weights.tobytes()).decode("ascii")
+    return numbers.tobytes() + weights.tobytes()
 
 
-def unpack(text: str) -> list[float]:
-    """The flat postings :func:`pack` wrote; [] for text it did not write."""
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except ValueError:
-        return []
+def unpack(raw: bytes) -> list[float]:
+    """The flat postings :func:`pack` wrote; [] for bytes it did not write."""
     half = len(raw) // 2
     if len(raw) % 8:
         return []
