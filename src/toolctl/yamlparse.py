@@ -39,6 +39,7 @@ _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _TRUES = frozenset({"true", "True", "TRUE"})
 _FALSES = frozenset({"false", "False", "FALSE"})
 MAX_INT_BITS = int(MAX_INT_DIGITS * 3.33)
+MAX_OFFSET = 0xFFFFFFFF  # positions are 32-bit character offsets (see Document)
 _STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
 # First characters of every plain scalar that resolves to something other than a string.
 _SPECIAL_START = frozenset("-+.0123456789~nNtTfF")
@@ -338,6 +339,10 @@ def parse(text: str, file: str = "<string>") -> Document:
     """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
     if text[:1] == "\ufeff":
         text = text[1:]  # libyaml skips a byte order mark without counting it in its offsets
+    if len(text) > MAX_OFFSET:  # files are capped far below; this is text handed to loads()
+        raise YamlError(
+            f"text longer than {MAX_OFFSET} characters", code="TC108", hint="split it up"
+        )
     try:
         with gc_paused():
             doc = _build(text)
