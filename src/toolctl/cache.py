@@ -58,7 +58,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT = 4  # 4: bundled schemas as patches of the written ones (see to_entry)
+FORMAT = 5  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
+# as character offsets and line starts (see Document)
 _MAGIC = b"toolctl-cache hmac-sha256"
 DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
 KEY_NAME = "cache.key"
@@ -320,14 +321,17 @@ def _encode_array(value: Any) -> str:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def decode_positions(encoded: list[str]) -> tuple[array[int], array[int]]:
-    """The position arrays as stored (base64); ValueError when they do not decode."""
+def decode_positions(encoded: list[str]) -> tuple[array[int], array[int], array[int]]:
+    """The position arrays as stored (base64; see ``Document.arrays``); ValueError when they
+    do not decode."""
+    if len(encoded) != 3:
+        raise ValueError("not three position arrays")
     out = []
     for text in encoded:
-        arr = array("Q")
+        arr = array("I")
         arr.frombytes(base64.b64decode(text.encode(), validate=True))
         out.append(arr)
-    return out[0], out[1]
+    return out[0], out[1], out[2]
 
 
 class LoadCache:
@@ -532,8 +536,7 @@ def remembered_document(path: Path, display: str) -> Document:
         found = store.remember(f"<file {os.path.realpath(path)}>", [sha256(content)], parse)
         if parsed:
             return parsed[0]
-        values, keys = decode_positions(found["pos"])
-        return Document(found["data"], display, values, keys)
+        return Document(found["data"], display, *decode_positions(found["pos"]))
     except (KeyError, TypeError, ValueError):  # a damaged entry: parsed again
         return load_file(path, display)
     finally:
@@ -741,8 +744,7 @@ def from_entry(
     ]
     if entry["data"] is None:
         return [], diags, []
-    values, keys = decode_positions(entry["pos"])
-    doc = Document(entry["data"], display, values, keys)
+    doc = Document(entry["data"], display, *decode_positions(entry["pos"]))
     specs, invalid = [], []
     done: list[dict[str, Any]] = []
     for pointer, stored, bad, line, col in entry["tools"]:

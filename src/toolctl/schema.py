@@ -437,9 +437,14 @@ def _unique(items: list[Any]) -> bool:
     return len(set(keys)) == len(keys)
 
 
-def _rs_format(checker: Any, name: str) -> Callable[[str], bool]:
+def _rs_format(check: Callable[[str], bool] | None) -> Callable[[str], bool]:
+    """A format callback for jsonschema-rs: every format the schema names gets one (a format
+    toolctl does not enforce accepts anything), so jsonschema-rs's own semantics never apply."""
+    if check is None:
+        return lambda value: True
+
     def conforms(value: str) -> bool:
-        return _decided(lambda: bool(checker.conforms(value, name)))
+        return _decided(lambda: check(value))
 
     return conforms
 
@@ -463,10 +468,10 @@ def _fast_accept(schema: Any) -> Callable[[Any], bool] | None:
 
         formats = {}
         if found.formats:
-            from toolctl.schemaformats import format_checker
+            from toolctl.schemaformats import checkers  # not jsonschema: see _rs_format
 
-            checker = format_checker(_DIALECTS[DEFAULT_DIALECT])
-            formats = {name: _rs_format(checker, name) for name in found.formats}
+            enforced = checkers(_DIALECTS[DEFAULT_DIALECT])
+            formats = {name: _rs_format(enforced.get(name)) for name in found.formats}
         fn: Callable[[Any], bool] = jsonschema_rs.Draft202012Validator(
             body,
             formats=formats,

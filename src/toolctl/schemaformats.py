@@ -193,6 +193,54 @@ def _duration(value: str) -> bool:
     return value.endswith(tuple("DMYWHMS"))  # isoduration accepts a bare "P"
 
 
+def _email(value: str) -> bool:
+    return "@" in value  # jsonschema's test: an address's syntax is the mail server's business
+
+
+def _ipv4(value: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.IPv4Address(value)
+    except ipaddress.AddressValueError:
+        return False
+    return True
+
+
+def _ipv6(value: str) -> bool:
+    import ipaddress
+
+    try:
+        address = ipaddress.IPv6Address(value)
+    except ipaddress.AddressValueError:
+        return False
+    return not address.scope_id  # no zone (fe80::1%eth0): an interface of one machine
+
+
+def _date(value: str) -> bool:
+    import datetime
+
+    if len(value) != 10 or not value.isascii() or value[4] != "-" or value[7] != "-":
+        return False
+    if not (value[:4] + value[5:7] + value[8:]).isdigit():
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:  # a month or day out of range
+        return False
+    return True
+
+
+def _uuid(value: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return len(value) > 23 and all(value[at] == "-" for at in (8, 13, 18, 23))
+
+
 def _regex(value: str) -> bool:
     """An ECMA-262 pattern as ``pattern`` reads it (jsonschema's own uses Python ``re``, which
     recurses without limit on nested groups and warns on ``[[``)."""
@@ -205,8 +253,17 @@ def _regex(value: str) -> bool:
     return True
 
 
-# format -> (checker, first draft index in _DRAFTS that defines it, package it imports)
+# format -> (checker, first draft index in _DRAFTS that defines it, package it imports; "" for
+# the standard library). Every format toolctl enforces, in every dialect: the one definition the
+# python-jsonschema validators and the jsonschema-rs fast path both check with. The same formats,
+# semantics and drafts as jsonschema's own checkers (which it is tested against).
 CHECKERS: dict[str, tuple[Callable[[str], bool], int, str]] = {
+    "email": (_email, 0, ""),
+    "idn-email": (_email, 0, ""),
+    "ipv4": (_ipv4, 0, ""),
+    "ipv6": (_ipv6, 0, ""),
+    "date": (_date, 2, ""),
+    "uuid": (_uuid, 3, ""),
     "date-time": (_date_time, 0, "rfc3339_validator"),
     "regex": (_regex, 0, "regex"),
     "uri": (_uri, 0, "rfc3986_validator"),
@@ -241,28 +298,36 @@ def forget_installed() -> None:
     """Look the checker packages up afresh (one installed or removed since the last lookup in
     this process decides which formats are enforced)."""
     _installed.cache_clear()
+    checkers.cache_clear()
     format_checker.cache_clear()
 
 
 @functools.cache
-def format_checker(validator_class: str) -> Any:
-    """The ``FormatChecker`` for one dialect (a jsonschema class name such as
-    ``Draft202012Validator``): jsonschema's standard-library checkers plus the lazy ones above."""
-    jsonschema = import_jsonschema()
-    own = jsonschema.FormatChecker(formats=())
-    own.checkers = dict(getattr(jsonschema, validator_class).FORMAT_CHECKER.checkers)
+def checkers(validator_class: str) -> dict[str, Callable[[str], bool]]:
+    """The checkers of the formats one dialect (a jsonschema class name such as
+    ``Draft202012Validator``) enforces, by name: :data:`CHECKERS` of its drafts whose package is
+    installed. Imports neither jsonschema nor any checker's package."""
     level = _DRAFTS.index(validator_class)
-    for name, (check, since, package) in CHECKERS.items():
-        # this table decides these formats, whatever jsonschema found when it was imported
-        own.checkers.pop(name, None)
-        if level >= since and _installed(package):
-            own.checks(name)(_strings_only(check))
+    return {
+        name: check
+        for name, (check, since, package) in CHECKERS.items()
+        if level >= since and (not package or _installed(package))
+    }
+
+
+@functools.cache
+def format_checker(validator_class: str) -> Any:
+    """The ``FormatChecker`` for one dialect: the formats of :func:`checkers` (nothing else:
+    jsonschema's own checkers are mirrored there, so this table alone decides)."""
+    own = import_jsonschema().FormatChecker(formats=())
+    for name, check in checkers(validator_class).items():
+        own.checks(name)(_strings_only(check))
     return own
 
 
 def enforced_formats(validator_class: str = "Draft202012Validator") -> frozenset[str]:
     """The formats the validator factory rejects bad values of, for one dialect."""
-    return frozenset(format_checker(validator_class).checkers)
+    return frozenset(checkers(validator_class))
 
 
 def unchecked_reason(fmt: str, validator_class: str) -> tuple[str, str]:

@@ -6,6 +6,8 @@ and the reading side (:mod:`toolctl.yamlsrc`, which re-exports these) do not imp
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Any
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -18,16 +20,19 @@ JsonPath = tuple[str | int, ...]
 class Document:
     """A loaded file: the JSON-compatible ``data`` and where each part of it was written.
 
-    Use :meth:`locate`. The positions are two arrays of packed ``line << 32 | col`` in document
-    order: one per value (every node, pre-order: a node, then for a mapping each key's value),
-    one per mapping key. No key per node, no tuple per node: 16 bytes a node instead of about
-    200 as path-keyed dicts, and nothing for the garbage collector to scan. The arrays need no
-    keys because ``data`` keeps document order: a node's index is one past its parent's plus
-    the sizes of the subtrees of the siblings before it (:meth:`_find`). ``data`` must not
-    change after loading. The load cache stores the same arrays (:meth:`arrays`).
+    Use :meth:`locate`. The positions are three arrays of character offsets into the text, in
+    document order: one per value (every node, pre-order: a node, then for a mapping each key's
+    value), one per mapping key, and where each line after the first starts. Offsets rather
+    than lines and columns: the parser reads one number per node from libyaml (a line and a
+    column cost two reads and the packing, a fifth of the parse), and the few paths located
+    are turned into line and column by a binary search of the line starts. 4 bytes a node,
+    no key and no tuple per node, nothing for the garbage collector to scan. The arrays need
+    no keys because ``data`` keeps document order: a node's index is one past its parent's
+    plus the sizes of the subtrees of the siblings before it (:meth:`_find`). ``data`` must
+    not change after loading. The load cache stores the same arrays (:meth:`arrays`).
     """
 
-    __slots__ = ("_keys", "_located", "_sizes", "_values", "data", "file", "key_names")
+    __slots__ = ("_keys", "_lines", "_located", "_sizes", "_values", "data", "file", "key_names")
 
     def __init__(
         self,
@@ -35,20 +40,22 @@ class Document:
         file: str = "",
         values: array[int] | None = None,
         keys: array[int] | None = None,
+        lines: array[int] | None = None,
     ) -> None:
         self.data = data
         self.file = file
-        self._values: array[int] = values if values is not None else array("Q")
-        self._keys: array[int] = keys if keys is not None else array("Q")
+        self._values: array[int] = values if values is not None else array("I")
+        self._keys: array[int] = keys if keys is not None else array("I")
+        self._lines: array[int] = lines if lines is not None else array("I")
         self._sizes: dict[int, tuple[int, int]] | None = None  # made when first needed
         self._located: dict[tuple[JsonPath, bool], tuple[int, int]] | None = None
         # every distinct mapping key in the file, as parsed (None when not known): lets the
         # checks skip a walk that looks for keys the file does not have ($ref, pattern)
         self.key_names: set[str] | None = None
 
-    def arrays(self) -> tuple[array[int], array[int]]:
-        """The positions as (values, keys) arrays in document order."""
-        return self._values, self._keys
+    def arrays(self) -> tuple[array[int], array[int], array[int]]:
+        """The positions as (values, keys, line starts) arrays of offsets, in document order."""
+        return self._values, self._keys, self._lines
 
     def release(self) -> None:
         """Drop what checking the file needed and later lookups rarely do: the key names and
@@ -67,9 +74,15 @@ class Document:
         found = self._located.get(memo)
         if found is None:  # exporters locate the same few paths once per provider: remember
             value, key_at = self._find(path)
-            packed = self._keys[key_at] if key and key_at is not None else self._values[value]
-            found = self._located[memo] = _unpack(packed)
+            offset = self._keys[key_at] if key and key_at is not None else self._values[value]
+            found = self._located[memo] = self._line_col(offset)
         return found
+
+    def _line_col(self, offset: int) -> tuple[int, int]:
+        """The 1-based (line, column) of a character offset."""
+        lines = self._lines
+        before = bisect_right(lines, offset)  # lines that start at or before it, past the first
+        return before + 1, offset - (lines[before - 1] if before else 0) + 1
 
     def _find(self, path: JsonPath) -> tuple[int, int | None]:
         """(index in the value array of the deepest node of ``path`` that exists, index in
@@ -140,5 +153,9 @@ def _count(node: Any) -> tuple[int, int]:
     return values, keys
 
 
-def _unpack(packed: int) -> tuple[int, int]:
-    return packed >> 32, packed & 0xFFFFFFFF
+def line_starts(text: str) -> array[int]:
+    """The offset where each line of ``text`` after the first starts (past its end too when
+    ``text`` ends with a line break). Line breaks as libyaml counts them: ``\\n``, ``\\r\\n``,
+    ``\\r``, NEL, LS and PS (``str.splitlines`` also splits at a few control characters, which
+    libyaml refuses in a file)."""
+    return array("I", accumulate(map(len, text.splitlines(True))))

@@ -17,7 +17,7 @@ import yaml
 
 from toolctl.errors import YamlError
 from toolctl.gcpause import gc_paused
-from toolctl.yamldoc import MAX_DEPTH, MAX_INT_DIGITS, Document
+from toolctl.yamldoc import MAX_DEPTH, MAX_INT_DIGITS, Document, line_starts
 
 # Keys and strings repeat across tools ("type", "string", shared descriptions): one object each
 # keeps a large registry's data a fraction of its size.
@@ -39,6 +39,7 @@ _NULLS = frozenset({"", "~", "null", "Null", "NULL"})
 _TRUES = frozenset({"true", "True", "TRUE"})
 _FALSES = frozenset({"false", "False", "FALSE"})
 MAX_INT_BITS = int(MAX_INT_DIGITS * 3.33)
+MAX_OFFSET = 0xFFFFFFFF  # positions are 32-bit character offsets (see Document)
 _STR_TAGS = frozenset({"!", "tag:yaml.org,2002:str"})
 # First characters of every plain scalar that resolves to something other than a string.
 _SPECIAL_START = frozenset("-+.0123456789~nNtTfF")
@@ -174,12 +175,12 @@ def _build(text: str) -> Document:
 
     One loop with everything in locals: it runs once per event (a hundred and more per tool),
     so scalars (most events) and ends take the shortest path, a plain word is resolved inline,
-    and a position is one append to an array. ``container`` is the open mapping or sequence
-    (None outside the root), ``pending`` the key whose value comes next; ``stack`` keeps the
-    enclosing (container, is_mapping) pairs.
+    and a position is one append to an array (the node's character offset: see Document).
+    ``container`` is the open mapping or sequence (None outside the root), ``pending`` the key
+    whose value comes next; ``stack`` keeps the enclosing (container, is_mapping) pairs.
     """
-    values: array[int] = array("Q")
-    keys: array[int] = array("Q")
+    values: array[int] = array("I")
+    keys: array[int] = array("I")
     add_value, add_key = values.append, keys.append
     names: set[str] = set()
     add_name = names.add
@@ -198,8 +199,7 @@ def _build(text: str) -> Document:
             if kind is _ScalarEvent:
                 if event.anchor is not None:
                     raise _anchored(event)
-                mark = event.start_mark
-                packed = (mark.line + 1) << 32 | (mark.column + 1)
+                offset = event.start_mark.index
                 scalar = event.value
                 if is_map and pending is None:  # a key
                     if (
@@ -212,8 +212,8 @@ def _build(text: str) -> Document:
                     ):  # a plain, new, ordinary string key
                         pending = _intern(scalar)
                     else:
-                        pending = _key(event, container, stack, root, values, keys)
-                    add_key(packed)
+                        pending = _key(event, container, stack, root, values, keys, text)
+                    add_key(offset)
                     add_name(pending)
                 else:
                     if event.tag is None and (
@@ -232,7 +232,7 @@ def _build(text: str) -> Document:
                         container.append(value)
                     else:
                         root = value
-                    add_value(packed)
+                    add_value(offset)
             elif kind is _MappingEndEvent or kind is _SequenceEndEvent:
                 container, is_map = stack.pop()
             elif kind is _MappingStartEvent or kind is _SequenceStartEvent:
@@ -257,8 +257,7 @@ def _build(text: str) -> Document:
                     container.append(new)
                 else:
                     root = new
-                mark = event.start_mark
-                add_value((mark.line + 1) << 32 | (mark.column + 1))
+                add_value(event.start_mark.index)
                 stack.append((container, is_map))
                 container, is_map = new, kind is _MappingStartEvent
             else:
@@ -266,7 +265,7 @@ def _build(text: str) -> Document:
             event = get_event()
     finally:
         parser.dispose()
-    doc = Document(root, "", values, keys)
+    doc = Document(root, "", values, keys, line_starts(text))
     doc.key_names = names
     return doc
 
@@ -301,6 +300,7 @@ def _key(
     root: Any,
     values: array[int],
     keys: array[int],
+    text: str,
 ) -> str:
     """A mapping key that is not a plain new word: resolved and checked (the slow path)."""
     key = _scalar(event)
@@ -324,7 +324,8 @@ def _key(
         path: list[str | int] = []
         for parent, _ in stack[1:]:
             path.append(next(reversed(parent)) if type(parent) is dict else len(parent) - 1)
-        line, _ = Document(root, "", values, keys).locate((*path, key), key=True)
+        first = Document(root, "", values, keys, line_starts(text))
+        line, _ = first.locate((*path, key), key=True)
         raise _fail(
             event,
             f"duplicate key {key!r} (first defined at line {line})",
@@ -336,6 +337,12 @@ def _key(
 
 def parse(text: str, file: str = "<string>") -> Document:
     """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
+    if text[:1] == "\ufeff":
+        text = text[1:]  # libyaml skips a byte order mark without counting it in its offsets
+    if len(text) > MAX_OFFSET:  # files are capped far below; this is text handed to loads()
+        raise YamlError(
+            f"text longer than {MAX_OFFSET} characters", code="TC108", hint="split it up"
+        )
     try:
         with gc_paused():
             doc = _build(text)

@@ -1,6 +1,6 @@
-"""The quick path (``cli/quick.py``): a plain ``lint``, ``export`` or ``search`` parsed without
-Typer means what Typer would make of it, prints the same, and leaves every other command line to
-Typer."""
+"""The quick path (``cli/quick.py``): a plain ``lint``, ``export``, ``search`` or ``validate``
+parsed without Typer means what Typer would make of it, prints the same, and leaves every other
+command line to Typer."""
 
 from __future__ import annotations
 
@@ -129,7 +129,9 @@ def test_a_plain_command_line_is_parsed_as_typer_would() -> None:
 @pytest.mark.parametrize(
     "argv",
     [
-        ["validate"],
+        ["schema"],
+        ["validate", "-f", "sarif"],  # lint's formats are not validate's
+        ["validate", "-t", "a"],  # no --tool: Typer's message
         ["lint", "--help"],
         ["lint", "-h"],
         ["lint", "--format=json"],  # one token: Typer's grammar
@@ -189,6 +191,10 @@ def _typer_only(monkeypatch: pytest.MonkeyPatch) -> None:
         ["search", "--queries", "q.jsonl", "-v"],  # headings; "hi!" abstains: a note
         ["search", "  "],  # a usage error: exit 2
         ["search"],
+        ["validate"],
+        ["--no-cache", "validate", "-f", "json", "-r", "."],
+        ["validate", "tools.d/get_weather.yaml", "tools.d/delete_file.yaml", "--no-packs", "-q"],
+        ["validate", "nope"],  # a tools path not found: exit 1, located
     ],
     ids=" ".join,
 )

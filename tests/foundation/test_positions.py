@@ -1,6 +1,6 @@
 """A loaded document locates every path where libyaml's own node tree says it starts.
 
-The positions are kept as two arrays in document order (no key per node): these tests check
+The positions are kept as arrays of offsets in document order (no key per node): these tests check
 them against an independent oracle, PyYAML's composed node tree with its marks.
 """
 
@@ -23,6 +23,12 @@ DOCS = {
     "scalar": "just text\n",
     "nested": "a:\n  b: [1, {c: 2, d: [x, y]}]\n  e: {}\nf: []\n'0': zero\n",
     "flow": "{x: [[], [{}], [1, [2, [3]]]], y: {z: {w: null}}}\n",
+    # positions are character offsets turned into line and column by the line starts: every
+    # line break libyaml counts, and characters outside the BMP, must give its line and column
+    "crlf": "a:\r\n  b: [1, 2]\r\n  c: {d: x}\r\ne: y\r\n",
+    "breaks": 'a: "x\u2028y"\rb: "p\u2029q\x85r"\nc:\x85  - 1\x85  - "😀 \u2028 z"\nd: 😀😀\n',
+    "wide": "😀k: [😀, {😀x: 2}]\nz: 'a\tb'  # \t😀\ny: é\n",
+    "bom": "\ufeffa: 1\nb: [x, y]\n",
 }
 DOCS.update({p.name: p.read_text("utf-8") for p in sorted((REPO / "tools.d").rglob("*.yaml"))})
 
@@ -101,8 +107,7 @@ def test_every_path_is_located_where_libyaml_puts_it(name: str) -> None:
 def test_stored_arrays_rebuild_the_same_document(tmp_path: Path) -> None:
     text = DOCS["nested"]
     full = loads(text, "t.yaml")
-    values, keys = loads(text, "t.yaml").arrays()
-    again = Document(full.data, "t.yaml", values, keys)
+    again = Document(full.data, "t.yaml", *loads(text, "t.yaml").arrays())
     for path in _paths(full.data):
         assert again.locate(path, key=True) == full.locate(path, key=True)
 

@@ -41,6 +41,36 @@ def test_a_format_applies_only_in_the_dialects_that_define_it() -> None:
     assert not make_validator({"format": "duration"}).is_valid("whenever")
 
 
+_STDLIB_VALUES = {
+    "email": ["ada@example.com", "no at sign", ""],
+    "idn-email": ["ada@例え.jp", "ada"],
+    "ipv4": ["192.168.0.1", "256.1.1.1", "1.2.3", "01.2.3.4", ""],
+    "ipv6": ["::1", "fe80::1%eth0", "2001:db8::g", "1::2::3"],
+    "date": ["2026-12-02", "2026-02-30", "2026-1-02", "20261202", "2026-12-02\n", "２026-12-02"],
+    "uuid": [
+        "123e4567-e89b-12d3-a456-426614174000",
+        "123e4567e89b12d3a456426614174000",
+        "{123e4567-e89b-12d3-a456-426614174000}",
+        "urn:uuid:123e4567-e89b-12d3-a456-426614174000",
+        "123e4567-e89b-12d3-a456-42661417400",
+    ],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_STDLIB_VALUES))
+def test_standard_library_formats_decide_as_jsonschema_does(fmt: str) -> None:
+    """toolctl's table is the one definition the fast path and python-jsonschema check with;
+    its standard-library formats mirror jsonschema's own checkers (which toolctl no longer
+    registers), so a schema that was valid or not stays so."""
+    theirs = schemaformats.import_jsonschema().Draft202012Validator.FORMAT_CHECKER
+    for value in _STDLIB_VALUES[fmt]:
+        expected = theirs.conforms(value, fmt)
+        assert schemaformats.checkers("Draft202012Validator")[fmt](value) is expected, value
+        validator = make_validator({"format": fmt})
+        assert validator.is_valid(value) is expected, value
+        assert validator.quick_accept(value) is expected, value  # jsonschema-rs, same checker
+
+
 @pytest.mark.parametrize(
     ("fmt", "good", "bad"),
     [

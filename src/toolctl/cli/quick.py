@@ -1,14 +1,16 @@
-"""The quick path: a plain ``toolctl lint``, ``export`` or ``search`` run without Typer.
+"""The quick path: a plain ``toolctl lint``, ``export``, ``search`` or ``validate`` run without
+Typer.
 
 Importing Typer (with the click it vendors) costs about as much as a warm ``lint``'s own work
-and more than a warm ``export``'s or ``search``'s. Hooks, loops and agents run these with a
+and more than a warm ``export``'s or ``search``'s (and a tenth of a second of every
+``validate``). Hooks, loops and agents run these with a
 handful of options, so a command line made only of the options below, each with a value its
 command takes as it is, is parsed here and handed to the command's work
 (:func:`toolctl.cli.linting.run`, :func:`toolctl.cli.exporting.run`,
-:func:`toolctl.cli.searching.run`) behind the CLI's one error boundary. Anything else (help,
-completion, an option not listed, ``--opt=value``, a value Typer would refuse or convert, a
-repeated single-valued option, one positional too many) returns None and Typer parses the
-command line as always, so its rules and messages stay the only ones.
+:func:`toolctl.cli.searching.run`, :func:`toolctl.cli.validating.run`) behind the CLI's one error
+boundary. Anything else (help, completion, an option not listed, ``--opt=value``, a value Typer
+would refuse or convert, a repeated single-valued option, one positional too many) returns None
+and Typer parses the command line as always, so its rules and messages stay the only ones.
 ``tests/cli/test_quick.py`` checks the tables against the Typer declarations and the output of
 both paths against each other.
 """
@@ -109,12 +111,15 @@ SEARCH = _common(
 )
 SEARCH["-f"] = SEARCH["--format"]
 SEARCH["-k"] = ("k", VALUE, _between(1, SEARCH_K_MAX))
-COMMANDS = {"lint": LINT, "export": EXPORT, "search": SEARCH}
+VALIDATE = _common(tools=False, __format=("fmt", VALUE, _one_of("text", "json")))
+VALIDATE["-f"] = VALIDATE["--format"]
+COMMANDS = {"lint": LINT, "export": EXPORT, "search": SEARCH, "validate": VALIDATE}
 # each command's positional arguments: (parameter, how many at most; None: any number)
 POSITIONAL: dict[str, tuple[str, int | None]] = {
     "lint": ("targets", None),
     "export": ("targets", None),
     "search": ("query", 1),
+    "validate": ("paths", None),
 }
 
 
@@ -206,6 +211,15 @@ def _work(command: str, params: dict[str, Any]) -> Callable[..., int]:
         if "fmt" in params:
             params["fmt"] = OutputFormat(params["fmt"])
         return searching.run
+    if command == "validate":
+        from toolctl.cli import validating
+        from toolctl.cli.choices import OutputFormat
+
+        if "fmt" in params:
+            params["fmt"] = OutputFormat(params["fmt"])
+        if "paths" in params:
+            params["paths"] = [Path(p) for p in params["paths"]]
+        return validating.run
     from toolctl.cli import exporting
 
     return exporting.run

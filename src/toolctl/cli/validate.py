@@ -28,23 +28,9 @@ def validate(
     Reports every problem in every file as `file:line:col: error CODE message`. Never imports or
     runs user code. Exit 0 when clean, 1 when anything is wrong.
     """
-    from toolctl.cli import exitcodes
-    from toolctl.cli.registries import checked, load
-    from toolctl.cli.render import (
-        diagnostics_json,
-        note,
-        print_diagnostics,
-        print_json,
-        summary_line,
-    )
+    from toolctl.cli import validating
 
-    loaded = load(registry, paths, packs=packs)
-    if fmt is OutputFormat.json:
-        print_json(diagnostics_json(loaded.diagnostics, tools=sorted(loaded.tools)))
-    else:
-        print_diagnostics(loaded.diagnostics)
-        note(summary_line(loaded.diagnostics, checked(loaded)))
-    raise typer.Exit(exitcodes.OK if loaded.ok else exitcodes.FINDINGS)
+    raise typer.Exit(validating.run(paths, registry, fmt, packs))
 
 
 def schema(
