@@ -59,7 +59,9 @@ def test_a_warm_lint_finds_what_a_cold_one_does_without_the_checkers(tmp_path: P
         ("book_draft7", "/inputSchema/properties/phone/format"),
         ("book_draft7", "/inputSchema/properties/within/format"),  # 2019-09 on
     ]
-    assert {"jsonschema", "importlib_metadata"} <= set(cold_loaded)  # the cold run scanned
+    # the cold run scanned the installed packs; the formats checked are toolctl's own table,
+    # so neither run needs python-jsonschema
+    assert "importlib_metadata" in cold_loaded and "jsonschema" not in cold_loaded
     assert warm_loaded == []
 
 
