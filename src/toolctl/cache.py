@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl import __version__
 from toolctl.atomicfile import replace
+from toolctl.contentdigest import content_digest
 from toolctl.keyfile import KeyFileError, load_or_create_key, read_key
 
 if TYPE_CHECKING:
@@ -678,10 +679,16 @@ def _link_shared(patches: list[list[Any]], first: dict[int, list[Any]], where: l
             patches[i] = [patch[0], None, *seen]
 
 
-def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, Any]]) -> Any:
+def _bundled(
+    raw: dict[str, Any],
+    stored: dict[str, Any],
+    done: list[dict[str, Any]],
+    shared: dict[bytes, Any],
+) -> Any:
     """The bundled schemas of a tool from its entry's patches (see :func:`to_entry`): the
     written schema with only the containers on each patch's path copied. ``done``: each
-    earlier tool's resolved patch values, by key, which linked patches name."""
+    earlier tool's resolved patch values, by key, which linked patches name; ``shared``: the
+    load's added ``$defs`` by content digest (see :func:`from_entry`)."""
     from toolctl.spec.model import APPROVAL_WHEN
 
     bundled: dict[str, Any] = {}
@@ -693,6 +700,11 @@ def _bundled(raw: dict[str, Any], stored: dict[str, Any], done: list[dict[str, A
         for path, value, *link in patches:
             if link:
                 value = done[link[0]][link[1]][link[2]]
+            elif type(value) is dict and "$defs" in path[-2:]:
+                # the same definitions (or one added to the tool's own) as another file's
+                digest = content_digest(value)
+                if digest is not None:
+                    value = shared.setdefault(digest, value)
             got.append(value)
             schema = _set_copied(schema, path, value)
         bundled[key] = schema
@@ -711,13 +723,19 @@ def _set_copied(node: Any, path: list[Any], value: Any) -> Any:
 
 
 def from_entry(
-    entry: dict[str, Any], origin: Origin, short: Callable[[Path], str]
+    entry: dict[str, Any],
+    origin: Origin,
+    short: Callable[[Path], str],
+    shared: dict[bytes, Any] | None = None,
 ) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]]:
     """(tools, diagnostics, tools with errors) as loading the file gave them.
 
     Raises (anything) when the entry does not rebuild: the caller treats that as a miss.
     ``origin.file`` is the file's name now; names in the entry that the working directory
-    changed (the file's own, its ``$ref`` files') are renamed.
+    changed (the file's own, its ``$ref`` files') are renamed. ``shared``: one dict for the
+    whole load, so that files whose tools add the same ``$defs`` (the shared definitions
+    their ``$ref``s bundle) hold one copy of them, as a load without the cache does (each
+    file's entry is decoded apart: 100 files of a 10,000-tool registry held 100 copies).
     """
     from toolctl.diagnostics import Diagnostic, Location, Severity
     from toolctl.spec.model import ToolSpec
@@ -751,7 +769,7 @@ def from_entry(
         raw = doc.data
         for part in pointer:
             raw = raw[part]
-        bundled = _bundled(raw, stored, done)
+        bundled = _bundled(raw, stored, done, {} if shared is None else shared)
         spec = ToolSpec.from_validated(
             raw,
             origin=origin,

@@ -18,6 +18,7 @@ from toolctl import cache, references
 from toolctl.cache import DEFAULTS, LoadCache, sha256
 from toolctl.catalog import unknown_toolsets
 from toolctl.config import Project, project_at, project_for
+from toolctl.contentdigest import content_digest
 from toolctl.diagnostics import (
     Diagnostic,
     Location,
@@ -67,6 +68,7 @@ class _Context:
     directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
     searches: dict[str, list[str]] = field(default_factory=dict)  # see search()
     formats: list[str] | None = None  # see _format_names()
+    shared_defs: dict[bytes, Any] = field(default_factory=dict)  # see cache.from_entry
 
     def search(self, origin_kind: str) -> list[str]:
         """Where handler modules of a file of ``origin_kind`` are looked for (once per load)."""
@@ -247,7 +249,7 @@ def _check_schemas(
         # an equal schema that checked sound is sound again where its relative references
         # name the same files (same directory and scope): only its bundled form and the
         # files it depends on are taken over.
-        digest = refs.content_digest(declared) if type(declared) is dict else None
+        digest = content_digest(declared) if type(declared) is dict else None
         memo = None if digest is None else (digest, *beside)
         known_sound = ctx.sound.get(memo) if memo is not None else None
         if known_sound is not None:
@@ -544,7 +546,7 @@ def _cached(
             or not store.deps_current(entry, search)
         ):
             return None
-        specs, diags, invalid = cache.from_entry(entry, origin, _short)
+        specs, diags, invalid = cache.from_entry(entry, origin, _short, ctx.shared_defs)
     except Exception:  # a damaged entry is a miss, never trusted: the file is loaded again
         return None
     ctx.diagnostics.extend(diags)

@@ -18,7 +18,6 @@ contents appear in a message.
 from __future__ import annotations
 
 import copy
-import hashlib
 import re
 from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from toolctl.contentdigest import content_digest
 from toolctl.errors import YamlError
 from toolctl.refscope import ALLOWED, RefScope
 from toolctl.schema import NOT_SCHEMAS, check_schema
@@ -191,16 +191,6 @@ class _Definition:
     files: list[Path] = field(default_factory=list)
     problems: list[RefProblem] = field(default_factory=list)
     structure: tuple[int, bool] | None = None  # see Bundler.structure
-
-
-def content_digest(value: Any) -> bytes | None:
-    """A digest of plain JSON ``value``'s exact content, key order and types included (None
-    when too deeply nested to tell). ``repr``, not ``json.dumps``: the same exact text for the
-    loader's values (1, 1.0, True and "1" told apart), in C without an encoder set up per call."""
-    try:
-        return hashlib.blake2b(repr(value).encode(), digest_size=16).digest()
-    except RecursionError:
-        return None
 
 
 def _def_base(file: Path, fragment: str) -> str:

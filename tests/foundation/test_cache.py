@@ -619,3 +619,24 @@ def test_warm_bundled_schemas_equal_the_cold_ones_and_share_what_tools_share(
     city = t0.input_schema["$defs"]["common_schema__City"]
     assert city is t2.input_schema["$defs"]["common_schema__City"]
     assert warm.tools["t0"].raw["inputSchema"]["properties"]["city"]["$ref"].startswith("schemas/")
+
+
+def test_warm_files_naming_the_same_definitions_hold_one_copy_of_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # each file's entry is decoded apart: without sharing across files a registry of 100
+    # files held 100 copies of the definitions its tools bundle
+    files = {
+        f"tools.d/f{i}.yaml": f"toolctl: 1\ntools:\n{_sharing_tool(f't{i}', 1)}" for i in range(3)
+    }
+    write(project, files)
+    cold = _load(project, monkeypatch)
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    for name, spec in cold.tools.items():
+        assert json.dumps(warm.tools[name].input_schema) == json.dumps(spec.input_schema)
+    t0, t1, t2 = (warm.tools[f"t{i}"] for i in range(3))
+    assert t0.output_schema["$defs"] is t1.output_schema["$defs"] is t2.output_schema["$defs"]
+    city = t0.input_schema["$defs"]["common_schema__City"]  # added to the tool's own $defs
+    assert city is t2.input_schema["$defs"]["common_schema__City"]
