@@ -24,7 +24,7 @@ FEATURES = (
     "cosine",  # the best cosine, whichever tool has it
     "cosine_z",  # how many standard deviations it sits above the catalog's mean cosine
     "lexical",  # the best lexical score, whichever tool has it
-    "words",  # log(1 + the query's words): real prompts no tool serves run long
+    "words",  # log(1 + the query's words)
     "known",  # the share of the query's terms found in the catalog's vocabulary
 )
 DEPTH = 5  # ranked scores the features read (lead5)
