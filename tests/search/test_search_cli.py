@@ -122,17 +122,6 @@ def test_lexical_only_says_so(
     assert "lexical ranking only" in err and "toolctl-registry[search]" in err
 
 
-def test_a_registry_without_tools_abstains_without_the_lexical_note(
-    search_project: Path, capsys: Capture
-) -> None:
-    for tool in (search_project / "tools.d").iterdir():
-        tool.unlink()  # the model is installed: a note saying it is not would mislead
-    for _ in range(2):  # cold, then from the kept index (which has no vectors to keep)
-        code, out, err = toolctl(capsys, "search", "send an email message", "-f", "json")
-        assert code == 0 and json.loads(out)["results"] == []
-        assert "lexical ranking only" not in err
-
-
 def test_registry_errors_exit_1_and_still_search(search_project: Path, capsys: Capture) -> None:
     (search_project / "tools.d" / "broken.yaml").write_text(
         "toolctl: 1\nname: broken\ndescription: [not, text]\n", encoding="utf-8"

@@ -49,6 +49,23 @@ def test_warm_search_loads_no_tool_file(
     assert loads == []
 
 
+def test_the_kept_index_of_a_registry_without_tools_is_used_and_stays_semantic(
+    search_project: Path, capsys: Capture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for tool in (search_project / "tools.d").iterdir():
+        tool.unlink()
+    assert found(capsys, "send an email message") == []  # builds and keeps the index
+    loads = count_loads(monkeypatch)
+    assert found(capsys, "send an email message") == []
+    assert loads == []  # the kept index, not a rebuild
+    from toolctl.cli.targets import project_of
+
+    kept = store.from_record(store.read(project_of(None)) or {})
+    assert kept is not None and kept.semantic  # the model is installed: no "lexical only" note
+    _, err = capsys.readouterr()
+    assert "lexical ranking only" not in err
+
+
 def test_a_changed_tool_file_rebuilds_the_index(search_project: Path, capsys: Capture) -> None:
     assert "read_file" in found(capsys, "read a text file from disk")
     (search_project / "tools.d" / "files.yaml").write_text(

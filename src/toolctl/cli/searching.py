@@ -96,7 +96,7 @@ def run(
     texts = _texts(query, queries)
     found, errors = _index(registry, packs)
     embedder = embed.load() if found.semantic else None
-    if not found.semantic and found.names:  # (no tools: nothing was ranked either way)
+    if not found.semantic:
         note(LEXICAL_NOTE)
     if errors:
         note(f"{errors} error(s) in the registry left tools out; toolctl validate says which")

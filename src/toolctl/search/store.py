@@ -225,16 +225,18 @@ def from_record(record: Mapping[str, Any], *, keys: bool = True) -> SearchIndex 
             return None
         "".join(names)  # a TypeError unless every name is a string (no loop in Python)
         postings = _Postings(parts["terms"].tobytes(), offsets, parts["postings"])
-        vectors = None
-        if len(parts["vectors"]):
+        vectors, model = None, record.get("model")
+        if model is not None:  # built with the model (a registry without tools too)
             from toolctl.search.embed import import_numpy
 
             import_numpy()
             import numpy as np
 
             # half floats as stored (read-only): toolctl.search.index.cosines widens them
-            vectors = np.frombuffer(parts["vectors"], dtype="<f2").reshape(len(names), -1)
-        model = record.get("model")
+            halves = np.frombuffer(parts["vectors"], dtype="<f2")
+            if names and not len(halves):
+                return None
+            vectors = halves.reshape(len(names), -1) if names else halves.reshape(0, 0)
         found = parts["keys"].tobytes().decode().split("\n") if keys and vectors is not None else []
     except (KeyError, TypeError, ValueError, AttributeError, ImportError):  # wrong sizes too
         return None
