@@ -125,24 +125,25 @@ def _hostname(value: str) -> bool:
         return False
 
 
+def _parses(parse: Callable[[str], object], errors: Any, value: str) -> bool:
+    """True when ``parse(value)`` raises none of ``errors`` (an exception class or a tuple)."""
+    try:
+        parse(value)
+    except errors:
+        return False
+    return True
+
+
 def _idn_hostname(value: str) -> bool:
     import idna
 
-    try:
-        idna.encode(value)
-    except (idna.IDNAError, UnicodeError):
-        return False
-    return True
+    return _parses(idna.encode, (idna.IDNAError, UnicodeError), value)
 
 
 def _json_pointer(value: str) -> bool:
     import jsonpointer
 
-    try:
-        jsonpointer.JsonPointer(value)
-    except jsonpointer.JsonPointerException:
-        return False
-    return True
+    return _parses(jsonpointer.JsonPointer, jsonpointer.JsonPointerException, value)
 
 
 def _relative_json_pointer(value: str) -> bool:
@@ -200,11 +201,7 @@ def _email(value: str) -> bool:
 def _ipv4(value: str) -> bool:
     import ipaddress
 
-    try:
-        ipaddress.IPv4Address(value)
-    except ipaddress.AddressValueError:
-        return False
-    return True
+    return _parses(ipaddress.IPv4Address, ipaddress.AddressValueError, value)
 
 
 def _ipv6(value: str) -> bool:
@@ -224,11 +221,7 @@ def _date(value: str) -> bool:
         return False
     if not (value[:4] + value[5:7] + value[8:]).isdigit():
         return False
-    try:
-        datetime.date.fromisoformat(value)
-    except ValueError:  # a month or day out of range
-        return False
-    return True
+    return _parses(datetime.date.fromisoformat, ValueError, value)  # a month or day in range
 
 
 def _uuid(value: str) -> bool:
@@ -246,11 +239,7 @@ def _regex(value: str) -> bool:
     recurses without limit on nested groups and warns on ``[[``)."""
     from toolctl.patterns import check_value
 
-    try:
-        check_value(value)  # under the value memory cap, never cached
-    except ValueError:
-        return False
-    return True
+    return _parses(check_value, ValueError, value)  # under the value memory cap, never cached
 
 
 # format -> (checker, first draft index in _DRAFTS that defines it, package it imports; "" for
