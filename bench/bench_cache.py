@@ -40,6 +40,7 @@ WARM, COLD, NO_CACHE = (
 )
 BUDGETS = {  # x floor, CPU
     "realistic": {WARM: 0.5, COLD: 1.5, NO_CACHE: 1.3},
+    "heldout": {WARM: 0.5, COLD: 1.5, NO_CACHE: 1.3},
     "synthetic": {WARM: 1.0, COLD: 1.5},
 }
 

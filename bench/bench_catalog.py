@@ -85,12 +85,17 @@ def generate(root: Path, tools: int = 1000, per_toolset: int = 10, eager_toolset
 
 
 def realistic(
-    root: Path, tools: int = 1000, per_toolset: int = 10, eager_toolsets: int = 3
+    root: Path,
+    tools: int = 1000,
+    per_toolset: int = 10,
+    eager_toolsets: int = 3,
+    corpus: str = "realistic",
 ) -> None:
-    """The corpus.py registry under ``root``, its tools in toolsets as :func:`generate` makes."""
-    from corpus import write_corpus  # bench/ is on sys.path when run as a script
+    """The ``corpus`` registry (corpus.py's, or the held-out one) under ``root``, its tools in
+    toolsets as :func:`generate` makes."""
+    from corpus import writer  # bench/ is on sys.path when run as a script
 
-    write_corpus(root, tools)
+    writer(corpus)(root, tools)
     files = sorted(p for p in (root / "tools.d").glob("*.yaml"))
     for i, path in enumerate(files):
         text = path.read_text(encoding="utf-8")
@@ -117,8 +122,8 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        if args.corpus == "realistic":
-            realistic(root, args.tools, 10, args.eager_toolsets)
+        if args.corpus != "synthetic":
+            realistic(root, args.tools, 10, args.eager_toolsets, args.corpus)
         else:
             generate(root, args.tools, 10, args.eager_toolsets)
         registry = toolctl.load_project(root)

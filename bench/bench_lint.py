@@ -110,7 +110,7 @@ def main(count: int = 1000, rounds: int = 5, corpus: str = "realistic") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_registry(corpus, root, count, 1, lambda: _generate(root, count))
-        if corpus == "realistic":
+        if corpus != "synthetic":
             with (root / "toolctl.yaml").open("a", encoding="utf-8") as config:
                 config.write(LINT_CONFIG)
         _lint(root)  # warm imports and caches for all

@@ -25,15 +25,15 @@ import tempfile
 from pathlib import Path
 
 from bench_validate import _ENV, FLOOR
-from corpus import write_corpus
+from corpus import writer
 from procs import Sample, run_process
 
 BUDGET_MIB = 150.0  # --no-cache validate at 10,000 tools
 EXPORT_RATIO = 1.5  # export mcp / --no-cache validate
 
 
-def _rows(tools: int, per_file: int, work: Path) -> dict[str, Sample]:
-    root = write_corpus(work / f"reg{tools}", tools, per_file)
+def _rows(tools: int, per_file: int, work: Path, corpus: str) -> dict[str, Sample]:
+    root = writer(corpus)(work / f"reg{tools}", tools, per_file)
     floor = work / "floor.py"
     floor.write_text(FLOOR, encoding="utf-8")
     py = sys.executable
@@ -58,8 +58,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tools", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--per-file", type=int, default=100, help="tools per file")
+    parser.add_argument(
+        "--corpus",
+        choices=("realistic", "heldout"),
+        default="realistic",
+        help="realistic: bench/corpus.py; heldout: bench/corpus_heldout.py",
+    )
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}; realistic corpus, {args.per_file} tools per file;")
+    print(f"python {sys.version.split()[0]}; {args.corpus} corpus, {args.per_file} tools per file;")
     print("one fresh process per command (peak = ru_maxrss; cpu = user + system time)")
     print(
         f"{'tools':>6} {'command':<26} {'peak MiB':>9} {'MiB/1k':>7} {'x no-cache':>10}"
@@ -68,7 +74,7 @@ def main() -> None:
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="toolctl-mem-bench-") as tmp:
         for tools in args.tools:
-            rows = _rows(tools, args.per_file, Path(tmp))
+            rows = _rows(tools, args.per_file, Path(tmp), args.corpus)
             ref, floor = rows["validate --no-cache"], rows["floor (CSafeLoader parse)"]
             for label, r in rows.items():
                 print(

@@ -11,7 +11,8 @@ command beside the reference ``python -c 'import yaml'`` (the one library every 
 ``validate``/``list``/``lint``/``export`` run with the load cache warm (as in a hook or loop) and
 ``validate`` once more with ``--no-cache`` (every file parsed and checked). ``lint`` and
 ``export -f openai`` run once more, warm, on a small realistic registry (``bench/corpus.py``:
-shared ``$ref``s, formats, examples; ``--realistic`` tools, one per file).
+shared ``$ref``s, formats, examples; ``--realistic`` tools, one per file; ``--corpus heldout``:
+the held-out registry of ``bench/corpus_heldout.py`` instead).
 
 Budgets (issue 16): ``toolctl validate`` <= 3x the reference, ``toolctl run reverse`` <= 4x;
 (issue 27) on the realistic registry warm ``lint`` <= 4x, warm ``export -f openai`` <= 3x.
@@ -27,7 +28,7 @@ import tempfile
 from pathlib import Path
 
 from bench_validate import _ENV
-from corpus import write_corpus
+from corpus import writer
 from procs import Command, measure
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,18 +90,24 @@ def main() -> None:
     parser.add_argument(
         "--realistic", type=int, default=30, help="tools in the realistic registry (one per file)"
     )
+    parser.add_argument(
+        "--corpus",
+        choices=("realistic", "heldout"),
+        default="realistic",
+        help="the small realistic registry: bench/corpus.py's or bench/corpus_heldout.py's",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="toolctl-startup-") as tmp:
         work = Path(tmp)
         _copy_example(work)
-        write_corpus(work / REALISTIC, args.realistic)
+        writer(args.corpus)(work / REALISTIC, args.realistic)
         cmds = commands()
         todo: dict[str, Command] = {k: (lambda i, argv=v: (argv, _ENV)) for k, v in cmds.items()}
         result = measure(todo, work, args.runs)  # one warm-up each (fills the cache) first
         reference = next(iter(cmds))
         wall0, cpu0 = result[reference].wall, result[reference].cpu
         print(
-            f"python {sys.version.split()[0]}; example registry (9 tools), realistic registry"
+            f"python {sys.version.split()[0]}; example registry (9 tools), {args.corpus} registry"
             f" ({args.realistic} tools, one per file); median of"
         )
         print(f"{args.runs} fresh-process runs, round-robin; ratio = time / {reference}")

@@ -40,7 +40,7 @@ from pathlib import Path
 from corpus import add_corpus_option, verdict, write_registry
 
 TOOLS_PER_FILE = 100
-BUDGET = {"realistic": 1.3, "synthetic": 1.5}  # toolctl / floor at 1,000 tools
+BUDGET = {"realistic": 1.3, "heldout": 1.3, "synthetic": 1.5}  # toolctl / floor at 1,000 tools
 
 FLOOR = """
 import sys

@@ -23,7 +23,7 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolctl.budget import ValidationBudget, ValidationRefused, tick
@@ -257,7 +257,8 @@ def _problem(err: Any) -> SchemaProblem:
 # Keywords whose meaning jsonschema-rs and python-jsonschema share exactly. A schema made only of
 # these (and annotations, x- keys) is first checked by jsonschema-rs, about fifty times faster:
 # a valid value is accepted at once, anything else goes to python-jsonschema for the problems.
-# Left out: multipleOf (number equality), patternProperties, and every other keyword.
+# Left out: patternProperties (a regular expression applied to keys, which toolctl's pattern
+# callback cannot reach), the unevaluated* keywords, and every keyword of other vocabularies.
 _FAST_KEYWORDS = frozenset(
     {
         "type",
@@ -282,6 +283,15 @@ _FAST_KEYWORDS = frozenset(
         "oneOf",
         "allOf",
         "not",
+        "dependentRequired",
+        "dependentSchemas",
+        "propertyNames",
+        "contains",
+        "minContains",
+        "maxContains",
+        "if",
+        "then",
+        "else",
         "title",
         "description",
         "default",
@@ -294,25 +304,45 @@ _FAST_KEYWORDS = frozenset(
 )
 # Keywords jsonschema-rs evaluates with toolctl's own code (a custom keyword or format calling
 # back into Python), so their meaning is this module's: ECMA-like bounded patterns, formats as
-# assertions with toolctl's checkers, uniqueItems with JSON equality. A local ``$ref`` to a
-# top-level ``$defs`` entry is resolved alike by both (and only when the references cannot loop).
-_OWN_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "$ref"})
-_ONE_SUBSCHEMA = frozenset({"additionalProperties", "items", "not"})
+# assertions with toolctl's checkers, uniqueItems with JSON equality, multipleOf with
+# python-jsonschema's arithmetic (float quotient, exact fractions past overflow). A local ``$ref``
+# to a top-level ``$defs`` entry is resolved alike by both (and only when the references cannot
+# loop).
+_OWN_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "multipleOf", "$ref"})
+_ONE_SUBSCHEMA = frozenset(
+    {"additionalProperties", "items", "not", "propertyNames", "contains", "if", "then", "else"}
+)
+_SUBSCHEMA_MAPS = frozenset({"properties", "dependentSchemas"})
+# Subschemas applied to a part of the value (a property, an item, a key), not to the value
+# itself: a chain of references through one of these moves down the value at every turn.
+_DESCENDING = frozenset(
+    {"properties", "items", "prefixItems", "additionalProperties", "contains", "propertyNames"}
+)
+# A value checked by a schema whose references loop (through _DESCENDING keywords) is first
+# measured: jsonschema-rs recurses on the Rust stack once per level of such a value, and a
+# value nested deep enough (tens of thousands of levels) overflows it and ends the process.
+# Deeper values go to python-jsonschema, which reports "nested too deeply".
+FAST_RECURSIVE_DEPTH = 128
 _SUBSCHEMA_LISTS = frozenset({"prefixItems", "anyOf", "oneOf", "allOf"})
 _DEF_REF = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
 
 
 @dataclass
 class _Plain:
-    """What :func:`_plain` found: the top-level ``$defs`` each ``$ref`` names, the formats."""
+    """What :func:`_plain` found: the top-level ``$defs`` each ``$ref`` names (``level``: those
+    applied to the value itself, not to a part of it), the formats, and whether references
+    loop (through a part of the value: :data:`_DESCENDING`)."""
 
     refs: list[str]
     formats: set[str]
+    level: list[str] = field(default_factory=list)
+    recursive: bool = False
 
 
-def _plain(schema: Any, found: _Plain) -> bool:
+def _plain(schema: Any, found: _Plain, same: bool = True) -> bool:
     """True when ``schema`` uses only :data:`_FAST_KEYWORDS`, :data:`_OWN_KEYWORDS` (``$ref``
-    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down."""
+    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down. ``same``: ``schema`` applies
+    to the value the walk started at (not to a part of it)."""
     if isinstance(schema, bool):
         return True
     if not isinstance(schema, dict):
@@ -323,28 +353,33 @@ def _plain(schema: Any, found: _Plain) -> bool:
         if key.startswith("x-"):
             continue
         if key in _OWN_KEYWORDS:
-            if not _own_keyword(key, value, found):
+            if not _own_keyword(key, value, found, same):
                 return False
             continue
         if key not in _FAST_KEYWORDS:
             return False
-        if key == "properties":
-            if not isinstance(value, dict) or not all(_plain(v, found) for v in value.values()):
+        inner = same and key not in _DESCENDING
+        if key in _SUBSCHEMA_MAPS:
+            if not isinstance(value, dict) or not all(
+                _plain(v, found, inner) for v in value.values()
+            ):
                 return False
         elif key in _ONE_SUBSCHEMA:
-            if not _plain(value, found):
+            if not _plain(value, found, inner):
                 return False
         elif key in _SUBSCHEMA_LISTS and (
-            not isinstance(value, list) or not all(_plain(v, found) for v in value)
+            not isinstance(value, list) or not all(_plain(v, found, inner) for v in value)
         ):
             return False
     return True
 
 
-def _own_keyword(key: str, value: Any, found: _Plain) -> bool:
+def _own_keyword(key: str, value: Any, found: _Plain, same: bool) -> bool:
     """Whether the value of one of :data:`_OWN_KEYWORDS` is one the fast path takes."""
     if key == "uniqueItems":
         return isinstance(value, bool)
+    if key == "multipleOf":
+        return _is_number(value) and value > 0
     if not isinstance(value, str):
         return False
     if key == "$ref":
@@ -352,41 +387,55 @@ def _own_keyword(key: str, value: Any, found: _Plain) -> bool:
         if match is None:
             return False
         found.refs.append(match.group(1))
+        if same:
+            found.level.append(match.group(1))
     elif key == "format":
         found.formats.add(value)
     return True
 
 
 def _plain_defs(body: dict[str, Any], found: _Plain) -> bool:
-    """The top-level ``$defs`` of ``body`` are plain, and each ``$ref`` names one of them
-    without any chain of references leading back to where it started."""
+    """The top-level ``$defs`` of ``body`` are plain, each ``$ref`` names one of them, and no
+    chain of references leads back to where it started without moving into a part of the value
+    (an endless loop, on which jsonschema-rs would recurse without end). A chain that does move
+    down the value (a tree, a nested filter) sets ``found.recursive``."""
     defs = body.get("$defs", {})
     if not isinstance(defs, dict):
         return False
     edges: dict[str, list[str]] = {}
+    level: dict[str, list[str]] = {}
     for name, sub in defs.items():
         inner = _Plain([], found.formats)
         if not _plain(sub, inner):
             return False
-        edges[name] = inner.refs
-    if any(name not in defs for name in found.refs):
+        edges[name], level[name] = inner.refs, inner.level
+    named = [*found.refs, *(ref for refs in edges.values() for ref in refs)]
+    if any(name not in defs for name in named) or _loops(level):
         return False
+    found.recursive = _loops(edges)
+    return True
+
+
+def _loops(edges: dict[str, list[str]]) -> bool:
+    """Whether a chain of ``edges`` (name -> the names it refers to) comes back to a name."""
     done: set[str] = set()
-    for start in edges:  # an iterative depth-first search for a loop of references
+    for start in edges:  # an iterative depth-first search
+        if start in done:
+            continue
         path, stack = {start}, [(start, iter(edges[start]))]
         while stack:
             step = next(stack[-1][1], None)
             if step is None:
                 path.discard(stack.pop()[0])
                 continue
-            if step in path or step not in edges:
-                return False
+            if step in path:
+                return True
             if step not in done:
                 done.add(step)
                 path.add(step)
                 stack.append((step, iter(edges[step])))
         done.add(start)
-    return True
+    return False
 
 
 class _Trouble(threading.local):
@@ -430,6 +479,35 @@ class _RsUnique:
     def validate(self, instance: Any) -> None:
         if self.unique and isinstance(instance, list) and not _decided(lambda: _unique(instance)):
             raise ValueError("non-unique elements")
+
+
+class _RsMultipleOf:
+    """``multipleOf`` for jsonschema-rs: python-jsonschema's arithmetic, so both agree on
+    every float (``0.3`` is not a multiple of ``0.1`` for either)."""
+
+    def __init__(self, parent: Any, value: int | float, path: Any) -> None:
+        self.divisor = value
+
+    def validate(self, instance: Any) -> None:
+        if _is_number(instance) and not _decided(lambda: _multiple(instance, self.divisor)):
+            raise ValueError("not a multiple")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _multiple(instance: int | float, divisor: int | float) -> bool:
+    """python-jsonschema's ``multipleOf`` (its ``_keywords.multipleOf``), as a verdict."""
+    if isinstance(divisor, float):
+        quotient = instance / divisor
+        try:
+            return int(quotient) == quotient
+        except OverflowError:  # a huge quotient: exact fractions, as python-jsonschema does
+            from fractions import Fraction
+
+            return (Fraction(instance) / Fraction(divisor)).denominator == 1
+    return not instance % divisor
 
 
 def _unique(items: list[Any]) -> bool:
@@ -476,21 +554,53 @@ def _fast_accept(schema: Any) -> Callable[[Any], bool] | None:
             body,
             formats=formats,
             validate_formats=True,
-            keywords={"pattern": _RsPattern, "uniqueItems": _RsUnique},
+            keywords={
+                "pattern": _RsPattern,
+                "uniqueItems": _RsUnique,
+                "multipleOf": _RsMultipleOf,
+            },
             offline=True,  # nothing is ever retrieved (only #/$defs/... get here anyway)
         ).is_valid
     except Exception:  # not installed, or a schema it does not take: python-jsonschema only
         return None
+    if found.recursive:
+        return _depth_guarded(fn)
     return fn
 
 
+def _depth_guarded(is_valid: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``is_valid`` for values nested at most :data:`FAST_RECURSIVE_DEPTH` deep; False (ask
+    python-jsonschema) for deeper ones."""
+
+    def accept(instance: Any) -> bool:
+        return _shallow(instance, FAST_RECURSIVE_DEPTH) and is_valid(instance)
+
+    return accept
+
+
+def _shallow(value: Any, limit: int) -> bool:
+    """Whether ``value``'s lists and mappings nest at most ``limit`` deep."""
+    stack = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, (list, tuple)):
+            continue
+        if depth >= limit:
+            return False
+        stack.extend((item, depth + 1) for item in node)
+    return True
+
+
 _UNSET: Any = object()
-_CALLBACK_KEYWORDS = frozenset({"pattern", "format", "uniqueItems"})
+_CALLBACK_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "multipleOf"})
 
 
 def _calls_back(schema: Any) -> bool:
-    """Whether the fast path of ``schema`` calls back into Python (a pattern, a format or
-    uniqueItems anywhere): bounded by the validation budget, but not by jsonschema-rs alone."""
+    """Whether the fast path of ``schema`` calls back into Python (a pattern, a format,
+    multipleOf or uniqueItems anywhere): bounded by the validation budget, but not by
+    jsonschema-rs alone."""
     stack = [schema]
     while stack:
         node = stack.pop()
@@ -555,9 +665,9 @@ class Validator:
 
     def loop_accept(self, instance: Any) -> bool:
         """:meth:`quick_accept` where a call's event loop may run it: only for a schema whose
-        fast path calls no Python (no pattern, format or uniqueItems), so its time is linear in
-        the value inside jsonschema-rs. Anything else is "ask :meth:`errors`", which the
-        runtime runs on a worker thread under the call's validation budget."""
+        fast path calls no Python (no pattern, format, multipleOf or uniqueItems), so its time
+        is linear in the value inside jsonschema-rs. Anything else is "ask :meth:`errors`",
+        which the runtime runs on a worker thread under the call's validation budget."""
         if self._inline is None:
             self._inline = not _calls_back(self.schema)
         return self._inline and self.quick_accept(instance)
@@ -595,6 +705,9 @@ class Validator:
                         break
         except RecursionError:
             return [SchemaProblem((), "value is nested too deeply for this schema", "depth")]
+        except OverflowError:  # python-jsonschema's float multipleOf of a number past float range
+            message = "a number in the value is too large to check against multipleOf"
+            return [SchemaProblem((), message, "multipleOf")]
         except Unresolvable as exc:
             return [SchemaProblem((), f"schema reference cannot be resolved: {exc}", "$ref")]
         return out[:limit]

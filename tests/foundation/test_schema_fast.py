@@ -83,10 +83,19 @@ def test_same_verdict_on_generated_values(value: Any) -> None:
 @pytest.mark.parametrize(
     "schema",
     [
-        {"type": "number", "multipleOf": 0.1},
         {"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"},
         {"$ref": "#"},  # an endless cycle: jsonschema-rs would recurse without end
         {"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}},
+        # endless loops that never move into the value, through keywords applied to it
+        {
+            "$ref": "#/$defs/a",
+            "$defs": {
+                "a": {"anyOf": [{"$ref": "#/$defs/b"}]},
+                "b": {"allOf": [{"$ref": "#/$defs/a"}]},
+            },
+        },  # noqa: E501
+        {"$ref": "#/$defs/a", "$defs": {"a": {"if": {"$ref": "#/$defs/a"}}}},
+        {"$ref": "#/$defs/a", "$defs": {"a": {"dependentSchemas": {"x": {"$ref": "#/$defs/a"}}}}},
         {"$ref": "#/$defs/missing"},
         {"$ref": "other.schema.yaml#/$defs/x"},  # never retrieved: python-jsonschema refuses it
         {"$ref": "https://example.com/s.json"},
@@ -173,6 +182,184 @@ def test_rich_schemas_get_the_same_verdict_as_python_jsonschema(value: Any) -> N
 )
 def test_rich_schemas_agree_on_generated_values(value: Any) -> None:
     assert make_validator(RICH).errors(value) == _python_only(RICH, value)
+
+
+# What generated (OpenAPI-like) registries add: multipleOf, dependent keywords, conditionals,
+# contains, propertyNames. multipleOf is evaluated with python-jsonschema's arithmetic.
+MORE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cents": {"type": "integer", "multipleOf": 5},
+        "ratio": {"type": "number", "multipleOf": 0.05},
+        "step": {"multipleOf": 0.1},
+        "big": {"multipleOf": 1e-300},
+        "list": {"type": "array", "contains": {"const": 1}, "minContains": 1, "maxContains": 2},
+        "map": {"type": "object", "propertyNames": {"pattern": "^[a-z]+$", "maxLength": 3}},
+        "kind": {"enum": ["card", "bank"]},
+    },
+    "dependentRequired": {"ratio": ["cents"]},
+    "dependentSchemas": {"big": {"required": ["step"]}},
+    "if": {"properties": {"kind": {"const": "card"}}, "required": ["kind"]},
+    "then": {"required": ["cents"]},
+    "else": {"not": {"required": ["list"]}},
+}
+
+MORE_EDGES: list[Any] = [
+    {},
+    {"cents": 10},
+    {"cents": 12},
+    {"cents": 10.0},  # an integral float is an integer
+    {"cents": True},  # a boolean is not a number: not checked by multipleOf
+    {"cents": 5 * 2**70},  # exact big integers
+    {"cents": 5 * 2**70 + 1},
+    {"cents": 10, "ratio": 0.15},
+    {"cents": 10, "ratio": 0.3},
+    {"cents": 10, "ratio": 0.1},
+    {"ratio": 0.1},  # dependentRequired: ratio needs cents
+    {"step": 0.3},  # 0.3 / 0.1 is 2.9999999999999996: not a multiple for python-jsonschema
+    {"step": 0.7},
+    {"step": 3},
+    {"step": "a string"},
+    {"big": 1e300, "step": 1},  # the quotient overflows: exact fractions decide
+    {"big": 10**400, "step": 1},  # too large for a float: python-jsonschema decides alone
+    {"big": 1},  # dependentSchemas: big needs step
+    {"kind": "card"},  # if/then: a card needs cents
+    {"kind": "card", "cents": 5},
+    {"kind": "bank", "list": [1]},  # else: no list
+    {"list": [1]},
+    {"kind": "card", "cents": 5, "list": [1, 1, 1]},  # maxContains
+    {"kind": "card", "cents": 5, "list": [2]},  # minContains
+    {"kind": "card", "cents": 5, "list": [1.0, True]},
+    {"map": {"ab": 1}},
+    {"map": {"abcd": 1}},
+    {"map": {"A": 1}},
+    [],
+]
+
+
+def test_more_keywords_get_the_fast_accept() -> None:
+    assert _fast_accept(MORE) is not None
+
+
+@pytest.mark.parametrize("value", MORE_EDGES)
+def test_more_keywords_get_the_same_verdict_as_python_jsonschema(value: Any) -> None:
+    assert make_validator(MORE).errors(value) == _python_only(MORE, value)
+
+
+numbers = st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.booleans()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "cents": numbers,
+            "ratio": numbers | st.sampled_from([0.05, 0.1, 0.15, 0.3, 0.35, 1.05, 2.5]),
+            "step": numbers | st.sampled_from([0.1, 0.2, 0.3, 0.7, 1.1, 3]),
+            "big": numbers,
+            "list": st.lists(st.sampled_from([1, 1.0, 2, True, "1"]), max_size=4),
+            "map": st.dictionaries(st.text(max_size=4), st.none(), max_size=3),
+            "kind": st.sampled_from(["card", "bank", "other"]),
+        },
+    )
+    | json_values
+)
+def test_more_keywords_agree_on_generated_values(value: Any) -> None:
+    assert make_validator(MORE).errors(value) == _python_only(MORE, value)
+
+
+# Recursive schemas (trees, nested filters): each turn of the loop moves down the value.
+TREE: dict[str, Any] = {
+    "$ref": "#/$defs/Node",
+    "$defs": {
+        "Node": {
+            "type": "object",
+            "required": ["key"],
+            "additionalProperties": False,
+            "properties": {
+                "key": {"type": "string", "pattern": "^[a-z]-[0-9]+$"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                "next": {"$ref": "#/$defs/Node"},
+                "where": {"$ref": "#/$defs/Filter"},
+            },
+        },
+        "Filter": {
+            "anyOf": [
+                {"$ref": "#/$defs/Leaf"},
+                {
+                    "type": "object",
+                    "required": ["and"],
+                    "properties": {"and": {"type": "array", "items": {"$ref": "#/$defs/Filter"}}},
+                    "additionalProperties": False,
+                },
+            ]
+        },
+        "Leaf": {
+            "type": "object",
+            "required": ["field"],
+            "properties": {"field": {"type": "string"}},
+        },
+    },
+}
+
+
+def _nested(levels: int, leaf: Any) -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"key": "a-1", "next": value}
+    return value
+
+
+TREE_EDGES: list[Any] = [
+    {"key": "a-1"},
+    {"key": "A-1"},
+    {"key": "a-1", "children": [{"key": "b-2", "children": [{"key": "c-3"}]}]},
+    {"key": "a-1", "children": [{"key": "b-2", "children": [{"key": "C-3"}]}]},
+    {"key": "a-1", "where": {"and": [{"field": "x"}, {"and": [{"field": "y"}]}]}},
+    {"key": "a-1", "where": {"and": [{"field": "x"}, {"and": [{"nope": 1}]}]}},
+    _nested(100, {"key": "z-9"}),
+    _nested(100, {"key": "Z-9"}),
+    _nested(200, {"key": "z-9"}),  # deeper than the fast path takes: python-jsonschema decides
+]
+
+
+def test_a_recursive_schema_gets_the_fast_accept() -> None:
+    assert _fast_accept(TREE) is not None
+
+
+@pytest.mark.parametrize("value", TREE_EDGES)
+def test_recursive_schemas_get_the_same_verdict_as_python_jsonschema(value: Any) -> None:
+    assert make_validator(TREE).errors(value) == _python_only(TREE, value)
+
+
+trees = st.recursive(
+    st.fixed_dictionaries({"key": st.sampled_from(["a-1", "b-22", "C-3", ""])}),
+    lambda inner: st.fixed_dictionaries(
+        {"key": st.sampled_from(["a-1", "x"])},
+        optional={"children": st.lists(inner, max_size=3), "next": inner | json_values},
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(trees | json_values)
+def test_recursive_schemas_agree_on_generated_values(value: Any) -> None:
+    assert make_validator(TREE).errors(value) == _python_only(TREE, value)
+
+
+def test_a_value_nested_past_any_stack_is_refused_not_a_crash() -> None:
+    """jsonschema-rs recurses once per level of the value on a recursive schema: 100,000
+    levels overflowed its stack and ended the process. Such a value never reaches it."""
+    import threading
+
+    deep = _nested(100_000, {"key": "a-1"})
+    got: list[Any] = []
+    worker = threading.Thread(target=lambda: got.append(make_validator(TREE).errors(deep)))
+    worker.start()
+    worker.join()
+    assert [p.keyword for p in got[0]] == ["depth"]
 
 
 def test_an_uncompilable_pattern_is_refused_not_accepted() -> None:
