@@ -11,6 +11,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,15 +30,15 @@ class Sample:
 
 def run_process(argv: list[str], env: dict[str, str], cwd: Path) -> Sample:
     """Run ``argv`` to completion; exit with its stderr if it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    assert proc.stderr is not None
-    stderr = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
+    # stderr to a file, not a pipe: a command that writes more than a pipe holds (a lint's
+    # findings) would wait for a reader while this process waits for it to end
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode not in (0, 1):  # 1: findings (a lint warning is not a failure here)
         sys.exit(f"command failed ({proc.returncode}): {' '.join(argv)}\n{stderr}")
