@@ -186,6 +186,15 @@ def _insert_args(record: RunRecord) -> list[Any]:
     return rowcodec.record_values(record, booleans=True)
 
 
+def _statement(write: RowWrite) -> tuple[str, list[Any]]:
+    """The statement that makes ``write``, and its parameters."""
+    if write.record is not None:
+        return _INSERT, _insert_args(write.record)
+    changes = write.changes or {}
+    check_changes(changes)
+    return _update_statement(write.run_id, changes, write.expect_status, write.expect_owner)
+
+
 def _update_statement(
     run_id: str,
     changes: Mapping[str, Any],
@@ -471,32 +480,34 @@ class PostgresStore:
         with. Raises when the transaction failed as a whole (the database unavailable, its
         commit refused): then none is written. A lone write is sent as :meth:`insert` or
         :meth:`update` sends it."""
+        outcomes: list[bool | Exception] = []
         statements: list[tuple[str, Sequence[Any]]] = []
-        for write in writes:
-            if write.record is not None:
-                statements.append((_INSERT, _insert_args(write.record)))
-            else:
-                changes = write.changes or {}
-                check_changes(changes)
-                statements.append(
-                    _update_statement(
-                        write.run_id, changes, write.expect_status, write.expect_owner
-                    )
-                )
+        sent: list[int] = []  # the index of each statement's write
+        for index, write in enumerate(writes):
+            try:
+                statements.append(_statement(write))
+            except (ValueError, TypeError) as exc:  # a row this store cannot hold: it alone
+                outcomes.append(exc)
+                continue
+            outcomes.append(False)
+            sent.append(index)
         durable = any(write.durable for write in writes)
         if len(statements) == 1:  # alone: one statement, as insert() or update() sends it
             sql, args = statements[0]
             counts: list[int | Exception] = [self._run(sql, args, durable=durable, prepared=True)]
-        else:
+        elif statements:
             counts = self._on_connection(
                 lambda conn: self._writes.execute_many(conn, statements, durable=durable)
             )
-        return [
-            self._mapped(count)
-            if isinstance(count, Exception)
-            else write.record is not None or count == 1
-            for write, count in zip(writes, counts, strict=True)
-        ]
+        else:
+            counts = []
+        for index, count in zip(sent, counts, strict=True):
+            outcomes[index] = (
+                self._mapped(count)
+                if isinstance(count, Exception)
+                else writes[index].record is not None or count == 1
+            )
+        return outcomes
 
     def _mapped(self, exc: Exception) -> Exception:
         """The error one statement failed with, as :meth:`_run` would raise it."""
