@@ -117,6 +117,19 @@ def test_a_batch_whose_every_write_fails_leaves_the_connection_usable(
         store.close()
 
 
+def test_a_batch_survives_its_session_losing_the_prepared_statements(pg_url: str) -> None:
+    store = PostgresStore(pg_url, sweep=False, max_size=1)  # the same session throughout
+    try:
+        store.insert(record("p0"))  # the insert is prepared on the session
+        store._run("DEALLOCATE ALL", durable=False)  # as a pooler's new server session would
+        seen: list[Any] = []
+        history.run_batch([staged(store, ledger.begin_write(record(r)), seen) for r in "pq"])
+        assert seen == [("p", True), ("q", True)]
+        assert sorted(transactions(store)) == ["p", "p0", "q"]
+    finally:
+        store.close()
+
+
 def test_a_batch_cut_by_an_outage_tells_no_call_its_row_is_written(
     store: PostgresStore, pg: pgcluster.Cluster, pg_url: str
 ) -> None:

@@ -151,7 +151,10 @@ class PreparedWrites:
                 return
             error = errors.error_from_result(results[failed], encoding=conn.info.encoding)
             if isinstance(error, errors.InvalidSqlStatementName) and not prepared_again:
-                ready.clear()  # the session lost its statements (see execute): once more
+                # The session lost its statements (see execute): end the failed transaction
+                # (a statement cannot be prepared in it), prepare them again, send once more.
+                conn.wait(_roundtrip(conn.pgconn, _ROLLBACK))
+                ready.clear()
                 prepared_again = True
                 continue
             outcomes[sending[failed][0]] = error
