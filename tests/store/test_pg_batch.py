@@ -11,14 +11,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from bench import pgcluster
 
 import toolctl
 from tests.store.faults import refused, restart
 from toolctl.runtime.errors import DatabaseUnavailableError, StateError
-from toolctl.runtime.history import ledger, pgprepared
+from toolctl.runtime.history import ledger
 from toolctl.runtime.history import writer as history
 from toolctl.runtime.history.postgres import PostgresStore
 from toolctl.runtime.history.records import RowWrite, RunRecord
@@ -225,18 +224,15 @@ def _burst(registry: Any, store: PostgresStore, tool: str, count: int, **args: A
 def test_calls_in_flight_keep_their_rows_when_one_write_fails(
     registry: Any, store: PostgresStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    values = pgprepared._values
-
-    def refusing_x13(params: Any) -> list[bytes | None]:
-        if any(isinstance(p, str) and '"x13"' in p for p in params):
-            raise psycopg.DataError("value too long for type character varying(1)")
-        return values(params)
-
-    monkeypatch.setattr(pgprepared, "_values", refusing_x13)
+    # a rule of this database refuses one call's row: its write fails on the server, in the batch
+    store._run(
+        "ALTER TABLE toolctl_runs ADD CONSTRAINT no_x13 CHECK (output NOT LIKE '%x13%')",
+        durable=False,
+    )
     monkeypatch.setattr(current().history, "active", 5)  # the writer thread writes, batched
     results = _burst(registry, store, "looked_up", 30)
     failed = [r for r in results if isinstance(r, BaseException)]
-    assert len(failed) == 1 and "value too long" in str(failed[0])
+    assert len(failed) == 1 and "no_x13" in str(failed[0])
     done = [r for r in results if not isinstance(r, BaseException)]
     assert len(done) == 29
     for result in done:
