@@ -254,7 +254,9 @@ def test_calls_in_flight_across_a_restart_all_end_recorded(
             ),
             return_exceptions=True,
         )
-        while len(await asyncio.to_thread(store.running)) < 9:  # every running row written
+        deadline = time.monotonic() + 60
+        while len(await asyncio.to_thread(store.query, tool="plain")) < 8:  # rows written
+            assert time.monotonic() < deadline, "the calls' running rows were never written"
             await asyncio.sleep(0.05)
         await asyncio.to_thread(restart, pg, "fast")
         return list(await calls)
