@@ -15,11 +15,14 @@ p99 <= 1.00x.
 
     .venv/bin/python bench/bench_http.py [--calls 1200] [--rounds 4] [--clients 1,10,50]
         [--load sdk,wrk] [--wrk-seconds 2] [--wrk-revisions 2025-11-25,2026-07-28]
-        [--baseline CHECKOUT]
+        [--baseline CHECKOUT] [--postgres]
 
 ``--baseline`` adds a fourth server, ``toolctl serve`` from another checkout's ``src`` (e.g. a
 detached worktree of ``main``), in the same interleaved rounds: an A/B of two commits that the
 rest of the machine weighs on alike, printed as this checkout's CPU per call / the baseline's.
+``--postgres`` adds ``toolctl serve`` on a PostgreSQL run history (a throwaway cluster,
+``bench/pgcluster.py``), printed against the same server on SQLite (this process's CPU only: the
+PostgreSQL server's own is not counted).
 
 Bounded: every loop has a fixed count or time, every server is stopped at the end.
 """
@@ -35,7 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,6 +51,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 START_TIMEOUT = 60.0
 PEER, FLOOR, OURS = "MCPServer", "lowlevel (floor)", "toolctl serve"
 BASE = "toolctl baseline"
+ON_PG = "toolctl on pg"  # the same registry with a PostgreSQL run history
 
 
 class ServerProcess:
@@ -248,6 +252,12 @@ def report(samples: Samples, unit: str = "client") -> None:
         if BASE in by_server and ours.cpu_per_call and by_server[BASE].cpu_per_call:
             ratio = ours.cpu_per_call / by_server[BASE].cpu_per_call
             print(f"  toolctl / baseline  CPU/call = {ratio:.2f}x (this checkout / --baseline)")
+        if ON_PG in by_server and ours.cpu_per_call and by_server[ON_PG].cpu_per_call:
+            ratio = by_server[ON_PG].cpu_per_call / ours.cpu_per_call
+            print(
+                f"  toolctl on PostgreSQL / on SQLite CPU/call = {ratio:.2f}x "
+                "(the PostgreSQL server's own CPU not counted)"
+            )
         for what, mine, theirs, base, sense in checks:
             if not (mine and theirs and base):  # a short run can fall within one clock tick
                 print(f"  toolctl / MCPServer {what:<8} = n/a (too few calls to measure)")
@@ -290,11 +300,16 @@ def main() -> None:
     parser.add_argument(
         "--baseline", type=Path, help="another checkout whose src/ is served too, for an A/B"
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="serve toolctl on a PostgreSQL run history too (a throwaway cluster)",
+    )
     args = parser.parse_args()
     levels = [int(n) for n in args.clients.split(",")]
     loads = set(args.load.split(","))
     py = sys.executable
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as clusters:
         root = Path(tmp)
         small = registry(root / "one", 1)
         serve = [py, "-m", "toolctl", "serve", "--transport", "http", "--port", "0"]
@@ -308,6 +323,12 @@ def main() -> None:
         if args.baseline is not None:
             src = str(args.baseline.resolve() / "src")
             argvs[BASE] = (serve, small, {**os.environ, "PYTHONPATH": src})
+        if args.postgres:
+            import pgcluster
+
+            cluster = clusters.enter_context(pgcluster.bench_cluster())
+            on_pg = registry(root / "pg", 1, state=cluster.create_database("bench_http"))
+            argvs[ON_PG] = (serve, on_pg, None)
         servers: dict[str, ServerProcess] = {}
         try:
             for label, (argv, cwd, env) in argvs.items():

@@ -42,8 +42,11 @@ def test_bench_store_prints_both_tables(pg: pgcluster.Cluster) -> None:
         "12",
         "--clients",
         "2",
+        "--in-flight",
+        "4",
     )
-    assert "PostgreSQL / SQLite recording cost: wall" in out
+    assert out.count("PostgreSQL / SQLite recording cost:") == 4, out  # 2 tools, 2 ways
+    assert "add_plain (plain tool, 2 writes), registry.acall, 4 in flight:" in out
     rows = [line.split() for line in out.splitlines() if line.strip()[:1] in "123"]
     assert [row[0] for row in rows[-3:]] == ["1", "2", "3"]
 

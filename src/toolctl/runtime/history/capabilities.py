@@ -1,13 +1,12 @@
 """What a run store can do beyond storing rows, worked out once when the store is made.
 
 Every store stores rows (:class:`~toolctl.runtime.history.records.RunStore`). Some can do more:
-renew
-the leases of runs executing on a history shared by several machines, hold a task queue for
-background runs, commit several writes in one transaction, answer a readiness ping. Each ability
-is a :class:`typing.Protocol`; a store's :class:`Capabilities` record says which it has (checked
-once, in the store's constructor, by :meth:`Capabilities.probe`), so callers ask
-``store.capabilities.leases`` instead of probing the store by attribute or class name on every
-call.
+renew the leases of runs executing on a history shared by several machines, hold a task queue
+for background runs, commit several writes in one transaction (or send them in one round
+trip), answer a readiness ping. Each ability is a :class:`typing.Protocol`; a store's
+:class:`Capabilities` record says which it has (checked once, in the store's constructor, by
+:meth:`Capabilities.probe`), so callers ask ``store.capabilities.leases`` instead of probing
+the store by attribute or class name on every call.
 """
 
 from __future__ import annotations
@@ -19,6 +18,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from procrastinate import App
+
+    from toolctl.runtime.history.records import RowWrite
 
 
 @runtime_checkable
@@ -70,6 +71,20 @@ class BatchingStore(Protocol):
 
 
 @runtime_checkable
+class PipelineStore(Protocol):
+    """A store on a server that makes several row writes in one transaction sent as one
+    round trip (PostgreSQL's pipeline mode): the history writer's batch, where each write
+    waiting for its answer before the next is sent would cost a round trip each."""
+
+    def write_many(self, writes: Sequence[RowWrite]) -> list[bool | Exception]:
+        """Make ``writes`` in one transaction; for each, what
+        :func:`~toolctl.runtime.history.ledger.apply` returns, or the error it alone failed
+        with (not written; the others are). Raises when the transaction as a whole failed:
+        then none of them is written."""
+        ...
+
+
+@runtime_checkable
 class PingStore(Protocol):
     """A store on a server, which a readiness check pings."""
 
@@ -95,6 +110,7 @@ class Capabilities:
     leases: LeaseStore | None = None
     queue: QueueStore | None = None
     batching: BatchingStore | None = None
+    pipelining: PipelineStore | None = None
     ping: PingStore | None = None
     rate_limits: RateLimitStore | None = None  # buckets shared by every process on the store
 
@@ -112,6 +128,7 @@ class Capabilities:
             leases=store if isinstance(store, LeaseStore) else None,
             queue=store if isinstance(store, QueueStore) else None,
             batching=store if isinstance(store, BatchingStore) else None,
+            pipelining=store if isinstance(store, PipelineStore) else None,
             ping=store if isinstance(store, PingStore) else None,
             rate_limits=store if isinstance(store, RateLimitStore) else None,
         )

@@ -37,6 +37,7 @@ from toolctl.runtime.history.ownership import (
     owner_alive,
     owner_fields,
 )
+from toolctl.runtime.history.records import RowWrite
 from toolctl.runtime.result import ErrorCode, RunStatus
 from toolctl.runtime.sync import owns_running_loop
 
@@ -81,16 +82,41 @@ async def off_loop(
 # ---------------------------------------------------------------- a call's own run
 
 
+def apply(store: RunStore, write: RowWrite) -> bool:
+    """Make ``write`` (one of the writes below, made earlier) on ``store``: True when it wrote
+    the row (an insert always; an update when the row was still as expected)."""
+    if write.record is not None:
+        store.insert(write.record, durable=write.durable)
+        return True
+    return store.update(
+        write.run_id,
+        expect_status=write.expect_status,
+        expect_owner=write.expect_owner,
+        durable=write.durable,
+        **(write.changes or {}),
+    )
+
+
 def begin(store: RunStore, rec: RunRecord, *, durable: bool = False) -> None:
     """Record a new run (``running``, or already in its final or pending state); ``durable``
     for a run entering a pending state."""
-    store.insert(rec, durable=durable)
+    apply(store, begin_write(rec, durable=durable))
+
+
+def begin_write(rec: RunRecord, *, durable: bool = False) -> RowWrite:
+    """:func:`begin`'s write, to be made later (the history writer's batch)."""
+    return RowWrite(rec.run_id, record=rec, durable=durable)
 
 
 def record(store: RunStore, run_id: str, row: RowChanges, *, durable: bool = False) -> None:
     """Write the row of a run this call has just made and nobody else knows yet (its
     ``running`` row after a deferred insert, its hand-off to a worker): no compare-and-set."""
-    store.update(run_id, durable=durable, **row)
+    apply(store, record_write(run_id, row, durable=durable))
+
+
+def record_write(run_id: str, row: RowChanges, *, durable: bool = False) -> RowWrite:
+    """:func:`record`'s write, to be made later."""
+    return RowWrite(run_id, changes=row, durable=durable)
 
 
 def settle(
@@ -105,9 +131,21 @@ def settle(
     """Move a run this call holds (in ``status``, owned by ``owner``) to the state in ``row``:
     its final state, or a pending one (``durable``). None when done; else the state another
     writer (``runs cancel``, a sweep) left it in, which stands."""
-    if store.update(run_id, expect_status=status, expect_owner=owner, durable=durable, **row):
-        return None
-    return str(store.get(run_id).status)
+    write = settle_write(run_id, row, status=status, owner=owner, durable=durable)
+    return settled(store, write, apply(store, write))
+
+
+def settle_write(
+    run_id: str, row: RowChanges, *, status: str, owner: str | None, durable: bool = False
+) -> RowWrite:
+    """:func:`settle`'s compare-and-set, to be made later; :func:`settled` reads its outcome."""
+    return RowWrite(run_id, changes=row, expect_status=status, expect_owner=owner, durable=durable)
+
+
+def settled(store: RunStore, write: RowWrite, changed: bool) -> str | None:
+    """What :func:`settle` returns once its ``write`` was made: None when it ``changed`` the
+    row, else the state another writer left the run in."""
+    return None if changed else str(store.get(write.run_id).status)
 
 
 def claim(

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from toolctl.install import install_hint
@@ -32,7 +32,7 @@ from toolctl.runtime.history import codec as rowcodec
 from toolctl.runtime.history import pgprepared
 from toolctl.runtime.history.capabilities import Capabilities
 from toolctl.runtime.history.codec import FIELDS
-from toolctl.runtime.history.records import RunRecord, ambiguous_prefix, check_changes
+from toolctl.runtime.history.records import RowWrite, RunRecord, ambiguous_prefix, check_changes
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from toolctl.runtime.history.records import RowChanges
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = 5
 PING_WAIT_S = 2.0  # a readiness probe's wait for a connection
@@ -179,6 +181,45 @@ def _secret_of(url: str) -> str | None:
     return None
 
 
+def _insert_args(record: RunRecord) -> list[Any]:
+    """The parameters of :data:`_INSERT` for ``record``."""
+    return rowcodec.record_values(record, booleans=True)
+
+
+def _statement(write: RowWrite) -> tuple[str, list[Any]]:
+    """The statement that makes ``write``, and its parameters."""
+    if write.record is not None:
+        return _INSERT, _insert_args(write.record)
+    changes = write.changes or {}
+    check_changes(changes)
+    return _update_statement(write.run_id, changes, write.expect_status, write.expect_owner)
+
+
+def _update_statement(
+    run_id: str,
+    changes: Mapping[str, Any],
+    expect_status: str | tuple[str, ...] | None,
+    expect_owner: str | None,
+) -> tuple[str, list[Any]]:
+    """The ``UPDATE`` that applies ``changes`` to run ``run_id`` if it is in ``expect_status``
+    and owned by ``expect_owner`` (each None: any), and its parameters."""
+    sets = ", ".join(f"{k} = %s" for k in changes)
+    args = rowcodec.change_values(changes, booleans=True)
+    clauses: list[str] = ["run_id = %s"]
+    where_args: list[Any] = [run_id]
+    if isinstance(expect_status, str):
+        clauses.append("status = %s")
+        where_args.append(expect_status)
+    elif expect_status:
+        clauses.append("status = ANY(%s)")
+        where_args.append(list(expect_status))
+    if expect_owner is not None:
+        clauses.append("owner IS NOT DISTINCT FROM %s")
+        where_args.append(expect_owner)
+    sql = f"UPDATE toolctl_runs SET {sets} WHERE {' AND '.join(clauses)}"
+    return sql, [*args, *where_args]
+
+
 class PostgresStore:
     """The run history in a PostgreSQL database. Safe across threads, processes and machines."""
 
@@ -293,6 +334,15 @@ class PostgresStore:
         apply it twice. Any other error (a constraint, a bad statement) is not retried.
         ``wait``: how long to wait for a connection (default: the pool's timeout).
         """
+        if prepared and not durable:
+            return self._on_connection(lambda conn: self._writes.execute(conn, sql, args), wait)
+        return self._on_connection(
+            lambda conn: self._execute(conn, sql, args, durable=durable, fetch=fetch), wait
+        )
+
+    def _on_connection(self, use: Callable[[Any], T], wait: float | None = None) -> T:
+        """``use(conn)`` on a pooled connection, sent once more on a checked connection if
+        the first was broken, errors mapped (see :meth:`_run`)."""
         import psycopg
 
         for attempt in (1, 2):
@@ -302,9 +352,7 @@ class PostgresStore:
                 # commit or roll back nothing (autocommit), through the connection's lock
                 conn = self._getconn(wait)
                 try:
-                    if prepared and not durable:
-                        return self._writes.execute(conn, sql, args)
-                    return self._execute(conn, sql, args, durable=durable, fetch=fetch)
+                    return use(conn)
                 except psycopg.OperationalError:
                     broken = conn.broken or conn.closed
                     raise
@@ -407,8 +455,7 @@ class PostgresStore:
 
     def insert(self, record: RunRecord, *, durable: bool = False) -> None:
         """Add a run; ``durable`` commits synchronously (a run inserted in a pending state)."""
-        values = rowcodec.record_values(record, booleans=True)
-        self._run(_INSERT, values, durable=durable, prepared=True)
+        self._run(_INSERT, _insert_args(record), durable=durable, prepared=True)
 
     def update(
         self,
@@ -423,21 +470,52 @@ class PostgresStore:
         ``expect_owner``; False when another writer got there first (compare-and-set).
         Status changes come from the run ledger (:mod:`toolctl.runtime.history.ledger`) only."""
         check_changes(changes)
-        sets = ", ".join(f"{k} = %s" for k in changes)
-        args = rowcodec.change_values(changes, booleans=True)
-        clauses: list[str] = ["run_id = %s"]
-        where_args: list[Any] = [run_id]
-        if isinstance(expect_status, str):
-            clauses.append("status = %s")
-            where_args.append(expect_status)
-        elif expect_status:
-            clauses.append("status = ANY(%s)")
-            where_args.append(list(expect_status))
-        if expect_owner is not None:
-            clauses.append("owner IS NOT DISTINCT FROM %s")
-            where_args.append(expect_owner)
-        sql = f"UPDATE toolctl_runs SET {sets} WHERE {' AND '.join(clauses)}"
-        return int(self._run(sql, [*args, *where_args], durable=durable, prepared=True)) == 1
+        sql, args = _update_statement(run_id, changes, expect_status, expect_owner)
+        return int(self._run(sql, args, durable=durable, prepared=True)) == 1
+
+    def write_many(self, writes: Sequence[RowWrite]) -> list[bool | Exception]:
+        """Make ``writes`` in one transaction sent as one round trip (the history writer's
+        batch: :mod:`toolctl.runtime.history.writer`); for each, what
+        :func:`~toolctl.runtime.history.ledger.apply` returns or the error it alone failed
+        with. Raises when the transaction failed as a whole (the database unavailable, its
+        commit refused): then none is written. A lone write is sent as :meth:`insert` or
+        :meth:`update` sends it."""
+        outcomes: list[bool | Exception] = []
+        statements: list[tuple[str, Sequence[Any]]] = []
+        sent: list[int] = []  # the index of each statement's write
+        for index, write in enumerate(writes):
+            try:
+                statements.append(_statement(write))
+            except (ValueError, TypeError) as exc:  # a row this store cannot hold: it alone
+                outcomes.append(exc)
+                continue
+            outcomes.append(False)
+            sent.append(index)
+        durable = any(write.durable for write in writes)
+        if len(statements) == 1:  # alone: one statement, as insert() or update() sends it
+            sql, args = statements[0]
+            counts: list[int | Exception] = [self._run(sql, args, durable=durable, prepared=True)]
+        elif statements:
+            counts = self._on_connection(
+                lambda conn: self._writes.execute_many(conn, statements, durable=durable)
+            )
+        else:
+            counts = []
+        for index, count in zip(sent, counts, strict=True):
+            outcomes[index] = (
+                self._mapped(count)
+                if isinstance(count, Exception)
+                else writes[index].record is not None or count == 1
+            )
+        return outcomes
+
+    def _mapped(self, exc: Exception) -> Exception:
+        """The error one statement failed with, as :meth:`_run` would raise it."""
+        import psycopg
+
+        if isinstance(exc, psycopg.OperationalError):
+            return self._unavailable(exc)
+        return self._error(exc, "cannot use") if isinstance(exc, psycopg.Error) else exc
 
     def get(self, run_id: str) -> RunRecord:
         """The run with this id, or the only run whose id starts with it."""

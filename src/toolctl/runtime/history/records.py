@@ -211,3 +211,20 @@ class RunStore(Protocol):
         """End the runs whose owner died (:func:`toolctl.runtime.history.ledger.sweep`); their
         ids."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class RowWrite:
+    """One write of a run's row, described before it is made: the insert of ``record``, or
+    the update of ``changes`` (a compare-and-set when ``expect_status`` / ``expect_owner`` are
+    given). The run ledger makes them, and makes one on any store
+    (:func:`~toolctl.runtime.history.ledger.apply`); a store that pipelines
+    (:class:`~toolctl.runtime.history.capabilities.PipelineStore`) makes several calls' writes
+    in one round trip (the history writer's batch)."""
+
+    run_id: str
+    record: RunRecord | None = None
+    changes: RowChanges | None = None
+    expect_status: str | tuple[str, ...] | None = None
+    expect_owner: str | None = None
+    durable: bool = False

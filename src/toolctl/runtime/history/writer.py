@@ -16,6 +16,15 @@ load a commit is shared by several calls instead of paid by each. A write that f
 (SQLite undoes only its statement); if a failure aborted the whole transaction, every write of
 the batch reports that error: no write reports success unless it is committed. The callers'
 futures are settled after the commit, with one wake-up of their loop per batch.
+
+On a store on a server (PostgreSQL) each write is a round trip, so running the batch's writes
+one after the other in a transaction would save nothing: there the calls' writes are
+:class:`Staged` (what comes before the row write, the write itself, what comes after it), and
+the writer sends the row writes of the staged jobs waiting for it in one transaction, as one
+round trip (:meth:`~toolctl.runtime.history.capabilities.PipelineStore.write_many`), then runs
+what comes after each once the transaction is committed. The same promises hold: a write that
+fails fails alone, a transaction that fails fails every write of it, and each caller learns its
+row is written only after the commit.
 """
 
 from __future__ import annotations
@@ -35,7 +44,8 @@ from toolctl.runtime.sync import owns_running_loop
 if TYPE_CHECKING:
     import asyncio
 
-    from toolctl.runtime.history.records import RunStore
+    from toolctl.runtime.history.capabilities import PipelineStore
+    from toolctl.runtime.history.records import RowWrite, RunStore
 
 T = TypeVar("T")
 log = logging.getLogger("toolctl.runtime")
@@ -45,6 +55,31 @@ MAX_BATCH = 64  # writes per transaction: bounds how long the store's lock is he
 # flight (their rows come within moments): a commit and a wake-up of the callers' loop shared
 # by several calls instead of paid by each. Wall time the call waits, no CPU.
 GATHER_S = 0.002
+
+
+class Staged:
+    """A history write in three steps, so that the writer can send the row writes of several
+    calls together: ``prepare()`` does what comes before the row write and returns it (None:
+    nothing to write, nothing after), ``then(write, changed)`` what comes after it, once it is
+    made (``changed``: what :func:`~toolctl.runtime.history.ledger.apply` returned).
+    Calling it makes the three steps at once."""
+
+    __slots__ = ("prepare", "store", "then")
+
+    def __init__(
+        self,
+        store: RunStore,
+        prepare: Callable[[], RowWrite | None],
+        then: Callable[[RowWrite, bool], object],
+    ) -> None:
+        self.store, self.prepare, self.then = store, prepare, then
+
+    def __call__(self) -> None:
+        from toolctl.runtime.history import ledger
+
+        write = self.prepare()
+        if write is not None:
+            self.then(write, ledger.apply(self.store, write))
 
 
 class _Job:
@@ -109,7 +144,10 @@ class _Writer:
 
 def _can_batch(job: _Job) -> bool:
     # Only a store that commits several writes at once gains by waiting for more of them.
-    return job.store is not None and job.store.capabilities.batching is not None
+    if job.store is None:
+        return False
+    capabilities = job.store.capabilities
+    return capabilities.batching is not None or capabilities.pipelining is not None
 
 
 def _groups(jobs: list[_Job]) -> Iterator[list[_Job]]:
@@ -128,7 +166,11 @@ def run_batch(jobs: list[_Job]) -> None:
     """Run ``jobs`` (all on one store), in one transaction when the store can batch; each
     job's value or error is left on it."""
     store = jobs[0].store
-    batching = store.capabilities.batching if store is not None and len(jobs) > 1 else None
+    capabilities = store.capabilities if store is not None and len(jobs) > 1 else None
+    if capabilities is not None and capabilities.pipelining is not None:
+        _run_pipelined(jobs, capabilities.pipelining)
+        return
+    batching = capabilities.batching if capabilities is not None else None
     if batching is None:
         for job in jobs:
             _run_job(job)
@@ -148,6 +190,54 @@ def run_batch(jobs: list[_Job]) -> None:
         for job in jobs:
             if job.error is None:
                 job.error = exc
+
+
+def _run_pipelined(jobs: list[_Job], store: PipelineStore) -> None:
+    """Run ``jobs`` (all on ``store``): the row writes of consecutive staged jobs together;
+    any other job alone, in its place (what it does may depend on the writes before it)."""
+    staged: list[_Job] = []
+    for job in jobs:
+        if isinstance(job.fn, Staged):
+            staged.append(job)
+            continue
+        _write_together(staged, store)
+        staged = []
+        _run_job(job)
+    _write_together(staged, store)
+
+
+def _write_together(jobs: list[_Job], store: PipelineStore) -> None:
+    """Prepare each staged job, make their row writes in one transaction, then finish each
+    job whose write was made (after the commit: a job is told only of a committed row)."""
+    writing: list[tuple[_Job, Staged, RowWrite]] = []
+    for job in jobs:
+        staged = job.fn
+        assert isinstance(staged, Staged)
+        write = _run_step(job, staged.prepare)
+        if write is not None:
+            writing.append((job, staged, write))
+    if not writing:
+        return
+    try:
+        outcomes = store.write_many([write for _, _, write in writing])
+    except Exception as exc:  # the transaction failed: none of them is written
+        for job, _, _ in writing:
+            job.error = exc
+        return
+    for (job, staged, write), outcome in zip(writing, outcomes, strict=True):
+        if isinstance(outcome, Exception):
+            job.error = outcome  # this write alone failed; the others are committed
+        else:
+            _run_step(job, staged.then, write, outcome)
+
+
+def _run_step(job: _Job, step: Callable[..., T], *args: Any) -> T | None:
+    """One step of a staged job; its error is left on the job (None then)."""
+    try:
+        return step(*args)
+    except BaseException as exc:  # handed to the caller, whatever it is
+        job.error = exc
+        return None
 
 
 def _run_job(job: _Job) -> bool:

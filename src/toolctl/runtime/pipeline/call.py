@@ -455,7 +455,7 @@ class Call:
         # Cancelled while the row is being written, the run is recorded as cancelled right after
         # it (the writer keeps order): never left running.
         await history.write(
-            recorder.mark_running, store=recorder.store, if_cancelled=recorder.cancelled
+            recorder.staged_running(), store=recorder.store, if_cancelled=recorder.cancelled
         )
         return False
 

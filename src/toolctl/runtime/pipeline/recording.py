@@ -13,7 +13,7 @@ from toolctl.runtime.errors import DatabaseUnavailableError
 from toolctl.runtime.history import binding, heartbeat, ledger
 from toolctl.runtime.history import writer as history
 from toolctl.runtime.history.ownership import owner_fields
-from toolctl.runtime.history.records import RunRecord
+from toolctl.runtime.history.records import RowWrite, RunRecord
 from toolctl.runtime.pipeline.state import StepFailed
 from toolctl.runtime.redact import hide_values
 from toolctl.runtime.result import ErrorCode, RunResult, RunStatus, ToolErrorInfo
@@ -160,22 +160,34 @@ class Recorder:
         """Insert the run's row, or update it — with ``cas``, only if it is still in
         ``expect_status`` and owned by this call. None on success, else the state found.
         ``durable`` for the writes that must survive a power loss (a run becoming pending)."""
-        store = self.store
+        write = self._row_write(fields, cas=cas, durable=durable)
+        return self._written(write, ledger.apply(self.store, write))
+
+    def _row_write(
+        self, fields: dict[str, Any], *, cas: bool = True, durable: bool = False
+    ) -> RowWrite:
+        """:meth:`_write`'s write of ``fields`` (scrubbed of the run's secrets), to be made."""
         fields = self._scrubbed(fields)
         if not self.recorded:
             rec = self._new_record()
             for key, value in fields.items():
                 setattr(rec, key, value)
-            ledger.begin(store, rec, durable=durable)
-            self.recorded = True
-            return None
+            return ledger.begin_write(rec, durable=durable)
         run_id = self.state.run_id
+        row = cast("RowChanges", fields)  # the keys above: all run fields
         if cas:
             status, owner = self.expect_status, self.owner
-            row = cast("RowChanges", fields)  # the keys above: all run fields
-            return ledger.settle(store, run_id, row, status=status, owner=owner, durable=durable)
-        ledger.record(store, run_id, cast("RowChanges", fields), durable=durable)
-        return None
+            return ledger.settle_write(run_id, row, status=status, owner=owner, durable=durable)
+        return ledger.record_write(run_id, row, durable=durable)
+
+    def _written(self, write: RowWrite, changed: bool) -> str | None:
+        """What :meth:`_write` returns once ``write`` is made (``changed``: its outcome)."""
+        if write.record is not None:
+            self.recorded = True
+            return None
+        if write.expect_status is None:  # no compare-and-set: nothing to lose
+            return None
+        return ledger.settled(self.store, write, changed)
 
     def _scrubbed(self, fields: dict[str, Any]) -> dict[str, Any]:
         """``fields`` with the run's secret values scrubbed from every stored view: the one
@@ -203,18 +215,36 @@ class Recorder:
         self._finish(result, extra, patient=True)
 
     def _finish(self, result: RunResult, extra: dict[str, Any], *, patient: bool) -> None:
-        shared = self.store.capabilities.shared
-        if shared:  # only a shared store's runs are held
-            heartbeat.release(self.state.run_id)
-        if not self.history and result.status.final and not self.recorded:
+        fields = self._final_fields(result, extra)
+        if fields is None:
             return
-        if not self.recorded and self.handler_started_at is not None:
-            extra.setdefault("started_at", self.handler_started_at)
-        fields = self._record(result, **extra)
-        if shared and patient:
+        if patient and self.store.capabilities.shared:
             self._kept(result, self._write_patiently(fields))
         else:
             self._kept(result, self._write(fields))
+
+    def _final_fields(self, result: RunResult, extra: dict[str, Any]) -> dict[str, Any] | None:
+        """The final row's fields (None: the run is not recorded)."""
+        if self.store.capabilities.shared:  # only a shared store's runs are held
+            heartbeat.release(self.state.run_id)
+        if not self.history and result.status.final and not self.recorded:
+            return None
+        if not self.recorded and self.handler_started_at is not None:
+            extra.setdefault("started_at", self.handler_started_at)
+        return self._record(result, **extra)
+
+    def _staged_finish(self, result: RunResult) -> history.Staged:
+        """``_finish(result, {}, patient=False)`` as a staged write: the history writer sends
+        it with the other calls' writes (one round trip for them all on PostgreSQL)."""
+
+        def prepare() -> RowWrite | None:
+            fields = self._final_fields(result, {})
+            return None if fields is None else self._row_write(fields)
+
+        def then(write: RowWrite, changed: bool) -> None:
+            self._kept(result, self._written(write, changed))
+
+        return history.Staged(self.store, prepare, then)
 
     def _write_patiently(self, fields: dict[str, Any]) -> str | None:
         """The final write to a shared store, which a database outage does not lose at once:
@@ -267,11 +297,11 @@ class Recorder:
         in place when this call is the loop's only one: a replica's health answers meanwhile)."""
         if not self.history and not self.recorded:
             return
-        if not self.store.capabilities.shared:
-            await history.write(lambda: self.finish(result), store=self.store)
+        if not self.store.capabilities.shared:  # (patience is for a shared store only)
+            await history.write(self._staged_finish(result), store=self.store)
             return
         try:
-            await history.write(lambda: self._finish(result, {}, patient=False), store=self.store)
+            await history.write(self._staged_finish(result), store=self.store)
         except DatabaseUnavailableError:
             from toolctl.runtime.sync import owns_running_loop
 
@@ -307,19 +337,30 @@ class Recorder:
 
         A run claimed elsewhere (approve, resume, a background worker) already has its owner.
         """
-        if self.owner is not None:
-            return
-        if not self.history:
-            self.owner = "local"  # nothing to claim: the run is not recorded
-            return
-        self.owner = secrets.token_hex(8)
-        lease = heartbeat.lease_for(self.store, self.state.timeout)
-        claim = owner_fields(self.owner, lease)
-        self._write(
-            {"input": self.state.transcript.get("input"), "started_at": time.time(), **claim},
-            cas=False,
-        )
-        heartbeat.hold(self.store, self.state.run_id, self.owner, lease, self.state.abort)
+        self.staged_running()()
+
+    def staged_running(self) -> history.Staged:
+        """:meth:`mark_running` as a staged write (see :meth:`_staged_finish`)."""
+
+        def prepare() -> RowWrite | None:
+            if self.owner is not None:
+                return None
+            if not self.history:
+                self.owner = "local"  # nothing to claim: the run is not recorded
+                return None
+            self.owner = secrets.token_hex(8)
+            lease = heartbeat.lease_for(self.store, self.state.timeout)
+            claim = owner_fields(self.owner, lease)
+            started = {"input": self.state.transcript.get("input"), "started_at": time.time()}
+            return self._row_write({**started, **claim}, cas=False)
+
+        def then(write: RowWrite, changed: bool) -> None:
+            self._written(write, changed)
+            assert self.owner is not None  # (set by prepare)
+            lease = heartbeat.lease_for(self.store, self.state.timeout)  # the same: one per store
+            heartbeat.hold(self.store, self.state.run_id, self.owner, lease, self.state.abort)
+
+        return history.Staged(self.store, prepare, then)
 
     def _bound(self, answers: Any = None) -> dict[str, Any]:
         """The raw data a pending run continues with, and the MAC that binds it; ``answers``:
