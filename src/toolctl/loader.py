@@ -795,6 +795,7 @@ def _load_registry(
             specs.extend(_load_file(file, scope, kind, name, ctx, warm.pop(file, None)))
             if ctx.examples.full:  # memory: about one chunk's tools wait at a time
                 _settle_examples(ctx)
+        del listed, found  # not held while the cache is written
     _settle_examples(ctx)
     if store is not None:
         store.flush()
