@@ -40,7 +40,7 @@ import sys
 import time
 import zlib
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib.machinery import PathFinder
 from pathlib import Path
@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from toolctl import __version__
 from toolctl.atomicfile import replace
-from toolctl.contentdigest import content_digest
 from toolctl.keyfile import KeyFileError, load_or_create_key, read_key
 
 if TYPE_CHECKING:
@@ -59,8 +58,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT = 5  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
-# as character offsets and line starts (see Document)
+FORMAT = 6  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
+# as character offsets and line starts (see Document); 6: the parts bundling made, as JSON
+# text shared by the load (see _Text)
 _MAGIC = b"toolctl-cache hmac-sha256"
 DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
 KEY_NAME = "cache.key"
@@ -315,11 +315,56 @@ def _interned(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {k: intern(v) if type(v) is str else v for k, v in pairs}
 
 
-def _encode_array(value: Any) -> str:
-    """``json.dumps`` hook: position arrays as base64 text (encoded only when written)."""
-    if isinstance(value, array):
-        return base64.b64encode(value.tobytes()).decode()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+class _Text:
+    """A part of a bundled schema that bundling made (see :func:`_patches`), in an entry being
+    written: stored as its JSON text, a string inside the entry. A warm load keeps one copy
+    of each such part by its exact text (see :func:`_shared`), as the bundler keeps one of
+    each equal part: files whose tools hold the same parts share them without hashing or
+    decoding them again."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+class _Defs(_Text):
+    """An added ``$defs`` being written: stored as the JSON text of each definition (the
+    sets of definitions that tools add differ, the definitions in them recur)."""
+
+    __slots__ = ()
+
+
+def _encoder() -> Callable[[Any], Any]:
+    """A ``json.dumps`` hook for one write: position arrays as base64 text (encoded only when
+    written), :class:`_Text` as JSON text and :class:`_Defs` as ``{name: JSON text}``, each
+    text made once per write for the same object (the bundler shares its parts, the shared
+    definitions first, between the tools of a load)."""
+    texts: dict[int, tuple[Any, str]] = {}  # each part held with its text: ids stay unique
+
+    def text(value: Any) -> str:
+        found = texts.get(id(value))
+        if found is None:
+            found = texts[id(value)] = (value, _dumps(value))
+        return found[1]
+
+    def encode(value: Any) -> Any:
+        if isinstance(value, array):
+            return base64.b64encode(value.tobytes()).decode()
+        if type(value) is _Text:
+            return text(value.value)
+        if type(value) is _Defs:
+            return {name: text(node) for name, node in value.value.items()}
+        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+    return encode
+
+
+def _dumps(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """Compact JSON of an entry or a part of one (loaded YAML is a tree: aliases are refused)."""
+    return json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), default=default, check_circular=False
+    )
 
 
 def decode_positions(encoded: list[str]) -> tuple[array[int], array[int], array[int]]:
@@ -361,7 +406,7 @@ class LoadCache:
 
     # ------------------------------------------------------------------ files
 
-    def _shard_of(self, path: Path) -> int:
+    def _shard_of(self, path: str | Path) -> int:
         return zlib.crc32(os.fsencode(path)) % SHARDS  # spreads paths; nothing to defend
 
     def _shard_file(self, shard: int) -> Path:
@@ -372,6 +417,7 @@ class LoadCache:
         blob = _read(self._shard_file(shard))
         key = self._mac_key(create=False) if blob is not None else None
         payload = _unseal(blob, key) if blob is not None and key is not None else None
+        del blob  # not beside its payload's copy while that is decoded
         if payload is None:
             return {}  # no key, truncated, garbage, hand-edited or forged
         try:
@@ -383,15 +429,35 @@ class LoadCache:
         entries = data.get("entries")
         return entries if isinstance(entries, dict) else {}
 
+    def _opened(self, shard: int) -> dict[str, Any]:
+        """The entries of ``shard`` not taken yet (decoded on the first use in this load)."""
+        entries = self._shards.get(shard)
+        if entries is None:
+            entries = self._shards[shard] = self._load_shard(shard)
+        return entries
+
     def read(self, path: Path) -> dict[str, Any] | None:
         """The entry stored for ``path``; None when there is none usable."""
-        shard = self._shard_of(path)
-        if shard not in self._shards:
-            self._shards[shard] = self._load_shard(shard)
         # taken out: the registry keeps what it needs of an entry (its data), and the rest
         # (encoded positions, diagnostics) is freed as the load goes on, not at its end
-        entry = self._shards[shard].pop(str(path), None)
+        entry = self._opened(self._shard_of(path)).pop(str(path), None)
         return entry if isinstance(entry, dict) else None
+
+    def entries(self, paths: list[str]) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(index in ``paths``, entry) for each of ``paths`` with an entry, taken out as by
+        :meth:`read`, a shard at a time: each shard is decoded when its first path comes and
+        its paths' entries are handed on before the next one is. In ``paths``' order (which
+        the shards' hash ignores) every shard would be decoded within a few files, and all of
+        their entries held until their file came."""
+        by_shard: dict[int, list[int]] = {}
+        for i, path in enumerate(paths):
+            by_shard.setdefault(self._shard_of(path), []).append(i)
+        for shard in sorted(by_shard):
+            entries = self._opened(shard)
+            for i in by_shard[shard]:
+                entry = entries.pop(paths[i], None)
+                if isinstance(entry, dict):
+                    yield i, entry
 
     def write(self, path: Path, entry: dict[str, Any]) -> None:
         """Queue ``entry`` for ``path`` (written by :meth:`flush`)."""
@@ -410,16 +476,12 @@ class LoadCache:
             self._prepare()
         except OSError:
             return
-        for shard, entries in dirty.items():
+        encode = _encoder()
+        while dirty:  # each shard's entries freed once written (the registry keeps its data)
+            shard, entries = dirty.popitem()
             merged = {**_live(self._load_shard(shard)), **entries}  # keep other runs' entries
             try:
-                payload = json.dumps(
-                    {"context": self.context, "entries": merged},
-                    ensure_ascii=False,
-                    separators=(",", ":"),
-                    default=_encode_array,
-                    check_circular=False,  # loaded YAML is a tree (aliases are refused)
-                ).encode()
+                payload = _dumps({"context": self.context, "entries": merged}, encode).encode()
                 replace(self._shard_file(shard), _seal(payload, key))
             except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
                 pass
@@ -644,51 +706,71 @@ def add_late(entry: dict[str, Any], diagnostics: list[Diagnostic], invalid: list
         tool[2] = tool[2] or bad
 
 
-def _patches(orig: Any, new: Any, at: list[Any], out: list[list[Any]]) -> None:
+def _patches(orig: Any, new: Any, at: list[Any], out: list[list[Any]]) -> bool:
     """Append to ``out`` the ``[path, value]`` settings that make ``orig`` (a schema as
     written) into ``new`` (as bundled): a bundled schema is the written one with a few
     ``$ref`` strings set and its ``$defs`` added, so an entry stores that much instead of
-    the whole schema a second time (decoded, it would be a second copy of every schema)."""
+    the whole schema a second time (decoded, it would be a second copy of every schema).
+
+    True when ``new`` holds none of ``orig``'s containers: bundling made all of it (the
+    mapping around a rewritten ``$ref``, a schema equal to another tool's, whose copy the
+    bundler shares). Such a part is set whole, not key by key, so that a warm load holds one
+    copy of it for all the tools that hold it, as the bundler does (see :class:`_Text`); a
+    mapping with ``$defs`` is not (a schema's root: its definitions are shared one by one)."""
     if new is orig:
-        return
+        return type(new) is not dict and type(new) is not list
+    start = len(out)
     if type(new) is dict and type(orig) is dict and list(new)[: len(orig)] == list(orig):
+        fresh = True
         for key, value in new.items():
             if key in orig:
-                _patches(orig[key], value, [*at, key], out)
+                fresh = _patches(orig[key], value, [*at, key], out) and fresh
             else:
                 out.append([[*at, key], value])  # added after the written keys, as bundled
+        if not fresh or not at or "$defs" in new:
+            return fresh
     elif type(new) is list and type(orig) is list and len(new) == len(orig):
+        fresh = True
         for i, (was, value) in enumerate(zip(orig, new, strict=True)):
-            _patches(was, value, [*at, i], out)
-    elif not (type(new) is type(orig) and new == orig):
-        out.append([at, new])
+            fresh = _patches(was, value, [*at, i], out) and fresh
+        if not fresh or not at:
+            return fresh
+    elif type(new) is type(orig) and new == orig:
+        return True
+    del out[start:]
+    out.append([at, new])
+    return True
 
 
 def _link_shared(patches: list[list[Any]], first: dict[int, list[Any]], where: list[Any]) -> None:
     """Replace each patch value an earlier patch of the file already wrote (the same object:
     the bundler shares each set of ``$defs`` and equal parts) by ``[path, None, tool, key,
-    index]``, naming that patch: the decoded entry then holds one copy of it."""
-    for i, patch in enumerate(patches):
-        value = patch[1]
+    index]``, naming that patch: the decoded entry then holds one copy of it. The first of
+    each becomes ``[path, None, its JSON text]`` (see :class:`_Text`), other files' tools
+    holding the same; an added ``$defs`` ``[path, None, {name: the definition's JSON text}]``:
+    the sets of definitions that tools add differ, the definitions in them recur."""
+    for i, (path, value) in enumerate(patches):
         if type(value) is not dict and type(value) is not list:
             continue
         seen = first.get(id(value))
-        if seen is None:
-            first[id(value)] = [*where, i]
-        else:
-            patches[i] = [patch[0], None, *seen]
+        if seen is not None:
+            patches[i] = [path, None, *seen]
+            continue
+        first[id(value)] = [*where, i]
+        defs = path[-1:] == ["$defs"] and type(value) is dict
+        patches[i] = [path, None, _Defs(value) if defs else _Text(value)]
 
 
 def _bundled(
     raw: dict[str, Any],
     stored: dict[str, Any],
     done: list[dict[str, Any]],
-    shared: dict[bytes, Any],
+    shared: dict[Any, Any],
 ) -> Any:
     """The bundled schemas of a tool from its entry's patches (see :func:`to_entry`): the
     written schema with only the containers on each patch's path copied. ``done``: each
     earlier tool's resolved patch values, by key, which linked patches name; ``shared``: the
-    load's added ``$defs`` by content digest (see :func:`from_entry`)."""
+    load's parts made by bundling, by their JSON text (see :func:`_shared`)."""
     from toolctl.spec.model import APPROVAL_WHEN
 
     bundled: dict[str, Any] = {}
@@ -698,17 +780,40 @@ def _bundled(
         schema = raw["requireApproval"]["when"] if key == APPROVAL_WHEN else raw[key]
         got = values[key] = []
         for path, value, *link in patches:
-            if link:
+            if len(link) > 1:
                 value = done[link[0]][link[1]][link[2]]
-            elif type(value) is dict and "$defs" in path[-2:]:
-                # the same definitions (or one added to the tool's own) as another file's
-                digest = content_digest(value)
-                if digest is not None:
-                    value = shared.setdefault(digest, value)
+            elif link:
+                value = _shared(link[0], shared)
             got.append(value)
             schema = _set_copied(schema, path, value)
         bundled[key] = schema
     return bundled
+
+
+def _shared(stored: Any, shared: dict[Any, Any]) -> Any:
+    """The part of a bundled schema stored as JSON text (see :func:`_link_shared`), or the
+    ``$defs`` stored as the texts of its definitions: decoded on the first use in the load,
+    then the same object for every later tool that holds it, as without the cache. Keyed by
+    the exact text, not by a digest an entry states: no entry can make another file's tools
+    take parts other than the ones it stores. ValueError or TypeError (a miss) for anything
+    else."""
+    if type(stored) is dict:  # an added $defs
+        key = ("$defs", *stored.items())  # TypeError when a text is not a string
+        found = shared.get(key)
+        if found is None:
+            found = shared[key] = {name: _decoded(text, shared) for name, text in stored.items()}
+        return found
+    return _decoded(stored, shared)
+
+
+def _decoded(text: Any, shared: dict[Any, Any]) -> Any:
+    """The JSON value of ``text``, one object per load for the same text."""
+    if type(text) is not str:
+        raise ValueError("a shared part is not JSON text")
+    found = shared.get(text, shared)
+    if found is shared:
+        found = shared[text] = json.loads(text, object_pairs_hook=_interned)
+    return found
 
 
 def _set_copied(node: Any, path: list[Any], value: Any) -> Any:
@@ -726,7 +831,7 @@ def from_entry(
     entry: dict[str, Any],
     origin: Origin,
     short: Callable[[Path], str],
-    shared: dict[bytes, Any] | None = None,
+    shared: dict[Any, Any] | None = None,
 ) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]]:
     """(tools, diagnostics, tools with errors) as loading the file gave them.
 

@@ -68,7 +68,7 @@ class _Context:
     directives: dict[str, bool] = field(default_factory=dict)  # see Registry.directive_files
     searches: dict[str, list[str]] = field(default_factory=dict)  # see search()
     formats: list[str] | None = None  # see _format_names()
-    shared_defs: dict[bytes, Any] = field(default_factory=dict)  # see cache.from_entry
+    shared_defs: dict[Any, Any] = field(default_factory=dict)  # see cache.from_entry
 
     def search(self, origin_kind: str) -> list[str]:
         """Where handler modules of a file of ``origin_kind`` are looked for (once per load)."""
@@ -463,11 +463,27 @@ def _tools_of(data: dict[str, Any]) -> list[tuple[JsonPath, dict[str, Any]]]:
     return [((), data)]
 
 
+# what a file's current cache entry rebuilt (see _warm_files): whether it may hold a directive,
+# its tools, its diagnostics, its tools with errors
+_Warm = tuple[bool, list[ToolSpec], list[Diagnostic], list[ToolSpec]]
+
+
 def _load_file(
-    path: Path, scope: RefScope, origin_kind: str, origin_name: str, ctx: _Context
+    path: Path,
+    scope: RefScope,
+    origin_kind: str,
+    origin_name: str,
+    ctx: _Context,
+    warm: _Warm | None = None,
 ) -> list[ToolSpec]:
-    """Load one tool file (from the cache when it is current); diagnostics go to ``ctx``."""
+    """Load one tool file: ``warm`` when its cache entry was current (see :func:`_warm_files`),
+    else checked (and its entry written when there is a cache); diagnostics go to ``ctx``."""
     origin = Origin(origin_kind, origin_name, _short(path))
+    if warm is not None:
+        ctx.directives[origin.file], specs, diags, invalid = warm
+        ctx.diagnostics.extend(diags)
+        ctx.invalid.update(id(spec) for spec in invalid)
+        return specs
     try:
         content = read_bytes(path)
     except YamlError as exc:
@@ -478,9 +494,6 @@ def _load_file(
         return _check_file(content, path, scope, origin, ctx)[0]
     digest = sha256(content)
     search = ctx.search(origin_kind)
-    specs = _cached(ctx.cache, path, digest, scope, origin, search, ctx)
-    if specs is not None:
-        return specs
     start = len(ctx.diagnostics)
     ctx.touched = {}
     specs, doc = _check_file(content, path, scope, origin, ctx)
@@ -524,19 +537,46 @@ def _settle_examples(ctx: _Context) -> None:
             ctx.cache.write(path, entry)
 
 
-def _cached(
-    store: LoadCache,
-    path: Path,
+def _warm_files(
+    files: list[Path], scope: RefScope, kind: str, name: str, ctx: _Context
+) -> dict[Path, _Warm]:
+    """What the cache entry of each of ``files`` gave, for those whose entry is current and
+    intact.
+
+    The entries come a cache shard at a time (:meth:`LoadCache.entries`), not in ``files``'
+    order, so that a warm load holds about one shard's decoded entries beyond the registry
+    (in path order, every shard was decoded within a few files: 50 MiB at 10,000 tools). The
+    caller takes the results in ``files``' order: tools and diagnostics come out as before.
+    """
+    found: dict[Path, _Warm] = {}
+    if ctx.cache is None:
+        return found
+    search = ctx.search(kind)
+    for i, entry in ctx.cache.entries([str(file) for file in files]):
+        file = files[i]
+        try:
+            content = read_bytes(file)
+        except YamlError:
+            continue  # loaded in order, which reports it
+        origin = Origin(kind, name, _short(file))
+        rebuilt = _rebuilt(entry, sha256(content), scope, origin, search, ctx)
+        if rebuilt is not None:
+            found[file] = (may_hold_directive(content), *rebuilt)
+    return found
+
+
+def _rebuilt(
+    entry: dict[str, Any],
     digest: str,
     scope: RefScope,
     origin: Origin,
     search: list[str],
     ctx: _Context,
-) -> list[ToolSpec] | None:
-    """The file's tools from its cache entry when that is current and intact; else None."""
-    entry = store.read(path)
-    if entry is None:
-        return None
+) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]] | None:
+    """(tools, diagnostics, tools with errors) from a file's cache entry when that is current
+    and intact; else None."""
+    store = ctx.cache
+    assert store is not None
     try:
         if (
             entry["sha"] != digest
@@ -546,12 +586,9 @@ def _cached(
             or not store.deps_current(entry, search)
         ):
             return None
-        specs, diags, invalid = cache.from_entry(entry, origin, _short, ctx.shared_defs)
+        return cache.from_entry(entry, origin, _short, ctx.shared_defs)
     except Exception:  # a damaged entry is a miss, never trusted: the file is loaded again
         return None
-    ctx.diagnostics.extend(diags)
-    ctx.invalid.update(id(spec) for spec in invalid)
-    return specs
 
 
 def _format_names(has_options: bool, ctx: _Context) -> list[str] | None:
@@ -748,13 +785,17 @@ def _load_registry(
     ctx.examples = ExampleBatch()
     specs: list[ToolSpec] = []
     for tool_path, scope, kind, name in _sources(project, packs, ctx):
-        for file, problem in _discover(tool_path):
+        listed = list(_discover(tool_path))
+        found = [file for file, problem in listed if problem is None]
+        warm = _warm_files(found, scope, kind, name, ctx)
+        for file, problem in listed:
             if problem is not None:
                 ctx.diagnostics.append(problem)
                 continue
-            specs.extend(_load_file(file, scope, kind, name, ctx))
+            specs.extend(_load_file(file, scope, kind, name, ctx, warm.pop(file, None)))
             if ctx.examples.full:  # memory: about one chunk's tools wait at a time
                 _settle_examples(ctx)
+        del listed, found  # not held while the cache is written
     _settle_examples(ctx)
     if store is not None:
         store.flush()

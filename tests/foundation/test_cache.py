@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -222,6 +223,21 @@ def _not_a_dict(shard: Path) -> None:
     _write_shard(shard, data)
 
 
+def _bad_shared_parts(stored: Any) -> Callable[[dict[str, Any]], None]:
+    """Store ``stored`` instead of each part bundling made (kept as JSON text, see
+    ``cache._Text``) and instead of each definition of an added ``$defs``."""
+
+    def change(entry: dict[str, Any]) -> None:
+        for tool in entry.get("tools", []):
+            for patches in tool[1].values():
+                for patch in patches:
+                    if len(patch) == 3:
+                        defs = isinstance(patch[2], dict)
+                        patch[2] = dict.fromkeys(patch[2], stored) if defs else stored
+
+    return change
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "truncated": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
     "garbage": lambda p: p.write_bytes(os.urandom(300)),
@@ -231,6 +247,8 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "bad tools": lambda p: _rewrite(p, _bad_tools),
     "bad positions": lambda p: _rewrite(p, _bad_positions),
     "entry not an object": _not_a_dict,
+    "shared part not JSON": lambda p: _rewrite(p, _bad_shared_parts("{not json")),
+    "shared part not text": lambda p: _rewrite(p, _bad_shared_parts(5)),
 }
 
 
@@ -640,3 +658,91 @@ def test_warm_files_naming_the_same_definitions_hold_one_copy_of_them(
     assert t0.output_schema["$defs"] is t1.output_schema["$defs"] is t2.output_schema["$defs"]
     city = t0.input_schema["$defs"]["common_schema__City"]  # added to the tool's own $defs
     assert city is t2.input_schema["$defs"]["common_schema__City"]
+
+
+def _spread_registry(project: Path, files: int) -> list[str]:
+    """``files`` tool files over (nearly) every shard, named so that their order is not the
+    shards': shared definitions, two files defining the same tool name (which one is kept and
+    the TC203 message follow the files' order), one with an error, one that does not parse,
+    one with a ``# toolctl:`` comment. Their paths."""
+    names = {}
+    for i in range(files):
+        tools = _sharing_tool(f"t{i:02}", i % 3) + _sharing_tool(f"u{i:02}", i % 2)
+        names[f"tools.d/f{i:02}.yaml"] = f"toolctl: 1\ntools:\n{tools}"
+    names["tools.d/f05.yaml"] = names["tools.d/f05.yaml"].replace("name: u05", "name: dup")
+    names["tools.d/f31.yaml"] = names["tools.d/f31.yaml"].replace("name: t31", "name: dup")
+    names["tools.d/f12.yaml"] = names["tools.d/f12.yaml"].replace("1.5e1", "-1")  # an error
+    names["tools.d/f20.yaml"] = names["tools.d/f20.yaml"] + "  - name: [broken\n"
+    names["tools.d/f27.yaml"] = "# toolctl: ignore TL101\n" + names["tools.d/f27.yaml"]
+    write(project, names)
+    return [str(project / name) for name in names]
+
+
+def _whole(registry: Registry) -> tuple[Any, ...]:
+    """Everything a command shows of a registry, in its order."""
+    keys = ("raw", "input_schema", "output_schema", "approval_when")
+    tools = registry.tools.items()
+    return (
+        [(n, str(t.location), json.dumps([getattr(t, k) for k in keys])) for n, t in tools],
+        [d.to_dict() for d in registry.diagnostics],
+        list((registry.directive_files or {}).items()),
+    )
+
+
+def test_a_warm_load_over_many_shards_gives_the_cold_registry_one_shard_at_a_time(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    paths = _spread_registry(project, 40)
+    assert len({zlib.crc32(os.fsencode(p)) % cache.SHARDS for p in paths}) >= 12
+    cold = _load(project, monkeypatch)
+    codes = {d.code for d in cold.diagnostics}
+    assert {"TC203", "TC101", "TC301"} <= codes and len(cold.tools) > 70  # the cases are there
+    decoded: list[dict[str, Any]] = []
+    waiting: list[int] = []  # entries of tool files decoded earlier and not handed on yet
+    real = cache.LoadCache._load_shard
+
+    def tracking(self: cache.LoadCache, shard: int) -> dict[str, Any]:
+        waiting.append(sum(1 for entries in decoded for k in entries if not k.startswith("<")))
+        decoded.append(real(self, shard))
+        return decoded[-1]
+
+    monkeypatch.setattr(cache.LoadCache, "_load_shard", tracking)
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    assert _whole(warm) == _whole(cold)
+    # in the files' order every shard was decoded within a few files, its entries held
+    # until their file came; a shard at a time, each is handed on before the next
+    assert len(decoded) >= 12 and max(waiting) == 0
+
+
+def test_a_partly_warm_load_over_many_shards_gives_the_registry_of_a_load_without_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    _spread_registry(project, 40)
+    _load(project, monkeypatch)
+    for i in (3, 17, 31):  # misses amid hits: one of them defines a duplicate name
+        edited = project / f"tools.d/f{i:02}.yaml"
+        edited.write_text(edited.read_text().replace("Names shared", "Names the shared"))
+    parses.clear()
+    mixed = _load(project, monkeypatch)
+    assert sorted(parses) == ["common.schema.yaml", "f03.yaml", "f17.yaml", "f31.yaml"]
+    assert _whole(mixed) == _whole(load_registry(packs=False, cache=False))
+    assert any("Names the shared" in t.description for t in mixed.tools.values())
+
+
+def test_an_older_cache_format_is_a_cold_load(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    current = cache.FORMAT
+    monkeypatch.setattr(cache, "FORMAT", current - 1)
+    cache.code_fingerprint.cache_clear()
+    try:
+        cold = _load(project, monkeypatch)
+        monkeypatch.setattr(cache, "FORMAT", current)
+        cache.code_fingerprint.cache_clear()
+        parses.clear()
+        assert _summary(_load(project, monkeypatch)) == _summary(cold)
+        assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
+    finally:
+        cache.code_fingerprint.cache_clear()

@@ -128,6 +128,53 @@ def test_a_forged_shard_that_swaps_the_handler_is_ignored(
     assert not (project / "EVIL-RAN").exists()
 
 
+CITY_TOOL = (
+    "toolctl: 1\nname: {name}\ndescription: Look up a city.\ninputSchema: {{type: object, "
+    'properties: {{city: {{$ref: "schemas/common.schema.yaml#/$defs/City"}}}}}}\n'
+)
+
+
+def _city(registry: Registry, name: str) -> Any:
+    return registry.tools[name].input_schema["$defs"]["common_schema__City"]
+
+
+@pytest.mark.parametrize("forged", ["a", "b"])
+def test_an_entry_cannot_make_another_files_tools_take_its_definitions(
+    project: Path, tmp_path: Path, parses: list[str], forged: str
+) -> None:
+    # a warm load shares the definitions that files' tools add, by their stored text: an
+    # entry stating other ones than another file's (even sealed with the key) keeps them
+    # to its own tools, whichever file comes first
+    write(
+        project,
+        {
+            "tools.d/a.yaml": CITY_TOOL.format(name="a"),
+            "tools.d/b.yaml": CITY_TOOL.format(name="b"),
+            "tools.d/schemas/common.schema.yaml": "$defs:\n  City: {type: string, minLength: 1}\n",
+        },
+    )
+    cold = _load()
+    warm = _load()
+    assert _city(warm, "a") is _city(warm, "b")  # one copy, as without the cache
+    key = cache.cache_key(tmp_path / "cache", create=False)
+    assert key is not None
+    for shard in _shards(tmp_path):
+        data = json.loads(shard.read_bytes().partition(b"\n")[2])
+        for path, entry in data["entries"].items():
+            if path.endswith(f"{forged}.yaml"):
+                text = json.dumps(entry["tools"])
+                assert '\\"minLength\\":1' in text  # the definitions, as JSON text
+                entry["tools"] = json.loads(text.replace('\\"minLength\\":1', '\\"minLength\\":7'))
+        shard.write_bytes(cache._seal(json.dumps(data).encode(), key))
+    parses.clear()
+    after = _load()
+    assert parses == []  # the entries were used
+    other = "b" if forged == "a" else "a"
+    assert _city(after, forged)["minLength"] == 7  # what its own entry says
+    assert _city(after, other) == _city(cold, other) == {"type": "string", "minLength": 1}
+    assert _city(after, other) is not _city(after, forged)
+
+
 def test_a_planted_config_memo_with_another_python_path_is_ignored(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
