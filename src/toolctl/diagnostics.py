@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 def json_pointer(path: Iterable[str | int]) -> str:
@@ -94,6 +96,34 @@ class Diagnostic:
         if not data["extra"]:
             del data["extra"]
         return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Diagnostic:
+        """The diagnostic :meth:`to_dict` gave ``data`` for, read back from JSON that may have
+        been damaged: TypeError, ValueError or KeyError when a field is missing or of a type
+        that :meth:`to_dict` never writes."""
+        hint, tool, extra = data["hint"], data["tool"], data.get("extra", {})
+        if not isinstance(extra, dict):
+            raise TypeError("extra is not a mapping")
+        return cls(
+            Severity(data["severity"]),
+            _of(str, data["code"]),
+            _of(str, data["message"]),
+            _of(str, data["file"]),
+            _of(int, data["line"]),
+            _of(int, data["col"]),
+            _of(str, data["pointer"]),
+            None if hint is None else _of(str, hint),
+            None if tool is None else _of(str, tool),
+            extra,
+        )
+
+
+def _of(kind: type[_T], value: Any) -> _T:
+    """``value`` when it is exactly a ``kind`` (not a bool for an int); TypeError otherwise."""
+    if type(value) is not kind:
+        raise TypeError(f"not a {kind.__name__}: {value!r}")
+    return value
 
 
 def error(loc: Location | None, code: str, message: str, **kwargs: Any) -> Diagnostic:
