@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -90,11 +90,24 @@ class Diagnostic:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        data = asdict(self)
-        data["severity"] = self.severity.value
-        if not data["extra"]:
-            del data["extra"]
+        """A JSON-ready dict of every field (``extra`` only when not empty, copied one level
+        deep). Written out rather than ``dataclasses.asdict``, which copies recursively and was
+        most of the cost of remembering a large registry's lint findings."""
+        data: dict[str, Any] = {
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "pointer": self.pointer,
+            "hint": self.hint,
+            "tool": self.tool,
+        }
+        if self.extra:
+            data["extra"] = {
+                k: v.copy() if isinstance(v, dict | list) else v for k, v in self.extra.items()
+            }
         return data
 
     @classmethod

@@ -215,12 +215,9 @@ class Memory:
     def _encode(self, tools: Sequence[ToolSpec], found: Found) -> dict[str, Any] | None:
         """``found`` as stored, with the files its findings point into besides the tools'
         own (``$ref``-d schema files) and their digests; None when it cannot be kept."""
-        encoded = {code: [d.to_dict() for d in items] for code, items in found.items()}
-        try:  # only what reads back equal (an extra holding a tuple would not): else not kept
-            if json.loads(json.dumps(encoded)) != encoded:
-                return None
-        except (TypeError, ValueError):
+        if not all(_plain(d.extra) for items in found.values() for d in items):
             return None
+        encoded = {code: [d.to_dict() for d in items] for code, items in found.items()}
         own = {tool.location.file for tool in tools} | {""}
         others = sorted({d.file for items in found.values() for d in items} - own)
         files = [[name, self._hash(name)] for name in others]
@@ -257,6 +254,15 @@ class Memory:
             except (OSError, YamlError):  # gone, unreadable, not a regular file, too large
                 self._hashes[name] = None
         return self._hashes[name]
+
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _plain(extra: dict[str, Any]) -> bool:
+    """Whether ``extra`` reads back equal from JSON: string keys and scalar values (a tuple
+    would come back a list; a rule's own object not at all). Else the findings are not kept."""
+    return all(type(k) is str and type(v) in _SCALARS for k, v in extra.items())
 
 
 def _across(rule: Rule, providers_own: bool) -> bool:
