@@ -118,9 +118,9 @@ class Memory:
         found them) when no tool, its place or file, the toolsets and no file a finding points
         into changed since they were remembered; else None. The usual warm run: then no rule
         runs, not even those that look across tools."""
-        name = self._whole_name(tools, toolsets)
-        entry = self.store.read(Path(name)) if name is not None else None
-        if not isinstance(entry, dict) or entry.get("key") != name:
+        key = self._whole_key(tools, toolsets)
+        entry = self.store.read(Path(_whole_name())) if key is not None else None
+        if not isinstance(entry, dict) or entry.get("key") != key:
             return None
         try:
             stored = entry["found"]
@@ -134,16 +134,15 @@ class Memory:
         self, tools: Sequence[ToolSpec], toolsets: Mapping[str, Any], found: list[Diagnostic]
     ) -> None:
         """Remember ``found``, every rule's findings on ``tools`` (none crashed)."""
-        name = self._whole_name(tools, toolsets)
-        if name is None:
+        key = self._whole_key(tools, toolsets)
+        if key is None:
             return
         stored = self._encode(tools, {"": found})
         if stored is not None:
-            self.store.write(Path(name), {"key": name, **stored, "at": time.time_ns()})
+            self.store.write(Path(_whole_name()), {"key": key, **stored, "at": time.time_ns()})
 
-    def _whole_name(self, tools: Sequence[ToolSpec], toolsets: Mapping[str, Any]) -> str | None:
-        """The entry's name: the working directory (entries of other runs there are dropped
-        but the last few) and a digest of everything the rules read of the registry."""
+    def _whole_key(self, tools: Sequence[ToolSpec], toolsets: Mapping[str, Any]) -> str | None:
+        """A digest of everything the rules read of the registry; None when not remembered."""
         if not self.whole:
             return None
         places = []
@@ -153,7 +152,7 @@ class Memory:
                 return None
             places.append([self._key(tool), self._hash(where)])
         ours = [self.run_key, places, sorted((k, repr(v)) for k, v in toolsets.items())]
-        return f"<lint {os.getcwd()}> {sha256(json.dumps(ours).encode())}"
+        return sha256(json.dumps(ours).encode())
 
     # ------------------------------------------------------------------ reading
 
@@ -273,6 +272,15 @@ def _across(rule: Rule, providers_own: bool) -> bool:
         and rule.check.__module__.startswith(_OWN)
         and (providers_own or rule.family != "providers")
     )
+
+
+def _whole_name() -> str:
+    """The whole-registry entry's name: one per working directory, replaced by each run that
+    computes its findings (the findings of a registry as it was are of no use once it changed,
+    and a large one's are large); the store keeps the most recent few directories' per shard
+    (:func:`toolctl.cache._live` groups ``<...> rest`` names by what comes before the last
+    space)."""
+    return f"<lint whole> {os.getcwd()}"
 
 
 def _tool_key(tool: ToolSpec) -> str:
