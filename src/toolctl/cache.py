@@ -578,6 +578,14 @@ def remembered_scan(
         store.flush()
 
 
+def remembered_store(name: str) -> LoadCache | None:
+    """A sealed store of its own beside ``scans/`` in the user cache (``lint/``: lint's
+    remembered findings), so that its entries, one per tool file and as large as the findings,
+    never weigh on the small scans every warm command reads; None unless :data:`DEFAULTS`.cache
+    (the CLI's). Its context is toolctl's code and the checking libraries, as for the scans."""
+    return LoadCache(_configs_root() / name, []) if DEFAULTS.cache else None
+
+
 def remembered_document(path: Path, display: str) -> Document:
     """:func:`toolctl.yamlsrc.load_file` of a file that is no tool file (a ``$ref``-d schema file
     that lint reports a finding in), its data and positions kept in the ``scans/`` store of

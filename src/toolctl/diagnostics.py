@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 def json_pointer(path: Iterable[str | int]) -> str:
@@ -88,12 +90,53 @@ class Diagnostic:
         return text
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of every field."""
-        data = asdict(self)
-        data["severity"] = self.severity.value
-        if not data["extra"]:
-            del data["extra"]
+        """A JSON-ready dict of every field (``extra`` only when not empty, copied one level
+        deep). Written out rather than ``dataclasses.asdict``, which copies recursively and was
+        most of the cost of remembering a large registry's lint findings."""
+        data: dict[str, Any] = {
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "pointer": self.pointer,
+            "hint": self.hint,
+            "tool": self.tool,
+        }
+        if self.extra:
+            data["extra"] = {
+                k: v.copy() if isinstance(v, dict | list) else v for k, v in self.extra.items()
+            }
         return data
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Diagnostic:
+        """The diagnostic :meth:`to_dict` gave ``data`` for, read back from JSON that may have
+        been damaged: TypeError, ValueError or KeyError when a field is missing or of a type
+        that :meth:`to_dict` never writes."""
+        hint, tool, extra = data["hint"], data["tool"], data.get("extra", {})
+        if not isinstance(extra, dict):
+            raise TypeError("extra is not a mapping")
+        return cls(
+            Severity(data["severity"]),
+            _of(str, data["code"]),
+            _of(str, data["message"]),
+            _of(str, data["file"]),
+            _of(int, data["line"]),
+            _of(int, data["col"]),
+            _of(str, data["pointer"]),
+            None if hint is None else _of(str, hint),
+            None if tool is None else _of(str, tool),
+            extra,
+        )
+
+
+def _of(kind: type[_T], value: Any) -> _T:
+    """``value`` when it is exactly a ``kind`` (not a bool for an int); TypeError otherwise."""
+    if type(value) is not kind:
+        raise TypeError(f"not a {kind.__name__}: {value!r}")
+    return value
 
 
 def error(loc: Location | None, code: str, message: str, **kwargs: Any) -> Diagnostic:

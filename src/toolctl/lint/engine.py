@@ -11,6 +11,7 @@ from toolctl.errors import ConfigError
 from toolctl.lint.config import PROVIDERS, LintConfig
 from toolctl.lint.context import LintContext
 from toolctl.lint.locate import locate
+from toolctl.lint.memory import Memory
 from toolctl.lint.model import Hit, Rule
 from toolctl.lint.packs import Catalogue
 from toolctl.lint.select import matches, specificity, unknown
@@ -107,11 +108,17 @@ def _run(
 
 
 def _findings(
-    tools: Sequence[ToolSpec], rules: list[tuple[Rule, Severity]], ctx: LintContext
+    tools: Sequence[ToolSpec],
+    rules: list[tuple[Rule, Severity]],
+    ctx: LintContext,
+    memory: Memory | None = None,
 ) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     per_tool = [(r.check, r, level) for r, level in rules if r.scope == "tool"]
     for tool in tools:
+        if memory is not None:
+            _tool_findings(tool, per_tool, ctx, memory, found)
+            continue
         # _run inlined: this loop runs (tools x rules) times, half a million at 10,000 tools
         for check, rule, level in per_tool:
             try:
@@ -123,6 +130,60 @@ def _findings(
     for rule, level in rules:
         if rule.scope == "registry":
             _run(rule, level, tools, ctx, None, found)
+    return found
+
+
+def _tool_findings(
+    tool: ToolSpec,
+    per_tool: list[tuple[Callable[..., Any], Rule, Severity]],
+    ctx: LintContext,
+    memory: Memory,
+    found: list[Diagnostic],
+) -> None:
+    """The per-tool rules on ``tool``, those :mod:`~toolctl.lint.memory` remembers taken from
+    it when current, in rule order either way (so that the sorted output is the same)."""
+    recalled = memory.recall(tool)
+    fresh: dict[str, list[Diagnostic]] | None = None if recalled is not None else {}
+    for check, rule, level in per_tool:
+        if recalled is not None and rule.code in recalled:
+            found += recalled[rule.code]
+            continue
+        start = len(found)
+        try:
+            for hit in check(tool, ctx):
+                found.append(_diagnostic(rule, level, hit))
+        except Exception as exc:  # one broken rule must not hide the others
+            found.append(_crash(rule, tool, exc))
+            fresh = None  # a crash is of this run (a recursion limit, a memory error)
+        if fresh is not None and rule.code in memory.codes:
+            fresh[rule.code] = found[start:]
+    ctx.next_tool()
+    if fresh is not None:
+        memory.keep(tool, fresh)
+
+
+def _remembered_findings(
+    tools: Sequence[ToolSpec],
+    rules: list[tuple[Rule, Severity]],
+    config: LintConfig,
+    python_path: Sequence[Path],
+    toolsets: Mapping[str, Toolset],
+    memory: Memory | None,
+) -> list[Diagnostic]:
+    """Every active rule's findings, before suppressions: as remembered for the registry as a
+    whole when nothing changed, else from the rules (each tool's one-tool findings recalled
+    when that tool did not change)."""
+    if memory is not None:
+        recalled = memory.recall_all(tools, toolsets)
+        if recalled is not None:
+            return recalled[""]
+    with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
+        ctx = LintContext(config, tools, list(python_path), toolsets)
+        found = _findings(tools, rules, ctx, memory)
+    if memory is not None:
+        if not any(d.code == "TL001" for d in found):  # a crash is of this run
+            memory.keep_all(tools, toolsets, found)
+        memory.flush()
     return found
 
 
@@ -220,9 +281,8 @@ def run(
     """
     check_selectors(config, cat)
     rules = active_rules(config, cat)
-    with gc_paused():  # rules allocate many short-lived objects and free nothing cyclic
-        ctx = LintContext(config, tools, list(python_path), toolsets or {})
-        found = _findings(tools, rules, ctx)
+    memory = Memory.open(rules, config)
+    found = _remembered_findings(tools, rules, config, python_path, toolsets or {}, memory)
     found = [*cat.problems, *found]
     read_lines = _comment_reader((root or Path.cwd()).resolve(), directive_files)
     used: set[tuple[str, int]] = set()

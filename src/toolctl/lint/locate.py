@@ -9,6 +9,7 @@ there; the same finding from several tools then collapses into one.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,8 +31,18 @@ def _get(node: Any, path: Sequence[str | int]) -> Any:
         return _MISSING
 
 
-@functools.lru_cache(maxsize=64)
 def _document(path: str) -> Document | None:
+    """The shared file at ``path`` as parsed, once per run while its size and modification
+    time hold (a process that lints again after the file changed must not report old lines)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _document_as(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _document_as(path: str, size: int, mtime: int) -> Document | None:
     try:
         return remembered_document(Path(path), path)
     except YamlError:

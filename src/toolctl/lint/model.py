@@ -70,6 +70,9 @@ class Rule:
     explain: str
     check: Callable[..., Iterable[Hit]] = field(repr=False, compare=False)
     scope: Scope = "tool"
+    # A tool rule that also reads the other tools or the project's toolsets: its findings on a
+    # tool can change while the tool does not, so lint never remembers them (see engine).
+    peers: bool = False
 
 
 class RuleSet:
@@ -92,23 +95,29 @@ class RuleSet:
         return len(self.rules)
 
     def _add(
-        self, code: str, name: str, severity: Severity, summary: str, scope: Scope
+        self, code: str, name: str, severity: Severity, summary: str, scope: Scope, peers: bool
     ) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Any]]:
         def decorate(fn: Callable[..., Iterable[Hit]]) -> Callable[..., Any]:
             doc = inspect.cleandoc(fn.__doc__ or summary)
-            self.rules.append(Rule(code, name, self.family, severity, summary, doc, fn, scope))
+            rule = Rule(code, name, self.family, severity, summary, doc, fn, scope, peers)
+            self.rules.append(rule)
             return fn
 
         return decorate
 
     def tool(
-        self, code: str, name: str, severity: Severity, summary: str
+        self, code: str, name: str, severity: Severity, summary: str, *, peers: bool = False
     ) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Any]]:
-        """Register a per-tool rule: ``fn(tool, ctx) -> Iterable[Hit]``; its docstring explains."""
-        return self._add(code, name, severity, summary, "tool")
+        """Register a per-tool rule: ``fn(tool, ctx) -> Iterable[Hit]``; its docstring explains.
+
+        ``peers=True`` when it also reads other tools (``ctx.tools``, ``ctx.names``) or the
+        project's toolsets (``ctx.toolsets``): what it finds on a tool is then never remembered
+        between runs.
+        """
+        return self._add(code, name, severity, summary, "tool", peers)
 
     def registry(
         self, code: str, name: str, severity: Severity, summary: str
     ) -> Callable[[Callable[..., Iterable[Hit]]], Callable[..., Any]]:
         """Register a rule over all tools: ``fn(tools, ctx) -> Iterable[Hit]``."""
-        return self._add(code, name, severity, summary, "registry")
+        return self._add(code, name, severity, summary, "registry", True)

@@ -166,6 +166,7 @@ def closed_world_network(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     "destructive-unscoped",
     Severity.WARNING,
     "destructive tool without `scopes` in a registry that uses scopes",
+    peers=True,
 )
 def destructive_unscoped(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """A destructive tool declares no ``scopes`` while other tools of the registry do.

@@ -7,6 +7,7 @@ them is an attack (tool poisoning, OWASP MCP03), so these rules are errors by de
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
@@ -38,8 +39,19 @@ class _Phrases:
 
     def __init__(self, *parts: tuple[tuple[str, ...], str] | tuple[tuple[str, ...], str, bool]):
         self.parts = [(p[0], p[1]) for p in parts]
-        self.fast = [(p[0], re.compile(p[1]), len(p) > 2 and p[2]) for p in parts]
-        self.exact = [re.compile(p, re.IGNORECASE) for _, p in self.parts]
+        self._leads = [len(p) > 2 and bool(p[2]) for p in parts]
+
+    # Compiled on first use, not at import: a warm lint that remembers what these rules found
+    # (toolctl.lint.memory) runs none of them, and compiling was a tenth of its time.
+    @functools.cached_property
+    def fast(self) -> list[tuple[tuple[str, ...], re.Pattern[str], bool]]:
+        return [
+            (k, re.compile(p), lead) for (k, p), lead in zip(self.parts, self._leads, strict=True)
+        ]
+
+    @functools.cached_property
+    def exact(self) -> list[re.Pattern[str]]:
+        return [re.compile(p, re.IGNORECASE) for _, p in self.parts]
 
     def may_match(self, folded: str) -> bool:
         """False when ``folded`` (case-folded text) certainly has no match."""
@@ -270,6 +282,7 @@ def credential_path(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     "other-tool-reference",
     Severity.ERROR,
     "text that mentions another tool of the registry (tool shadowing)",
+    peers=True,
 )
 def other_tool_reference(tool: ToolSpec, ctx: LintContext) -> Iterator[Hit]:
     """A tool's text names another tool of the registry.
