@@ -312,32 +312,37 @@ class _Plain:
 
 def _plain(schema: Any, found: _Plain) -> bool:
     """True when ``schema`` uses only :data:`_FAST_KEYWORDS`, :data:`_OWN_KEYWORDS` (``$ref``
-    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down."""
-    if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, dict):
-        return False
-    for key, value in schema.items():
-        if not isinstance(key, str):
-            return False
-        if key.startswith("x-"):
+    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down.
+
+    Iterative, with one stack for the whole walk: it runs over every tool schema whose
+    examples a load checks, and a call (and a generator) per subschema was most of its time.
+    The verdict does not depend on the order: each object is judged by its own keys."""
+    stack = [schema]
+    push, pop = stack.append, stack.pop
+    fast, own, one, lists = _FAST_KEYWORDS, _OWN_KEYWORDS, _ONE_SUBSCHEMA, _SUBSCHEMA_LISTS
+    while stack:
+        node = pop()
+        if node is True or node is False:
             continue
-        if key in _OWN_KEYWORDS:
-            if not _own_keyword(key, value, found):
-                return False
-            continue
-        if key not in _FAST_KEYWORDS:
+        if not isinstance(node, dict):
             return False
-        if key == "properties":
-            if not isinstance(value, dict) or not all(_plain(v, found) for v in value.values()):
+        for key, value in node.items():
+            if key in fast:
+                if key == "properties":
+                    if not isinstance(value, dict):
+                        return False
+                    stack += value.values()
+                elif key in one:
+                    push(value)
+                elif key in lists:
+                    if not isinstance(value, list):
+                        return False
+                    stack += value
+            elif key in own:
+                if not _own_keyword(key, value, found):
+                    return False
+            elif not isinstance(key, str) or not key.startswith("x-"):
                 return False
-        elif key in _ONE_SUBSCHEMA:
-            if not _plain(value, found):
-                return False
-        elif key in _SUBSCHEMA_LISTS and (
-            not isinstance(value, list) or not all(_plain(v, found) for v in value)
-        ):
-            return False
     return True
 
 
