@@ -339,38 +339,42 @@ class _Plain:
     recursive: bool = False
 
 
-def _plain(schema: Any, found: _Plain, same: bool = True) -> bool:
+def _plain(schema: Any, found: _Plain) -> bool:
     """True when ``schema`` uses only :data:`_FAST_KEYWORDS`, :data:`_OWN_KEYWORDS` (``$ref``
-    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down. ``same``: ``schema`` applies
-    to the value the walk started at (not to a part of it)."""
-    if isinstance(schema, bool):
-        return True
-    if not isinstance(schema, dict):
-        return False
-    for key, value in schema.items():
-        if not isinstance(key, str):
-            return False
-        if key.startswith("x-"):
+    as ``#/$defs/Name`` only) and ``x-`` keys, all the way down. ``found.level`` gets the
+    references applied to the value the walk starts at (not to a part of it: :data:`_DESCENDING`).
+
+    Iterative, with one stack for the whole walk: it runs over every tool schema whose
+    examples a load checks, and a call (and a generator) per subschema was most of its time.
+    The verdict does not depend on the order: each object is judged by its own keys."""
+    stack: list[tuple[Any, bool]] = [(schema, True)]  # (a subschema, whether it is "level")
+    push, pop = stack.append, stack.pop
+    fast, own, one, lists = _FAST_KEYWORDS, _OWN_KEYWORDS, _ONE_SUBSCHEMA, _SUBSCHEMA_LISTS
+    maps, down = _SUBSCHEMA_MAPS, _DESCENDING
+    while stack:
+        node, same = pop()
+        if node is True or node is False:
             continue
-        if key in _OWN_KEYWORDS:
-            if not _own_keyword(key, value, found, same):
-                return False
-            continue
-        if key not in _FAST_KEYWORDS:
+        if not isinstance(node, dict):
             return False
-        inner = same and key not in _DESCENDING
-        if key in _SUBSCHEMA_MAPS:
-            if not isinstance(value, dict) or not all(
-                _plain(v, found, inner) for v in value.values()
-            ):
+        for key, value in node.items():
+            if key in fast:
+                inner = same and key not in down
+                if key in maps:
+                    if not isinstance(value, dict):
+                        return False
+                    stack += [(sub, inner) for sub in value.values()]
+                elif key in one:
+                    push((value, inner))
+                elif key in lists:
+                    if not isinstance(value, list):
+                        return False
+                    stack += [(sub, inner) for sub in value]
+            elif key in own:
+                if not _own_keyword(key, value, found, same):
+                    return False
+            elif not isinstance(key, str) or not key.startswith("x-"):
                 return False
-        elif key in _ONE_SUBSCHEMA:
-            if not _plain(value, found, inner):
-                return False
-        elif key in _SUBSCHEMA_LISTS and (
-            not isinstance(value, list) or not all(_plain(v, found, inner) for v in value)
-        ):
-            return False
     return True
 
 

@@ -8,7 +8,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolctl.schema import _fast_accept, make_validator
+from toolctl.schema import (
+    _DESCENDING,
+    _FAST_KEYWORDS,
+    _ONE_SUBSCHEMA,
+    _OWN_KEYWORDS,
+    _SUBSCHEMA_LISTS,
+    _fast_accept,
+    _own_keyword,
+    _Plain,
+    _plain,
+    make_validator,
+)
 
 PLAIN: dict[str, Any] = {
     "type": "object",
@@ -93,7 +104,7 @@ def test_same_verdict_on_generated_values(value: Any) -> None:
                 "a": {"anyOf": [{"$ref": "#/$defs/b"}]},
                 "b": {"allOf": [{"$ref": "#/$defs/a"}]},
             },
-        },  # noqa: E501
+        },
         {"$ref": "#/$defs/a", "$defs": {"a": {"if": {"$ref": "#/$defs/a"}}}},
         {"$ref": "#/$defs/a", "$defs": {"a": {"dependentSchemas": {"x": {"$ref": "#/$defs/a"}}}}},
         {"$ref": "#/$defs/missing"},
@@ -366,3 +377,118 @@ def test_an_uncompilable_pattern_is_refused_not_accepted() -> None:
     schema = {"type": "string", "pattern": "("}  # does not compile: never accepted
     problems = make_validator(schema).errors("ab")
     assert problems and problems == _python_only(schema, "ab")
+
+
+def _plain_reference(schema: Any, found: Any, same: bool = True) -> bool:
+    """The fast path's plainness rule written as plainly as possible (recursive), to hold the
+    iterative walk of ``toolctl.schema._plain`` to it. ``same``: ``schema`` applies to the value
+    the walk started at (its references go to ``found.level`` too)."""
+    if isinstance(schema, bool):
+        return True
+    if not isinstance(schema, dict):
+        return False
+    for key, value in schema.items():
+        if not isinstance(key, str):
+            return False
+        if key.startswith("x-"):
+            continue
+        inner = same and key not in _DESCENDING
+        if key in _OWN_KEYWORDS:
+            if not _own_keyword(key, value, found, same):
+                return False
+        elif key not in _FAST_KEYWORDS:
+            return False
+        elif key in ("properties", "dependentSchemas"):
+            if not isinstance(value, dict) or not all(
+                _plain_reference(v, found, inner) for v in value.values()
+            ):
+                return False
+        elif key in _ONE_SUBSCHEMA:
+            if not _plain_reference(value, found, inner):
+                return False
+        elif key in _SUBSCHEMA_LISTS and (
+            not isinstance(value, list)
+            or not all(_plain_reference(v, found, inner) for v in value)
+        ):
+            return False
+    return True
+
+
+_KEYS = st.sampled_from(
+    [
+        "type",
+        "properties",
+        "items",
+        "additionalProperties",
+        "not",
+        "anyOf",
+        "prefixItems",
+        "required",
+        "enum",
+        "pattern",
+        "format",
+        "uniqueItems",
+        "$ref",
+        "x-note",
+        "multipleOf",  # plain with a positive number only
+        "dependentSchemas",
+        "contains",
+        "if",
+        "patternProperties",  # not plain
+        "unevaluatedProperties",  # not plain
+        "$defs",  # not plain below the top
+    ]
+)
+_LEAVES = st.one_of(
+    st.booleans(),
+    st.none(),
+    st.integers(-3, 3),
+    st.sampled_from(["string", "#/$defs/a", "#/$defs/b-c", "other.json#/x", "email", "^a+$"]),
+)
+_SCHEMAS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(_KEYS, inner, max_size=4),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2).map(
+            lambda props: {"properties": props}
+        ),
+    ),
+    max_leaves=25,
+)
+
+
+@given(_SCHEMAS)
+@settings(max_examples=400, deadline=None)
+def test_the_plainness_walk_agrees_with_the_recursive_rule(schema: Any) -> None:
+    """The iterative walk (one stack, no call per subschema) says "plain" exactly when the
+    recursive rule does, on plain schemas and on every kind of non-plain one, and finds the
+    same references and formats when it does."""
+    fast, slow = _Plain([], set()), _Plain([], set())
+    verdict = _plain(schema, fast)
+    assert verdict == _plain_reference(schema, slow)
+    if verdict:
+        assert sorted(fast.refs) == sorted(slow.refs)
+        assert sorted(fast.level) == sorted(slow.level)
+        assert fast.formats == slow.formats
+
+
+@pytest.mark.parametrize(
+    ("schema", "plain"),
+    [
+        (PLAIN, True),
+        ({k: v for k, v in RICH.items() if k != "$defs"}, True),  # as _fast_accept walks it
+        (RICH, False),  # $defs is walked by _plain_defs, not as a keyword
+        ({"properties": {"a": {"unevaluatedProperties": False}}}, False),  # deep: still found
+        ({"properties": {"a": {"multipleOf": 0}}}, False),  # not a positive number
+        ({"anyOf": [{"type": "string"}, {"patternProperties": {}}]}, False),
+        ({"items": {"$ref": "#/$defs/a"}, "x-anything": {"multipleOf": 1}}, True),
+        ({"properties": [{"type": "string"}]}, False),  # properties must be a mapping
+        ({"anyOf": {"type": "string"}}, False),  # a list keyword must hold a list
+        ({"items": 3}, False),
+        ({1: {}}, False),  # a key that is not a string
+    ],
+)
+def test_the_plainness_walk_on_known_schemas(schema: Any, plain: bool) -> None:
+    assert _plain(schema, _Plain([], set())) is plain
+    assert _plain_reference(schema, _Plain([], set())) is plain
