@@ -407,8 +407,7 @@ def _plain_reference(schema: Any, found: Any, same: bool = True) -> bool:
             if not _plain_reference(value, found, inner):
                 return False
         elif key in _SUBSCHEMA_LISTS and (
-            not isinstance(value, list)
-            or not all(_plain_reference(v, found, inner) for v in value)
+            not isinstance(value, list) or not all(_plain_reference(v, found, inner) for v in value)
         ):
             return False
     return True
