@@ -346,9 +346,12 @@ def test_recursive_schemas_get_the_same_verdict_as_python_jsonschema(value: Any)
 
 trees = st.recursive(
     st.fixed_dictionaries({"key": st.sampled_from(["a-1", "b-22", "C-3", ""])}),
-    lambda inner: st.fixed_dictionaries(
-        {"key": st.sampled_from(["a-1", "x"])},
-        optional={"children": st.lists(inner, max_size=3), "next": inner | json_values},
+    lambda inner: (
+        st.fixed_dictionaries(
+            {"key": st.sampled_from(["a-1", "x"]), "children": st.lists(inner, max_size=3)}
+        )
+        | st.fixed_dictionaries({"key": st.sampled_from(["a-1", "x"]), "next": inner})
+        | st.fixed_dictionaries({"key": st.just("a-1"), "next": json_values})
     ),
     max_leaves=12,
 )
