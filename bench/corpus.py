@@ -15,6 +15,7 @@ Two layouts: one tool per file (``per_file=1``) or ``per_file`` tools per file. 
 
     python bench/corpus.py OUT --tools 5000 --per-file 1
     python bench/corpus.py OUT --tools 10000 --per-file 100
+    python bench/corpus.py OUT --corpus heldout   # bench/corpus_heldout.py's registry
 
 or ``from corpus import write_corpus`` (``bench/`` on ``sys.path``).
 """
@@ -333,15 +334,19 @@ def writer(corpus: str) -> Callable[..., Path]:
     return write_corpus
 
 
+CORPUS_HELP = (
+    "realistic: bench/corpus.py (shared $refs, examples, formats; the default); "
+    "heldout: bench/corpus_heldout.py (another realistic shape, written apart)"
+)
+
+
 def add_corpus_option(parser: argparse.ArgumentParser) -> None:
     """The benches' ``--corpus realistic|heldout|synthetic`` option (realistic by default)."""
     parser.add_argument(
         "--corpus",
         choices=CORPORA,
         default="realistic",
-        help="realistic: bench/corpus.py (shared $refs, examples, formats; the default); "
-        "heldout: bench/corpus_heldout.py (another realistic shape, written apart); "
-        "synthetic: this bench's own flat tools",
+        help=CORPUS_HELP + "; synthetic: this bench's own flat tools",
     )
 
 
@@ -369,8 +374,11 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=1000, help="number of tools")
     parser.add_argument("--per-file", type=int, default=1, help="tools per file (1: one each)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--corpus", choices=("realistic", "heldout"), default="realistic", help=CORPUS_HELP
+    )
     args = parser.parse_args()
-    write_corpus(args.out, args.tools, args.per_file, args.seed)
+    writer(args.corpus)(args.out, args.tools, args.per_file, args.seed)
     print(f"{args.tools} tools, {args.per_file} per file: {args.out}")
 
 

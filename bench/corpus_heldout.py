@@ -19,12 +19,11 @@ API, a cluster manager), and the benches run the same budgets on it (``--corpus 
 Every example is valid against its tool's input schema. The same ``(tools, per_file, seed)``
 writes the same bytes.
 
-    python bench/corpus_heldout.py OUT --tools 5000 --per-file 1
+    python bench/corpus.py OUT --corpus heldout --tools 5000 --per-file 1
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 from pathlib import Path
 from typing import Any
@@ -325,18 +324,3 @@ def write_corpus(root: Path, tools: int, per_file: int = 1, seed: int = 0) -> Pa
             name = f"group_{start // per_file:05d}.yaml"
         (tools_dir / name).write_text(text, encoding="utf-8")
     return root
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out", type=Path, help="directory to write the project into")
-    parser.add_argument("--tools", type=int, default=1000, help="number of tools")
-    parser.add_argument("--per-file", type=int, default=1, help="tools per file (1: one each)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    write_corpus(args.out, args.tools, args.per_file, args.seed)
-    print(f"{args.tools} tools, {args.per_file} per file: {args.out}")
-
-
-if __name__ == "__main__":
-    main()
