@@ -306,8 +306,9 @@ _FAST_KEYWORDS = frozenset(
 # back into Python), so their meaning is this module's: ECMA-like bounded patterns, formats as
 # assertions with toolctl's checkers, uniqueItems with JSON equality, multipleOf with
 # python-jsonschema's arithmetic (float quotient, exact fractions past overflow). A local ``$ref``
-# to a top-level ``$defs`` entry is resolved alike by both (and only when the references cannot
-# loop).
+# to a top-level ``$defs`` entry is resolved alike by both (only when no chain of references
+# comes back without moving down the value, and for a recursive schema only on shallow values:
+# see FAST_RECURSIVE_DEPTH).
 _OWN_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "multipleOf", "$ref"})
 _ONE_SUBSCHEMA = frozenset(
     {"additionalProperties", "items", "not", "propertyNames", "contains", "if", "then", "else"}
