@@ -379,3 +379,21 @@ def test_a_changed_schema_file_changes_what_is_found_in_the_tools_using_it(
         ("tools.d/member.yaml", "TL105"),
     ]
     assert [d for d in after if d.code == "TL105"] == []
+
+
+def test_every_built_in_rule_reading_beyond_its_tool_is_never_remembered() -> None:
+    """The memory trusts ``Rule.peers`` (and the resolve family): a one-tool rule that reads the
+    other tools, the toolsets or the Python path without saying so would have its findings
+    kept while what it read changes. Held here for every built-in rule, by its source."""
+    import inspect
+
+    from toolctl.lint.memory import remembered
+
+    beyond = ("ctx.tools", "ctx.names", "ctx.toolsets", "ctx.python_path")
+    reading = [
+        rule
+        for rule in packs.build()
+        if rule.scope == "tool" and any(word in inspect.getsource(rule.check) for word in beyond)
+    ]
+    assert reading  # the check sees the rules it is about (TL410, TL605, the resolve family)
+    assert [r.code for r in reading if remembered(r, providers_own=True)] == []
