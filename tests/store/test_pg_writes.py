@@ -121,3 +121,15 @@ def test_a_row_encodes_each_object_once_and_reads_back_the_same() -> None:
         rec.output,
         [],
     )
+
+
+def test_the_status_numbers_written_out_are_libpqs() -> None:
+    """pgprepared spells libpq's status numbers as literals (psycopg is imported only when a
+    PostgreSQL history is used); a psycopg that renumbered them would turn a failed write in a
+    batch into one reported written."""
+    from psycopg import pq
+
+    assert pgprepared.TUPLES_OK == pq.ExecStatus.TUPLES_OK
+    assert pgprepared.COMMAND_OK == pq.ExecStatus.COMMAND_OK
+    assert pgprepared.FATAL_ERROR == pq.ExecStatus.FATAL_ERROR
+    assert pgprepared.IN_ERROR == pq.TransactionStatus.INERROR
