@@ -58,9 +58,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT = 6  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
+FORMAT = 7  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
 # as character offsets and line starts (see Document); 6: the parts bundling made, as JSON
-# text shared by the load (see _Text)
+# text shared by the load (see _Text); 7: positions and tool lines may be null (unread: the
+# fast parser's files; see _positions)
 _MAGIC = b"toolctl-cache hmac-sha256"
 DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
 KEY_NAME = "cache.key"
@@ -68,6 +69,7 @@ SHARDS = 16
 # Libraries whose behaviour decides the diagnostics: a reinstall changes their files.
 CHECKERS = (
     "yaml",
+    "yaml_rs",  # the fast parser (toolctl.yamlfast)
     "jsonschema",
     "jsonschema_rs",
     "jsonschema_specifications",
@@ -600,7 +602,8 @@ def remembered_document(path: Path, display: str) -> Document:
 
     def parse() -> dict[str, Any]:
         parsed.append(load_file(path, display))
-        return {"data": parsed[0].data, "pos": list(parsed[0].arrays())}  # base64 when written
+        # a scanned file is one lint reports a finding in: its positions are read now
+        return {"data": parsed[0].data, "pos": list(parsed[0].positions())}  # base64 when written
 
     store = LoadCache(_configs_root() / "scans", [])
     try:
@@ -672,6 +675,7 @@ def to_entry(
     formats: list[str] | None,
 ) -> dict[str, Any]:
     """The JSON-ready entry for one loaded file (see :func:`from_entry`)."""
+    from toolctl.diagnostics import DeferredLocation
     from toolctl.spec.model import APPROVAL_WHEN, SCHEMA_KEYS
 
     tools: list[list[Any]] = []
@@ -690,20 +694,30 @@ def to_entry(
                 _link_shared(patches, first, [len(tools), key])
                 bundled[key] = patches
         loc = spec.location
-        tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
+        if isinstance(loc, DeferredLocation) and not loc.resolved:
+            tools.append([list(spec.pointer), bundled, id(spec) in invalid, None, None])
+        else:
+            tools.append([list(spec.pointer), bundled, id(spec) in invalid, loc.line, loc.col])
     return {
         "sha": sha,
         "root": root,
         "origin": [origin.kind, origin.name],
         "display": origin.file,
         "data": doc.data if doc is not None else None,
-        "pos": list(doc.arrays()) if doc is not None else None,  # base64 when written
+        "pos": _positions(doc),
         "diagnostics": [d.to_dict() for d in diagnostics],
         "tools": tools,
         "files": files,
         "modules": modules,
         "formats": formats,
     }
+
+
+def _positions(doc: Document | None) -> list[array[int]] | None:
+    """A document's positions as stored: base64 when written; None when the fast parser left
+    them unread (a warm load then reads them from the file when asked, as a cold one does)."""
+    arrays = doc.arrays() if doc is not None else None
+    return list(arrays) if arrays is not None else None
 
 
 def add_late(entry: dict[str, Any], diagnostics: list[Diagnostic], invalid: list[bool]) -> None:
@@ -840,6 +854,7 @@ def from_entry(
     origin: Origin,
     short: Callable[[Path], str],
     shared: dict[Any, Any] | None = None,
+    source: Path | None = None,
 ) -> tuple[list[ToolSpec], list[Diagnostic], list[ToolSpec]]:
     """(tools, diagnostics, tools with errors) as loading the file gave them.
 
@@ -850,7 +865,7 @@ def from_entry(
     their ``$ref``s bundle) hold one copy of them, as a load without the cache does (each
     file's entry is decoded apart: 100 files of a 10,000-tool registry held 100 copies).
     """
-    from toolctl.diagnostics import Diagnostic, Location, Severity
+    from toolctl.diagnostics import DeferredLocation, Diagnostic, Location, Severity
     from toolctl.spec.model import ToolSpec
     from toolctl.yamlsrc import Document
 
@@ -875,7 +890,10 @@ def from_entry(
     ]
     if entry["data"] is None:
         return [], diags, []
-    doc = Document(entry["data"], display, *decode_positions(entry["pos"]))
+    if entry["pos"] is None:  # read from the file when asked (see _positions)
+        doc = Document(entry["data"], display, source=source)
+    else:
+        doc = Document(entry["data"], display, *decode_positions(entry["pos"]))
     specs, invalid = [], []
     done: list[dict[str, Any]] = []
     for pointer, stored, bad, line, col in entry["tools"]:
@@ -886,7 +904,11 @@ def from_entry(
         spec = ToolSpec.from_validated(
             raw,
             origin=origin,
-            location=Location(display, line, col),
+            location=(
+                DeferredLocation(display, doc, (*pointer, "name"))
+                if line is None
+                else Location(display, int(line), int(col))
+            ),
             document=doc,
             pointer=tuple(pointer),
             schemas=bundled,

@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from toolctl.yamldoc import Document, JsonPath
 
 _T = TypeVar("_T")
 
@@ -46,6 +49,53 @@ class Location:
         if self.line <= 0:
             return self.file
         return f"{self.file}:{self.line}:{self.col}"
+
+
+class DeferredLocation(Location):
+    """A :class:`Location` in a loaded document whose line and column are looked up when first
+    read. Each tool's location built at load time would read the positions of every file,
+    which the fast YAML parser leaves unread until one is asked for (see
+    :class:`toolctl.yamldoc.Document`); most tools' locations are never printed."""
+
+    def __init__(self, file: str, document: Document, path: JsonPath) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "_at", (document, path))
+        object.__setattr__(self, "_found", None)
+
+    @property
+    def line(self) -> int:
+        return self._where()[0]
+
+    @property
+    def col(self) -> int:
+        return self._where()[1]
+
+    @property
+    def resolved(self) -> bool:
+        """Whether the line and column have been looked up (or were known)."""
+        return self.__dict__["_found"] is not None or self.__dict__["_at"][0].arrays() is not None
+
+    def _where(self) -> tuple[int, int]:
+        found: tuple[int, int] | None = self.__dict__["_found"]
+        if found is None:
+            document, path = self.__dict__["_at"]
+            found = document.locate(path)
+            object.__setattr__(self, "_found", found)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Location):
+            return NotImplemented
+        return (self.file, self.line, self.col) == (other.file, other.line, other.col)
+
+    def __hash__(self) -> int:
+        return hash((self.file, self.line, self.col))
+
+    def __repr__(self) -> str:
+        return f"Location(file={self.file!r}, line={self.line!r}, col={self.col!r})"
+
+    def __reduce__(self) -> Any:  # pickled (to a worker) as the plain location it is
+        return (Location, (self.file, self.line, self.col))
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from toolctl.catalog import unknown_toolsets
 from toolctl.config import Project, project_at, project_for
 from toolctl.contentdigest import content_digest
 from toolctl.diagnostics import (
+    DeferredLocation,
     Diagnostic,
     Location,
     error,
@@ -406,11 +407,10 @@ def _build_tool(
 ) -> tuple[ToolSpec, list[Diagnostic]]:
     out: list[Diagnostic] = []
     bundled, bad = _check_schemas(raw, doc, pointer, file, scope, ctx, out)
-    line, col = doc.locate((*pointer, "name"))
     spec = ToolSpec.from_validated(
         raw,
         origin=origin,
-        location=Location(doc.file, line, col),
+        location=DeferredLocation(doc.file, doc, (*pointer, "name")),
         document=doc,
         pointer=pointer,
         schemas=bundled,
@@ -559,7 +559,7 @@ def _warm_files(
         except YamlError:
             continue  # loaded in order, which reports it
         origin = Origin(kind, name, _short(file))
-        rebuilt = _rebuilt(entry, sha256(content), scope, origin, search, ctx)
+        rebuilt = _rebuilt(entry, sha256(content), file, scope, origin, search, ctx)
         if rebuilt is not None:
             found[file] = (may_hold_directive(content), *rebuilt)
     return found
@@ -568,6 +568,7 @@ def _warm_files(
 def _rebuilt(
     entry: dict[str, Any],
     digest: str,
+    file: Path,
     scope: RefScope,
     origin: Origin,
     search: list[str],
@@ -586,7 +587,7 @@ def _rebuilt(
             or not store.deps_current(entry, search)
         ):
             return None
-        return cache.from_entry(entry, origin, _short, ctx.shared_defs)
+        return cache.from_entry(entry, origin, _short, ctx.shared_defs, file)
     except Exception:  # a damaged entry is a miss, never trusted: the file is loaded again
         return None
 
@@ -635,6 +636,7 @@ def _check_file(
             for pointer, raw in _tools_of(doc.data):
                 _schemas_beside(raw, doc, pointer, path, scope, ctx, format_diags)
         doc.release()
+        doc.positions_from(path)
         return [], doc
     specs = []
     for pointer, raw in _tools_of(doc.data):
@@ -647,6 +649,7 @@ def _check_file(
             ctx.invalid.add(id(spec))
         specs.append(spec)
     doc.release()  # checked
+    doc.positions_from(path)
     return specs, doc
 
 

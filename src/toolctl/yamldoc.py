@@ -8,6 +8,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from itertools import accumulate
+from pathlib import Path
 from typing import Any
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -30,9 +31,25 @@ class Document:
     no keys because ``data`` keeps document order: a node's index is one past its parent's
     plus the sizes of the subtrees of the siblings before it (:meth:`_find`). ``data`` must
     not change after loading. The load cache stores the same arrays (:meth:`arrays`).
+
+    A document the fast parser loaded (:mod:`toolctl.yamlfast`) has no positions until the
+    first :meth:`locate`: its ``source``, the text (while the file is being checked) or the
+    file's path (after :meth:`release`), is then parsed strictly for them. When that text no
+    longer holds the same data (the file changed since), positions are unknown: line 0, the
+    file as a whole.
     """
 
-    __slots__ = ("_keys", "_lines", "_located", "_sizes", "_values", "data", "file", "key_names")
+    __slots__ = (
+        "_keys",
+        "_lines",
+        "_located",
+        "_sizes",
+        "_source",
+        "_values",
+        "data",
+        "file",
+        "key_names",
+    )
 
     def __init__(
         self,
@@ -41,9 +58,13 @@ class Document:
         values: array[int] | None = None,
         keys: array[int] | None = None,
         lines: array[int] | None = None,
+        *,
+        source: str | Path | None = None,
     ) -> None:
         self.data = data
         self.file = file
+        # where positions not read yet come from (see above); None: they are all here
+        self._source: str | Path | None = source if values is None else None
         self._values: array[int] = values if values is not None else array("I")
         self._keys: array[int] = keys if keys is not None else array("I")
         self._lines: array[int] = lines if lines is not None else array("I")
@@ -53,8 +74,18 @@ class Document:
         # checks skip a walk that looks for keys the file does not have ($ref, pattern)
         self.key_names: set[str] | None = None
 
-    def arrays(self) -> tuple[array[int], array[int], array[int]]:
-        """The positions as (values, keys, line starts) arrays of offsets, in document order."""
+    def arrays(self) -> tuple[array[int], array[int], array[int]] | None:
+        """The positions as (values, keys, line starts) arrays of offsets, in document order;
+        None when they have not been read (see above)."""
+        if self._source is not None:
+            return None
+        return self._values, self._keys, self._lines
+
+    def positions(self) -> tuple[array[int], array[int], array[int]]:
+        """:meth:`arrays`, read from the source first when they have not been (empty arrays
+        when they cannot be: see above)."""
+        if self._source is not None:
+            self._read_positions()
         return self._values, self._keys, self._lines
 
     def release(self) -> None:
@@ -63,9 +94,36 @@ class Document:
         locating each tool, would hold a tuple for every container of every file."""
         self.key_names = self._sizes = self._located = None
 
+    def positions_from(self, path: Path) -> None:
+        """Read positions not read yet from the file at ``path`` when asked, not from the text
+        kept until now (dropped: a registry's documents would hold every file's text)."""
+        if self._source is not None:
+            self._source = path
+
+    def _read_positions(self) -> None:
+        """Parse the source strictly for the positions (see above); once."""
+        source, self._source = self._source, None
+        from toolctl.errors import YamlError
+        from toolctl.yamlparse import parse
+
+        try:
+            if isinstance(source, Path):
+                from toolctl.yamlsrc import read_text
+
+                source = read_text(source)
+            strict = parse(source or "")
+        except YamlError:
+            return
+        if strict.data == self.data:
+            self._values, self._keys, self._lines = strict._values, strict._keys, strict._lines
+
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         """The 1-based (line, col) of ``path``, or of its nearest written ancestor (``key``:
         of its mapping key when ``path`` itself is a key of a mapping)."""
+        if self._source is not None:
+            self._read_positions()
+            if not self._values and self.data is not None:
+                return (0, 0)  # the file changed since: the file as a whole
         if not self._values:
             return (1, 1)
         memo = (tuple(path), key)

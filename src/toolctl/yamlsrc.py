@@ -140,7 +140,16 @@ def decode_text(raw: bytes) -> str:
 
 
 def loads(text: str, file: str = "<string>") -> Document:
-    """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem."""
+    """Parse strict YAML ``text``; raise :class:`YamlError` with line and column on any problem.
+
+    Text the fast parser reads exactly as the strict one (most files) is read by it, with
+    positions on demand (see :mod:`toolctl.yamlfast`); the rest, errors included, strictly."""
+    from toolctl.yamlfast import parse as fast_parse
+
+    doc = fast_parse(text)
+    if doc is not None:
+        doc.file = file
+        return doc
     from toolctl.yamlparse import parse
 
     return parse(text, file)
@@ -165,4 +174,5 @@ def load_file(
     text = read_text(path, max_bytes=max_bytes)
     doc = loads(text, name)
     doc.file = name
+    doc.positions_from(path)
     return doc

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from toolctl import cache, yamlparse
+from toolctl import cache
+from toolctl import config as config_module
 from toolctl.config import find_config
 from toolctl.errors import ConfigError
 
@@ -21,13 +22,13 @@ def parses(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache.DEFAULTS, "cache", True)
     seen: list[str] = []
-    real = yamlparse.parse
+    real = config_module.loads  # either parser (toolctl.yamlsrc.loads)
 
     def counting(text: str, file: str = "<string>") -> Any:
         seen.append(Path(file).name)
         return real(text, file)
 
-    monkeypatch.setattr(yamlparse, "parse", counting)
+    monkeypatch.setattr(config_module, "loads", counting)
     return seen
 
 

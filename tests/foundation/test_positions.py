@@ -107,7 +107,7 @@ def test_every_path_is_located_where_libyaml_puts_it(name: str) -> None:
 def test_stored_arrays_rebuild_the_same_document(tmp_path: Path) -> None:
     text = DOCS["nested"]
     full = loads(text, "t.yaml")
-    again = Document(full.data, "t.yaml", *loads(text, "t.yaml").arrays())
+    again = Document(full.data, "t.yaml", *loads(text, "t.yaml").positions())
     for path in _paths(full.data):
         assert again.locate(path, key=True) == full.locate(path, key=True)
 
