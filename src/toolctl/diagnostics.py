@@ -79,7 +79,10 @@ class DeferredLocation(Location):
         found: tuple[int, int] | None = self.__dict__["_found"]
         if found is None:
             document, path = self.__dict__["_at"]
-            found = document.locate(path)
+            if len(path) == 1 and type(path[0]) is str:  # a tool's name in a one-tool file
+                found = document.locate_root_value(path[0])
+            else:
+                found = document.locate(path)
             object.__setattr__(self, "_found", found)
         return found
 

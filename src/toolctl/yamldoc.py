@@ -5,6 +5,7 @@ and the reading side (:mod:`toolctl.yamlsrc`, which re-exports these) do not imp
 
 from __future__ import annotations
 
+import re
 from array import array
 from bisect import bisect_right
 from itertools import accumulate
@@ -117,6 +118,30 @@ class Document:
         if strict.data == self.data:
             self._values, self._keys, self._lines = strict._values, strict._keys, strict._lines
 
+    def locate_root_value(self, key: str) -> tuple[int, int]:
+        """:meth:`locate` of ``(key,)``; while the positions are not read, a key of the root
+        mapping written ``key: value`` at the start of a line, its value a string on that
+        line, is found in the text instead (each tool's ``name``: listing a registry would
+        otherwise parse each file again)."""
+        if self._source is not None and type(self.data) is dict:
+            value = self.data.get(key)
+            found = _root_value(self._text(), key, value) if type(value) is str else None
+            if found is not None:
+                return found
+        return self.locate((key,))
+
+    def _text(self) -> str | None:
+        """The source's text (read from the file when it is a path), None when unreadable."""
+        if isinstance(self._source, Path):
+            from toolctl.errors import YamlError
+            from toolctl.yamlsrc import read_text
+
+            try:
+                return read_text(self._source)
+            except YamlError:
+                return None
+        return self._source
+
     def locate(self, path: JsonPath, *, key: bool = False) -> tuple[int, int]:
         """The 1-based (line, col) of ``path``, or of its nearest written ancestor (``key``:
         of its mapping key when ``path`` itself is a key of a mapping)."""
@@ -191,6 +216,30 @@ class Document:
         if found is None:
             found = self._sizes[id(node)] = _count(node)
         return found
+
+
+def _root_value(text: str | None, key: str, value: str) -> tuple[int, int] | None:
+    """(line, col) of ``value`` written plain or quoted right after ``key:`` at the start of
+    the only line of ``text`` that starts so (a second one would be text inside a multi-line
+    scalar: a key of the root mapping is not written twice); None when it is not so written."""
+    if text is None:
+        return None
+    starts = [m.end() for m in re.finditer(f"^{re.escape(key)}:[ ]+", text, re.MULTILINE)]
+    if len(starts) != 1:
+        return None
+    at = starts[0]
+    quote = text[at : at + 1]
+    inner = at + 1 if quote in ("'", '"') else at
+    end = inner + len(value)
+    if text[inner:end] != value or (quote in ("'", '"') and text[end : end + 1] != quote):
+        return None
+    after = end + 1 if inner > at else end
+    line_end = text.find("\n", after)
+    rest = text[after : len(text) if line_end < 0 else line_end].lstrip(" ")
+    if rest and not (rest.startswith("#") and after < len(text) and text[after] == " "):
+        return None  # the value goes on (a longer plain scalar, or something else)
+    line_start = text.rfind("\n", 0, at) + 1
+    return text.count("\n", 0, at) + 1, at - line_start + 1
 
 
 def _count(node: Any) -> tuple[int, int]:

@@ -67,6 +67,7 @@ _RISKY_NUMBER = re.compile(
     r"[-+]?(?:0[0-9_box][0-9a-z_.+-]*|\.(?:inf|nan)|_[0-9a-z_.+-]*|[0-9.][0-9a-z.+-]*_[0-9a-z_.+-]*)",
     re.I,
 )
+_CANDIDATE = re.compile(r"0[0-9a-zA-Z_]|\.[iInN]|_")
 _WORD_ENDS = frozenset(" \n,[]{}#")
 _COLON_ENDS = frozenset(["", " ", "\n", ",", "[", "]", "{", "}"])
 
@@ -256,22 +257,19 @@ def _indent(text: str, start: int) -> int:
 
 
 def _number_candidates(text: str) -> list[int]:
-    """Where a number yaml-rs may read otherwise can show: a ``0`` followed by a digit, a
-    letter or ``_``; a ``.`` before ``i``/``n`` (``.inf``, ``.nan``); an ``_`` next to a digit,
-    a dot or a sign, or first in a token (yaml-rs drops underscores from numbers: ``_1`` is 1)."""
+    """Where a number yaml-rs may read otherwise can start or show: a ``0`` followed by a
+    digit, a letter or ``_``, or a ``.`` before ``i``/``n`` (``.inf``, ``.nan``), first in a
+    token or after a sign; an ``_`` next to a digit, a dot or a sign, or first in a token
+    (yaml-rs drops underscores from numbers: ``_1`` is 1)."""
     out = []
-    for sub in ("0", ".", "_"):
-        at = text.find(sub)
-        while at >= 0:
-            after = text[at + 1 : at + 2]
-            before = text[at - 1 : at] if at else "\n"
-            if (
-                (sub == "0" and (after.isalnum() or after == "_"))
-                or (sub == "." and after in ("i", "I", "n", "N"))
-                or (sub == "_" and (after in _DIGITISH or before in _DIGITISH or before in _BREAKS))
-            ):
+    for found in _CANDIDATE.finditer(text):
+        at = found.start()
+        before = text[at - 1] if at else "\n"
+        if text[at] != "_":
+            if before in _BREAKS or before in "+-":
                 out.append(at)
-            at = text.find(sub, at + 1)
+        elif before in _DIGITISH or before in _BREAKS or text[at + 1 : at + 2] in _DIGITISH:
+            out.append(at)
     return out
 
 

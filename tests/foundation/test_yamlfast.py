@@ -233,6 +233,11 @@ def test_realistic_registries_take_the_fast_path_and_agree(tmp_path: Path) -> No
         )  # fmt: skip
         files = sorted(out.rglob("*.yaml"))
         taken = [f for f in files if _agrees(f.read_text(encoding="utf-8"))]
+        for f in taken:
+            text = f.read_text(encoding="utf-8")
+            if "name" in yamlparse.parse(text).data:
+                where = yamlparse.parse(text).locate(("name",))
+                assert loads(text).locate_root_value("name") == where, f
         assert len(taken) >= 0.9 * len(files), (corpus, len(taken), len(files))
     for f in sorted((REPO / "examples").rglob("*.yaml")) + sorted(
         (REPO / "tools.d").rglob("*.yaml")
@@ -261,6 +266,34 @@ def test_positions_of_a_fast_document_are_those_of_the_strict_parse() -> None:
         for key in (False, True):
             assert fast.locate(path, key=key) == strict.locate(path, key=key)
     assert fast.arrays() == strict.arrays()
+
+
+ROOT_NAMES = [
+    "name: echo\n",
+    "a: 1\nname:   echo  # the tool\nb: 2\n",
+    "name: 'echo'\n",
+    'name: "echo"\n',
+    "name: it's\n",
+    "name: 'it''s'\n",
+    'name: "e\\x63ho"\n',
+    "name: echo\n  continued\n",
+    "name:\n  echo\n",
+    "description: |\n  text\nname: echo\n",
+    'description: "x\nname: no"\nname: echo\n',
+    "name: echo#not a comment\n",
+    "name: a #b\n",
+    "{name: echo}\n",
+    "name: 1\n",
+]
+
+
+@pytest.mark.parametrize("text", ROOT_NAMES)
+def test_a_tool_name_found_in_the_text_is_where_the_strict_parser_puts_it(text: str) -> None:
+    """Each tool's location (its ``name``) is found in the text, not by parsing again."""
+    fast = loads(text, "t.yaml")
+    strict = yamlparse.parse(text, "t.yaml")
+    assert fast.locate_root_value("name") == strict.locate(("name",))
+    assert fast.arrays() is None or strict.arrays() == fast.arrays()
 
 
 def test_a_file_changed_after_loading_gives_the_file_not_a_wrong_line(tmp_path: Path) -> None:
