@@ -365,20 +365,11 @@ class _Tables:
 
     def part_text(self, text: str) -> int:
         """The index in ``parts`` of ``text`` (an entry read back: see :func:`_inline`)."""
-        at = self._parts.get(text)
-        if at is None:
-            at = self._parts[text] = len(self.parts)
-            self.parts.append(text)
-        return at
+        return _numbered(self._parts, self.parts, text, text)
 
     def dep(self, record: Any) -> int:
         """The index in ``deps`` of a dependency record equal to ``record``."""
-        text = self._text(record)
-        at = self._deps.get(text)
-        if at is None:
-            at = self._deps[text] = len(self.deps)
-            self.deps.append(record)
-        return at
+        return _numbered(self._deps, self.deps, self._text(record), record)
 
     def tabled(self, entry: Any) -> None:
         """Name each part of a load entry's bundled schemas and each of its dependency records
@@ -406,6 +397,16 @@ class _Tables:
                         patch[2] = self.part_text(part)
                     else:
                         raise ValueError("not a part")
+
+
+def _numbered(index: dict[str, int], table: list[T], text: str, item: T) -> int:
+    """The index in ``table`` of the item whose JSON text is ``text``, ``item`` added when
+    there is none (``index``: the table's texts)."""
+    at = index.get(text)
+    if at is None:
+        at = index[text] = len(table)
+        table.append(item)
+    return at
 
 
 def _inline(entries: dict[str, Any], parts: list[str], deps: list[Any]) -> dict[str, Any]:

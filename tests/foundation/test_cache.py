@@ -238,6 +238,12 @@ def _bad_part_names(stored: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _bad_dependency_names(entry: dict[str, Any]) -> None:
+    """Name a dependency record the shard's ``deps`` does not have (the schema file's)."""
+    if "files" in entry:
+        entry["files"] = [1000]
+
+
 def _bad_parts(stored: Any) -> Callable[[Path], None]:
     """Store ``stored`` instead of each text in a shard's ``parts``."""
 
@@ -271,6 +277,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "part named by text": lambda p: _rewrite(p, _bad_part_names('{"type":"string"}')),
     "part index out of range": lambda p: _rewrite(p, _bad_part_names(1000)),
     "part index negative": lambda p: _rewrite(p, _bad_part_names(-1)),
+    "dependency index out of range": lambda p: _rewrite(p, _bad_dependency_names),
 }
 
 
