@@ -14,6 +14,10 @@ runs of:
 * ``cold``: ``toolctl validate`` with an empty cache directory (loads, checks, writes entries);
 * ``no-cache``: ``toolctl --no-cache validate`` (loads and checks, writes nothing).
 
+``--base SRC`` adds the same three commands run with another checkout's ``src`` first on
+``PYTHONPATH`` (each with its own cache directories), in the same rounds: a before/after of
+a change measured under the same load.
+
 Each line also shows the process's peak resident memory (``ru_maxrss``) and the verdict of its
 CPU ratio. Budgets on the realistic corpus (issue 27): warm <= 0.5x floor, cold <= 1.5x,
 ``--no-cache`` <= 1.3x; on the synthetic one (issue 16): warm < 1.0x, cold <= 1.5x; validate of
@@ -50,6 +54,9 @@ def main() -> None:
     parser.add_argument("--tools", type=int, default=5000, help="number of tools")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per command")
     parser.add_argument("--layout", choices=("per-tool", "grouped"), default="per-tool")
+    parser.add_argument(
+        "--base", type=Path, help="another checkout's src directory: before/after rows"
+    )
     add_corpus_option(parser)
     args = parser.parse_args()
     py = sys.executable
@@ -67,32 +74,36 @@ def main() -> None:
         floor.write_text(FLOOR, encoding="utf-8")
         validate = [py, "-m", "toolctl", "validate", str(tools_dir)]
 
-        def env(cache: Path) -> dict[str, str]:
-            return {**_ENV, "TOOLCTL_CACHE_DIR": str(cache)}
-
+        no_cache = [py, "-m", "toolctl", "--no-cache", "validate", str(tools_dir)]
         commands: dict[str, Command] = {
             FLOOR_LABEL: lambda i: ([py, str(floor), str(tools_dir)], _ENV),
-            WARM: lambda i: (validate, env(work / "warm-cache")),
-            COLD: lambda i: (validate, env(work / f"cold-{i}")),
-            NO_CACHE: lambda i: (
-                [py, "-m", "toolctl", "--no-cache", "validate", str(tools_dir)],
-                _ENV,
-            ),
         }
+        sides = [("", None)] if args.base is None else [(", before", args.base), (", after", None)]
+        for suffix, src in sides:
+            base = {**_ENV, "PYTHONPATH": str(src.resolve())} if src is not None else _ENV
+            tag = "base" if src is not None else "this"
+
+            def env(cache: str, base: dict[str, str] = base) -> dict[str, str]:
+                return {**base, "TOOLCTL_CACHE_DIR": str(work / cache)}
+
+            commands[WARM + suffix] = lambda i, e=env, t=tag: (validate, e(f"warm-{t}"))
+            commands[COLD + suffix] = lambda i, e=env, t=tag: (validate, e(f"cold-{t}-{i}"))
+            commands[NO_CACHE + suffix] = lambda i, b=base: (no_cache, b)
         result = measure(commands, work / "reg", args.runs)
         per = "one tool per file" if per_file == 1 else f"{per_file} tools per file"
         print(f"python {sys.version.split()[0]}; {args.corpus} corpus, {args.tools} tools, {per};")
         print(f"median of {args.runs} fresh-process runs, round-robin (cpu = user + system time)")
         wall0, cpu0 = result[FLOOR_LABEL].wall, result[FLOOR_LABEL].cpu
+        width = max(28, *map(len, result))
         print(
-            f"{'command':<28} {'wall ms':>8} {'x floor':>8} {'cpu ms':>8} {'x floor':>8}"
+            f"{'command':<{width}} {'wall ms':>8} {'x floor':>8} {'cpu ms':>8} {'x floor':>8}"
             f" {'peak MiB':>9}  budget (cpu)"
         )
         budgets = BUDGETS[args.corpus]
         for label, r in result.items():
-            budget = budgets.get(label)
+            budget = budgets.get(label.removesuffix(", before").removesuffix(", after"))
             print(
-                f"{label:<28} {r.wall * 1e3:>8.0f} {r.wall / wall0:>8.2f} {r.cpu * 1e3:>8.0f}"
+                f"{label:<{width}} {r.wall * 1e3:>8.0f} {r.wall / wall0:>8.2f} {r.cpu * 1e3:>8.0f}"
                 f" {r.cpu / cpu0:>8.2f} {r.peak:>9.1f}"
                 f"  {verdict(r.cpu / cpu0, budget) if budget else ''}".rstrip()
             )

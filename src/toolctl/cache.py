@@ -58,10 +58,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-FORMAT = 7  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
+FORMAT = 8  # 4: bundled schemas as patches of the written ones (see to_entry); 5: positions
 # as character offsets and line starts (see Document); 6: the parts bundling made, as JSON
-# text shared by the load (see _Text); 7: positions and tool lines may be null (unread: the
-# fast parser's files; see _positions)
+# text shared by the load (see _Text); 7: those texts once per shard file, and the
+# dependency records (see _Tables); 8: positions and tool lines may be null (unread: the
+# fast parser's files; see encode_positions)
 _MAGIC = b"toolctl-cache hmac-sha256"
 DATA_ENV = "TOOLCTL_DATA_DIR"  # where the cache key lives (tests point it elsewhere)
 KEY_NAME = "cache.key"
@@ -319,10 +320,11 @@ def _interned(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 class _Text:
     """A part of a bundled schema that bundling made (see :func:`_patches`), in an entry being
-    written: stored as its JSON text, a string inside the entry. A warm load keeps one copy
-    of each such part by its exact text (see :func:`_shared`), as the bundler keeps one of
-    each equal part: files whose tools hold the same parts share them without hashing or
-    decoding them again."""
+    written: stored once per shard file as its JSON text, in the shard's ``parts``, and named
+    in the entry by its index there (see :class:`_Tables`). A warm load keeps one copy of each
+    such part by its exact text (see :func:`_shared`), as the bundler keeps one of each equal
+    part: files whose tools hold the same parts share them without hashing or decoding them
+    again."""
 
     __slots__ = ("value",)
 
@@ -331,42 +333,145 @@ class _Text:
 
 
 class _Defs(_Text):
-    """An added ``$defs`` being written: stored as the JSON text of each definition (the
-    sets of definitions that tools add differ, the definitions in them recur)."""
+    """An added ``$defs`` being written: stored as the index of each definition's JSON text
+    (the sets of definitions that tools add differ, the definitions in them recur)."""
 
     __slots__ = ()
 
 
-def _encoder() -> Callable[[Any], Any]:
-    """A ``json.dumps`` hook for one write: position arrays as base64 text (encoded only when
-    written), :class:`_Text` as JSON text and :class:`_Defs` as ``{name: JSON text}``, each
-    text made once per write for the same object (the bundler shares its parts, the shared
-    definitions first, between the tools of a load)."""
-    texts: dict[int, tuple[Any, str]] = {}  # each part held with its text: ids stay unique
+class _Tables:
+    """What the load entries of one shard file being written share, each once, named in the
+    entries by its index: ``parts``, the JSON text of each part that bundling made (the shared
+    definitions recur in most tools of a registry: written and read back per entry, they were
+    most of an entry's bytes), and ``deps``, each dependency record (a ``$ref``-d file and its
+    digest, a handler module and its stat: most tool files share a few). ``texts`` maps a part
+    or record (by id; each held with its text, so ids stay unique) to its JSON text for the
+    whole write: the loader shares them between the files of all shards."""
 
-    def text(value: Any) -> str:
-        found = texts.get(id(value))
+    def __init__(self, texts: dict[int, tuple[Any, str]]) -> None:
+        self.texts = texts
+        self.parts: list[str] = []
+        self.deps: list[Any] = []
+        self._parts: dict[str, int] = {}
+        self._deps: dict[str, int] = {}
+
+    def _text(self, value: Any) -> str:
+        found = self.texts.get(id(value))
         if found is None:
-            found = texts[id(value)] = (value, _dumps(value))
+            found = self.texts[id(value)] = (value, _dumps(value))
         return found[1]
 
-    def encode(value: Any) -> Any:
-        if isinstance(value, array):
-            return base64.b64encode(value.tobytes()).decode()
-        if type(value) is _Text:
-            return text(value.value)
-        if type(value) is _Defs:
-            return {name: text(node) for name, node in value.value.items()}
-        raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    def part(self, value: Any) -> int:
+        """The index in ``parts`` of the JSON text of ``value`` (a :class:`_Text`'s)."""
+        return self.part_text(self._text(value))
 
-    return encode
+    def part_text(self, text: str) -> int:
+        """The index in ``parts`` of ``text`` (an entry read back: see :func:`_inline`)."""
+        return _numbered(self._parts, self.parts, text, text)
+
+    def dep(self, record: Any) -> int:
+        """The index in ``deps`` of a dependency record equal to ``record``."""
+        return _numbered(self._deps, self.deps, self._text(record), record)
+
+    def tabled(self, entry: Any) -> None:
+        """Name each part of a load entry's bundled schemas and each of its dependency records
+        by its index (in place); entries of other kinds (no list of tools) are left as they
+        are. TypeError, ValueError, IndexError or AttributeError for a damaged entry read
+        back."""
+        tools = entry.get("tools") if type(entry) is dict else None
+        if type(tools) is not list:
+            return
+        entry["files"] = [self.dep(record) for record in entry["files"]]
+        entry["modules"] = [self.dep(record) for record in entry["modules"]]
+        for tool in tools:
+            for patches in tool[1].values():
+                for patch in patches:
+                    if len(patch) != 3:
+                        continue
+                    part = patch[2]
+                    if type(part) is _Defs:
+                        patch[2] = {name: self.part(node) for name, node in part.value.items()}
+                    elif type(part) is _Text:
+                        patch[2] = self.part(part.value)
+                    elif type(part) is dict:  # read back: {name: text}
+                        patch[2] = {name: self.part_text(text) for name, text in part.items()}
+                    elif type(part) is str:
+                        patch[2] = self.part_text(part)
+                    else:
+                        raise ValueError("not a part")
+
+
+def _numbered(index: dict[str, int], table: list[T], text: str, item: T) -> int:
+    """The index in ``table`` of the item whose JSON text is ``text``, ``item`` added when
+    there is none (``index``: the table's texts)."""
+    at = index.get(text)
+    if at is None:
+        at = index[text] = len(table)
+        table.append(item)
+    return at
+
+
+def _inline(entries: dict[str, Any], parts: list[str], deps: list[Any]) -> dict[str, Any]:
+    """``entries`` of a shard read back, each index of a load entry replaced (in place) by what
+    it names in the shard's ``parts`` or ``deps``: the entries then hold their parts' texts
+    and their dependency records as format 6 stored them, each one object for all the entries
+    of the shard. An entry that names what the shard does not have is dropped (a miss)."""
+    for path in list(entries):
+        entry = entries[path]
+        tools = entry.get("tools") if type(entry) is dict else None
+        if type(tools) is not list:
+            continue
+        try:
+            entry["files"] = [_named(i, deps) for i in entry["files"]]
+            entry["modules"] = [_named(i, deps) for i in entry["modules"]]
+            for tool in tools:
+                for patches in tool[1].values():
+                    for patch in patches:
+                        if len(patch) == 3:
+                            at = patch[2]
+                            patch[2] = (
+                                {name: _named(i, parts) for name, i in at.items()}
+                                if type(at) is dict
+                                else _named(at, parts)
+                            )
+        except (TypeError, ValueError, IndexError, AttributeError, KeyError):
+            del entries[path]
+    return entries
+
+
+def _named(index: Any, table: list[T]) -> T:
+    """What ``index`` names in a shard's table; ValueError or IndexError when nothing."""
+    if type(index) is not int or index < 0:
+        raise ValueError("not an index")
+    return table[index]
+
+
+def _json_default(value: Any) -> Any:
+    """The ``json.dumps`` hook of a write: position arrays as base64 (see
+    :func:`encode_positions`)."""
+    if isinstance(value, array):
+        return _b64(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _b64(positions: array[int]) -> str:
+    return base64.b64encode(positions.tobytes()).decode()
+
+
+def encode_positions(doc: Document | None) -> list[str] | None:
+    """A document's position arrays as stored: base64 of their bytes (see
+    :func:`decode_positions`); None when the fast parser left them unread (a warm load then
+    reads them from the file when asked, as a cold one does)."""
+    arrays = doc.arrays() if doc is not None else None
+    return None if arrays is None else [_b64(a) for a in arrays]
 
 
 def _dumps(value: Any, default: Callable[[Any], Any] | None = None) -> str:
-    """Compact JSON of an entry or a part of one (loaded YAML is a tree: aliases are refused)."""
-    return json.dumps(
-        value, ensure_ascii=False, separators=(",", ":"), default=default, check_circular=False
-    )
+    """Compact JSON of an entry or a part of one (loaded YAML is a tree: aliases are refused).
+    ASCII (other characters as ``\\u`` escapes): one character beyond Latin-1 anywhere in a
+    registry made the whole text of a shard two bytes a character, to copy and to encode as
+    UTF-8 (a tenth of a cold write), and a warm load decode it the same way."""
+    return json.dumps(value, separators=(",", ":"), default=default, check_circular=False)
 
 
 def decode_positions(encoded: list[str]) -> tuple[array[int], array[int], array[int]]:
@@ -397,6 +502,7 @@ class LoadCache:
         self._hashes: dict[str, str | None] = {}
         self._stats: dict[str, list[int] | None] = {}  # handler modules, once per load
         self._deps: dict[tuple[str, ...], list[Any]] = {}  # see module_dep
+        self._files: dict[str, list[Any]] = {}  # see file_dep
         self._shards: dict[int, dict[str, Any]] = {}
         self._dirty: dict[int, dict[str, Any]] = {}
         self._key: bytes | None = None  # see cache_key; read once per load
@@ -428,8 +534,12 @@ class LoadCache:
             return {}
         if not isinstance(data, dict) or data.get("context") != self.context:
             return {}
-        entries = data.get("entries")
-        return entries if isinstance(entries, dict) else {}
+        entries, parts, deps = data.get("entries"), data.get("parts"), data.get("deps")
+        if not isinstance(entries, dict) or type(parts) is not list or type(deps) is not list:
+            return {}
+        if not all(type(text) is str for text in parts):
+            return {}  # not what a write makes: no entry of the shard is trusted
+        return _inline(entries, parts, deps)
 
     def _opened(self, shard: int) -> dict[str, Any]:
         """The entries of ``shard`` not taken yet (decoded on the first use in this load)."""
@@ -478,12 +588,29 @@ class LoadCache:
             self._prepare()
         except OSError:
             return
-        encode = _encoder()
+        texts: dict[int, tuple[Any, str]] = {}  # see _Tables
         while dirty:  # each shard's entries freed once written (the registry keeps its data)
             shard, entries = dirty.popitem()
-            merged = {**_live(self._load_shard(shard)), **entries}  # keep other runs' entries
+            kept = _live(self._load_shard(shard))  # keep other runs' entries
+            for path in entries:
+                kept.pop(path, None)  # replaced: its parts are not written
+            tables = _Tables(texts)
+            for path, entry in list(kept.items()):
+                try:
+                    tables.tabled(entry)
+                except (TypeError, ValueError, IndexError, AttributeError, KeyError):
+                    del kept[path]  # damaged: rebuilt when its file is loaded
             try:
-                payload = _dumps({"context": self.context, "entries": merged}, encode).encode()
+                for entry in entries.values():
+                    tables.tabled(entry)
+                shard_data = {
+                    "context": self.context,
+                    "parts": tables.parts,
+                    "deps": tables.deps,
+                    "entries": kept,
+                }
+                kept.update(entries)
+                payload = _dumps(shard_data, _json_default).encode()
                 replace(self._shard_file(shard), _seal(payload, key))
             except (OSError, ValueError, TypeError, RecursionError):  # nothing cached beats failing
                 pass
@@ -513,6 +640,16 @@ class LoadCache:
             content = _read(Path(path))
             self._hashes[path] = sha256(content) if content is not None else None
         return self._hashes[path]
+
+    def file_dep(self, path: Path, short: Callable[[Path], str]) -> list[Any]:
+        """What a file depends on in a ``$ref``-d file: ``[path, content hash, its name as
+        shown (short(path))]``, one record per file and load (most tool files name the same
+        few, and an entry's records are written once per shard: see :class:`_Tables`)."""
+        name = str(path)
+        found = self._files.get(name)
+        if found is None:
+            found = self._files[name] = [name, self.file_hash(name), short(path)]
+        return found
 
     def module_dep(self, ref: str, search: list[str]) -> list[Any]:
         """What a handler reference's static check depended on: its module file and stat
@@ -603,7 +740,8 @@ def remembered_document(path: Path, display: str) -> Document:
     def parse() -> dict[str, Any]:
         parsed.append(load_file(path, display))
         # a scanned file is one lint reports a finding in: its positions are read now
-        return {"data": parsed[0].data, "pos": list(parsed[0].positions())}  # base64 when written
+        parsed[0].positions()
+        return {"data": parsed[0].data, "pos": encode_positions(parsed[0])}
 
     store = LoadCache(_configs_root() / "scans", [])
     try:
@@ -704,20 +842,13 @@ def to_entry(
         "origin": [origin.kind, origin.name],
         "display": origin.file,
         "data": doc.data if doc is not None else None,
-        "pos": _positions(doc),
+        "pos": encode_positions(doc),
         "diagnostics": [d.to_dict() for d in diagnostics],
         "tools": tools,
         "files": files,
         "modules": modules,
         "formats": formats,
     }
-
-
-def _positions(doc: Document | None) -> list[array[int]] | None:
-    """A document's positions as stored: base64 when written; None when the fast parser left
-    them unread (a warm load then reads them from the file when asked, as a cold one does)."""
-    arrays = doc.arrays() if doc is not None else None
-    return list(arrays) if arrays is not None else None
 
 
 def add_late(entry: dict[str, Any], diagnostics: list[Diagnostic], invalid: list[bool]) -> None:
@@ -745,16 +876,23 @@ def _patches(orig: Any, new: Any, at: list[Any], out: list[list[Any]]) -> bool:
     if type(new) is dict and type(orig) is dict and list(new)[: len(orig)] == list(orig):
         fresh = True
         for key, value in new.items():
-            if key in orig:
-                fresh = _patches(orig[key], value, [*at, key], out) and fresh
-            else:
+            if key not in orig:
                 out.append([[*at, key], value])  # added after the written keys, as bundled
+                continue
+            was = orig[key]
+            if value is was:  # most of a copied mapping: no call, no path (as the walk would)
+                fresh = fresh and type(value) is not dict and type(value) is not list
+            elif not _patches(was, value, [*at, key], out):
+                fresh = False
         if not fresh or not at or "$defs" in new:
             return fresh
     elif type(new) is list and type(orig) is list and len(new) == len(orig):
         fresh = True
         for i, (was, value) in enumerate(zip(orig, new, strict=True)):
-            fresh = _patches(was, value, [*at, i], out) and fresh
+            if value is was:
+                fresh = fresh and type(value) is not dict and type(value) is not list
+            elif not _patches(was, value, [*at, i], out):
+                fresh = False
         if not fresh or not at:
             return fresh
     elif type(new) is type(orig) and new == orig:

@@ -498,7 +498,7 @@ def _load_file(
     ctx.touched = {}
     specs, doc = _check_file(content, path, scope, origin, ctx)
     modules = [ctx.cache.module_dep(ref, search) for spec in specs for _, ref in _refs_in(spec.raw)]
-    files = [[str(p), ctx.cache.file_hash(str(p)), _short(p)] for p in ctx.touched]
+    files = [ctx.cache.file_dep(p, _short) for p in ctx.touched]
     entry = cache.to_entry(
         formats=_format_names(any(spec.provider_options for spec in specs), ctx),
         sha=digest,

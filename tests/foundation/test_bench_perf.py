@@ -4,6 +4,7 @@ asserted: the numbers are for people, the shape of the output is for this test).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +44,22 @@ def test_bench_cache_prints_warm_and_cold_beside_the_floor() -> None:
     assert re.search(row.format("toolctl validate, warm") + verdict.format(r"0\.50"), out)
     assert re.search(row.format("toolctl validate, cold") + verdict.format(r"1\.50"), out)
     assert re.search(row.format("toolctl --no-cache validate") + verdict.format(r"1\.30"), out)
+
+
+@pytest.mark.timeout(240)
+def test_bench_cache_puts_a_base_checkout_beside_this_one_in_the_same_rounds() -> None:
+    # --base: each command also runs with another checkout's src first on PYTHONPATH (here
+    # this one's: the rows must exist and carry the same budgets, not differ)
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    out = run_bench("bench_cache.py", "--tools", "10", "--runs", "1", "--base", src, timeout=230)
+    row = r"{}\s+\d+\s+\d+\.\d\d\s+\d+\s+\d+\.\d\d\s+\d+\.\d\s+(ok|OVER) \(<= {}x\)"
+    for side in ("before", "after"):
+        for label, budget in (
+            ("toolctl validate, warm", r"0\.50"),
+            ("toolctl validate, cold", r"1\.50"),
+            ("toolctl --no-cache validate", r"1\.30"),
+        ):
+            assert re.search(row.format(f"{label}, {side}", budget), out), (label, side)
 
 
 @pytest.mark.timeout(240)

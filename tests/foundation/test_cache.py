@@ -223,9 +223,9 @@ def _not_a_dict(shard: Path) -> None:
     _write_shard(shard, data)
 
 
-def _bad_shared_parts(stored: Any) -> Callable[[dict[str, Any]], None]:
-    """Store ``stored`` instead of each part bundling made (kept as JSON text, see
-    ``cache._Text``) and instead of each definition of an added ``$defs``."""
+def _bad_part_names(stored: Any) -> Callable[[dict[str, Any]], None]:
+    """Name ``stored`` instead of each part bundling made (kept as JSON text in the shard's
+    ``parts``, see ``cache._Parts``) and instead of each definition of an added ``$defs``."""
 
     def change(entry: dict[str, Any]) -> None:
         for tool in entry.get("tools", []):
@@ -238,6 +238,30 @@ def _bad_shared_parts(stored: Any) -> Callable[[dict[str, Any]], None]:
     return change
 
 
+def _bad_dependency_names(entry: dict[str, Any]) -> None:
+    """Name a dependency record the shard's ``deps`` does not have (the schema file's)."""
+    if "files" in entry:
+        entry["files"] = [1000]
+
+
+def _bad_parts(stored: Any) -> Callable[[Path], None]:
+    """Store ``stored`` instead of each text in a shard's ``parts``."""
+
+    def change(shard: Path) -> None:
+        data = json.loads(shard.read_bytes().partition(b"\n")[2])
+        assert data["parts"]  # every entry of the project adds a definition
+        data["parts"] = [stored for _ in data["parts"]]
+        _write_shard(shard, data)
+
+    return change
+
+
+def _no_parts(shard: Path) -> None:
+    data = json.loads(shard.read_bytes().partition(b"\n")[2])
+    del data["parts"]
+    _write_shard(shard, data)
+
+
 DAMAGE: dict[str, Callable[[Path], None]] = {
     "truncated": lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]),
     "garbage": lambda p: p.write_bytes(os.urandom(300)),
@@ -247,8 +271,13 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
     "bad tools": lambda p: _rewrite(p, _bad_tools),
     "bad positions": lambda p: _rewrite(p, _bad_positions),
     "entry not an object": _not_a_dict,
-    "shared part not JSON": lambda p: _rewrite(p, _bad_shared_parts("{not json")),
-    "shared part not text": lambda p: _rewrite(p, _bad_shared_parts(5)),
+    "shared part not JSON": _bad_parts("{not json"),
+    "shared part not text": _bad_parts(5),
+    "shared parts missing": _no_parts,
+    "part named by text": lambda p: _rewrite(p, _bad_part_names('{"type":"string"}')),
+    "part index out of range": lambda p: _rewrite(p, _bad_part_names(1000)),
+    "part index negative": lambda p: _rewrite(p, _bad_part_names(-1)),
+    "dependency index out of range": lambda p: _rewrite(p, _bad_dependency_names),
 }
 
 
@@ -746,3 +775,86 @@ def test_an_older_cache_format_is_a_cold_load(
         assert sorted(parses) == ["common.schema.yaml", "other.yaml", "weather.yaml"]
     finally:
         cache.code_fingerprint.cache_clear()
+
+
+def _shard_data(shard: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(shard.read_bytes().partition(b"\n")[2])
+    return data
+
+
+def test_a_shard_writes_each_shared_definition_and_dependency_once(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # 40 files over the shards, every tool naming the same definitions and handler module:
+    # each shard file holds each definition's text and each dependency record once, however
+    # many of its entries hold them, and a warm load gives every tool all of them
+    _spread_registry(project, 40)
+    cold = _load(project, monkeypatch)
+    city = '{"type":"string","minLength":1}'
+    schema_file = str(project / "tools.d/schemas/common.schema.yaml")
+    shards = [_shard_data(shard) for shard in _entries(project)]
+    assert len(shards) >= 12
+    for data in shards:
+        files = [e for k, e in data["entries"].items() if not k.startswith("<")]
+        assert len(files) >= 1
+        assert data["parts"].count(city) == 1
+        assert json.dumps(data).count(json.dumps(city)) == 1  # only in the table
+        assert [d[0] for d in data["deps"]].count(schema_file) == 1
+        assert json.dumps(data).count(json.dumps(schema_file)) == 1
+        assert all(type(i) is int for e in files for i in e["files"] + e["modules"])
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    assert _whole(warm) == _whole(cold)
+
+
+def test_a_partly_warm_write_keeps_the_other_entries_of_its_shards_usable(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # an edited file's entry is written into shards whose other entries are read back and
+    # written again (their parts and dependencies renumbered in the new tables): the next
+    # load takes every entry, and gives the registry of a load without the cache
+    _spread_registry(project, 40)
+    _load(project, monkeypatch)
+    for i in (3, 17, 31):
+        edited = project / f"tools.d/f{i:02}.yaml"
+        edited.write_text(edited.read_text().replace("Names shared", "Names the shared"))
+    _load(project, monkeypatch)
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    assert _whole(warm) == _whole(load_registry(packs=False, cache=False))
+
+
+def test_text_beyond_ascii_comes_back_from_the_cache_as_written(
+    project: Path, monkeypatch: pytest.MonkeyPatch, parses: list[str]
+) -> None:
+    # the shards are ASCII (other characters escaped): names, descriptions, keys, enum values
+    # and a shared definition beyond Latin-1, and the positions after them, come back as
+    # without the cache
+    text = "¡Olá → 東京 🌧"
+    write(
+        project,
+        {
+            "tools.d/weather.yaml": TOOL.format(name="weather")
+            .replace("Look up a city's weather.", f"{text}, the weather.")
+            .replace("required: [city]", f"required: [city]\n  x-étiquette: {{mode: [{text}]}}"),
+            "tools.d/schemas/common.schema.yaml": SCHEMA.replace(
+                "minLength: 1", f"minLength: 1, description: '{text}'"
+            ),
+        },
+    )
+    cold = _load(project, monkeypatch)
+    assert [d.format() for d in cold.diagnostics] == []
+    for shard in _entries(project):
+        assert shard.read_bytes().isascii()
+    parses.clear()
+    warm = _load(project, monkeypatch)
+    assert parses == []
+    assert _whole(warm) == _whole(cold)
+    weather = warm.tools["weather"]
+    assert weather.description == f"{text}, the weather."
+    assert weather.input_schema["$defs"]["common_schema__City"]["description"] == text
+    assert weather.locate("inputSchema", "x-étiquette", "mode") == cold.tools["weather"].locate(
+        "inputSchema", "x-étiquette", "mode"
+    )

@@ -160,11 +160,14 @@ def test_an_entry_cannot_make_another_files_tools_take_its_definitions(
     assert key is not None
     for shard in _shards(tmp_path):
         data = json.loads(shard.read_bytes().partition(b"\n")[2])
+        parts = data["parts"]  # the shard's part texts, which entries name by index
         for path, entry in data["entries"].items():
             if path.endswith(f"{forged}.yaml"):
-                text = json.dumps(entry["tools"])
-                assert '\\"minLength\\":1' in text  # the definitions, as JSON text
-                entry["tools"] = json.loads(text.replace('\\"minLength\\":1', '\\"minLength\\":7'))
+                patch = entry["tools"][0][1]["inputSchema"][-1]  # the added $defs
+                city = patch[2]["common_schema__City"]
+                assert '"minLength":1' in parts[city]  # the definition, as JSON text
+                patch[2]["common_schema__City"] = len(parts)  # a text of its own
+                parts.append(parts[city].replace('"minLength":1', '"minLength":7'))
         shard.write_bytes(cache._seal(json.dumps(data).encode(), key))
     parses.clear()
     after = _load()
