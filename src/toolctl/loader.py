@@ -274,14 +274,14 @@ def _check_schemas(
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
             local, measured = bundled_schema.local, bundled_schema.depth
-            files = bundled_schema.files
+            files, local_refs = bundled_schema.files, bundled_schema.local_refs
             # the scan found the own part's patterns: not walked again (when there may be any)
             found = bundled_schema.patterns if patterns else False
             if bundled_schema.closure is not None and bundled_schema.own is not None:
                 split = (bundled_schema.closure, bundled_schema.own)
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
-            measured = None
+            measured, local_refs = None, None
             found = patterns
         for p in problems:
             own = p.file == doc.file
@@ -296,7 +296,12 @@ def _check_schemas(
             )
             bad.add(key)
         depth, cycles = refs.reference_structure(
-            schema, has_refs=has_refs, known=known, local=local, depth=measured
+            schema,
+            has_refs=has_refs,
+            known=known,
+            local=local,
+            depth=measured,
+            local_refs=local_refs,
         )
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
@@ -380,7 +385,8 @@ def _schema_problems(
             )
         if shared_valid and not schema_module.check_schema(own, patterns=mine):
             return []
-    return schema_module.check_schema(schema, patterns=patterns)
+    problems: list[Any] = schema_module.check_schema(schema, patterns=patterns)
+    return problems
 
 
 @functools.cache

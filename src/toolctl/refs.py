@@ -34,6 +34,7 @@ from toolctl.yamlsrc import Document, JsonPath, real_path
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_SINGLE = ("not", "if", "then", "else")
+_APPLICATORS = frozenset(_IN_PLACE + _IN_PLACE_SINGLE)
 
 
 @dataclass
@@ -474,6 +475,9 @@ class Bundled:
     # ``schema`` without its ``$defs`` when they are exactly ``closure``'s (what is left to
     # check once they are known valid); None: not known
     own: Any = None
+    # the local references of ``schema`` outside the shared definitions of ``known`` (see
+    # reference_structure); None: not known (its bundled definitions are renamed copies)
+    local_refs: list[str] | None = None
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -662,8 +666,9 @@ def bundle(
         if message:
             problems.append(RefProblem(display, (*at, "$ref"), message))
     problems += _dynamic_problems(schema, found, display)
+    local_refs = [ref for _, ref in refs if ref[:1] == "#"]
     if not external:
-        return Bundled(schema, problems, bool(refs), patterns=found.patterns)
+        return Bundled(schema, problems, bool(refs), patterns=found.patterns, local_refs=local_refs)
     uses: list[tuple[JsonPath, _Definition]] = []
     below: list[tuple[int, _Definition]] = []  # (level of the object holding it, target)
     if directory is None:
@@ -691,14 +696,14 @@ def bundle(
     if names is None:
         out, kids = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler)
     else:
-        out, kids = _with_refs(
-            schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler
-        )
+        out, kids = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler)
     own = None  # the schema without the shared definitions, when they are all it adds
     if closure.defs and own_defs is None and names is None:
         # the common case: only shared definitions, so the whole schema may be shared too
         # (the $defs follow from the closure: its keys stand for them in the comparison)
-        key = None if digest is None else ("declared", digest, directory, scope)
+        key: tuple[Any, ...] | None = (
+            None if digest is None else ("declared", digest, directory, scope)
+        )
         if key is None:
             text = _copy_digest(out, kids)
             key = None if text is None else ("bundled", text, closure.keys)
@@ -726,8 +731,10 @@ def bundle(
             reaches = max([level + known[id(d.node)] for level, d in below], default=0)
             depth = max(found.deepest, reaches, closure.placed)
     shared = closure if names is None else None
+    # with the shared definitions in known, the scan's local references are all the others
+    mine = local_refs if known is not None else None
     return Bundled(
-        out, problems, True, known, local, found.patterns, depth, closure.files, shared, own
+        out, problems, True, known, local, found.patterns, depth, closure.files, shared, own, mine
     )
 
 
@@ -844,6 +851,7 @@ def reference_structure(
     known: dict[int, int] | None = None,
     local: bool = True,
     depth: int | None = None,
+    local_refs: list[str] | None = None,
 ) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
     first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
@@ -851,7 +859,9 @@ def reference_structure(
     ``schema`` (see :class:`Bundled`), which no endless cycle runs through: only the rest of
     the schema is walked. Without ``local`` references besides those (``local=False``) the
     rest is a tree: no cycle to look for, and ``depth`` (see :class:`Bundled`), when given, is
-    the answer."""
+    the answer. ``local_refs``: every local reference of the schema outside the definitions of
+    ``known`` (see :class:`Bundled`), so that the cycle search is needed only when one of them
+    leads somewhere (see :func:`_dead_ends`)."""
     if has_refs is None:
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
@@ -864,7 +874,31 @@ def reference_structure(
         return depth, []  # the cycle search recurses along the chains: not on this one
     if known is not None and not local:
         return depth, []
-    return depth, endless_cycles(schema, scanned=True, skip=known or {})
+    skip = known or {}
+    if local_refs is not None and _dead_ends(schema, local_refs, skip):
+        return depth, []
+    return depth, endless_cycles(schema, scanned=True, skip=skip)
+
+
+def _dead_ends(schema: dict[str, Any], local_refs: list[str], skip: Container[int]) -> bool:
+    """True when no endless cycle can run through ``schema``, told from the targets of its
+    local references alone (``local_refs``: all of them outside ``skip``): each names a
+    subschema with no ``$ref`` and no in-place applicator, or one of ``skip``, or nothing.
+
+    An endless cycle (see :func:`endless_cycles`) follows references and in-place
+    applicators; applicators only lead down the tree, so every cycle enters some reference's
+    target and leaves it again, by its own ``$ref`` or an applicator. A target that has
+    neither ends every path into it. The common recursive definition (``next: {$ref:
+    '#/$defs/Node'}`` under ``properties``) passes; anything else takes the full search."""
+    for ref in local_refs:
+        target = _target(schema, ref)
+        if (
+            type(target) is dict
+            and id(target) not in skip
+            and ("$ref" in target or not target.keys().isdisjoint(_APPLICATORS))
+        ):
+            return False
+    return True
 
 
 def endless_cycles(
