@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +244,9 @@ def _check_schemas(
         line, col = doc.locate((*pointer, *path))
         return Location(doc.file, line, col)
 
-    directory = str(file.parent)  # once per tool: a Path's parent is a new Path each time
+    # once per tool (a Path's parent is a new Path each time), and one string per directory:
+    # the bundler keeps it in the key of each bundled schema it shares
+    directory = sys.intern(str(file.parent))
     for key, at, declared in _schema_slots(raw):
         # Registries repeat schemas (most output schemas of a realistic one are one of a few):
         # an equal schema that checked sound is sound again where its relative references

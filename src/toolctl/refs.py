@@ -245,7 +245,8 @@ class Bundler:
         # of each closure: tools that write the same referencing part hold one copy of it.
         self._copies: dict[Any, Any] = {}
         self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
-        # what the schemas naming the same definitions (in the same order) share, by their keys
+        # what the schemas naming the same definitions (in the same order) share, by their
+        # keys; at most CLOSURE_MEMO at a time (see closure_of)
         self._closures: dict[tuple[_Key, ...], _Closure] = {}
 
     def shared_copy(self, node: Any, kids: list[Any] | None = None) -> Any:
@@ -387,6 +388,11 @@ class Bundler:
         shares: the closure and what follows from it, worked out on its first use."""
         found = self._closures.get(roots)
         if found is None:
+            if len(self._closures) >= CLOSURE_MEMO:
+                # registries name many orders of the same definitions (a third to four fifths
+                # of the schemas of the realistic corpora name an order of their own): memory
+                # stays flat, and the repeats a few hundred tools apart are still found
+                self._closures.clear()
             found = self._closures[roots] = _Closure(self, self.closure(list(roots)))
         return found
 
@@ -421,12 +427,28 @@ class Bundler:
         return found.structure
 
 
+CLOSURE_MEMO = 1024
+"""Closures a :class:`Bundler` remembers at a time (see :meth:`Bundler.closure_of`)."""
+
+
 class _Closure:
-    """The definitions a schema needs and what follows from them alone, shared by every
-    schema of the load that names the same ones (registries name a few sets of definitions
-    from thousands of tools): the files they come from, their problems, whether their shared
-    names clash with each other, their ``$defs`` and, when no endless cycle runs through
-    any of them, their expanded depths."""
+    """The definitions a schema needs and what follows from them alone, shared by the
+    schemas of the load that name the same ones in the same order: the files they come
+    from, their problems, whether their shared names clash with each other, their ``$defs``
+    and, when no endless cycle runs through any of them, their expanded depths."""
+
+    __slots__ = (
+        "added",
+        "defs",
+        "files",
+        "keys",
+        "known",
+        "names",
+        "placed",
+        "problems",
+        "unique",
+        "valid",
+    )
 
     def __init__(self, bundler: Bundler, defs: list[_Definition]) -> None:
         self.defs = defs
