@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,9 +84,10 @@ class _Context:
     examples: Any = None  # examplebatch.ExampleBatch: examples checked a chunk at a time
     # cache entries of files whose examples wait in the batch: (path, entry, its tools)
     entries: list[tuple[Path, dict[str, Any], list[ToolSpec]]] = field(default_factory=list)
-    # schemas found sound, by (content digest, directory, scope): (the bundled schema, or None
-    # when it is the declared one as is; the files it was bundled from). See _check_schemas.
-    sound: dict[Any, tuple[Any, list[Path]]] = field(default_factory=dict)
+    # schemas found sound, by (content digest, directory): (the bundled schema, or None when
+    # it is the declared one as is; the files it was bundled from; the scope it was bundled
+    # under, compared on a hit rather than hashed into every key). See _check_schemas.
+    sound: dict[Any, tuple[Any, list[Path], RefScope]] = field(default_factory=dict)
 
     def touch(self, path: Path) -> None:
         """Record ``path`` (a real path) as a file the current tool file depends on."""
@@ -218,8 +220,7 @@ def _check_schemas(
     ctx: _Context,
     out: list[Diagnostic],
 ) -> tuple[dict[str, Any], set[str]]:
-    from toolctl import refs
-
+    refs = _module("toolctl.refs")
     bundled: dict[str, Any] = {}
     bad: set[str] = set()
     name = raw.get("name")
@@ -244,36 +245,47 @@ def _check_schemas(
         line, col = doc.locate((*pointer, *path))
         return Location(doc.file, line, col)
 
-    beside = (str(file.parent), scope)
+    # once per tool (a Path's parent is a new Path each time), and one string per directory:
+    # the bundler keeps it in the key of each bundled schema it shares
+    directory = sys.intern(str(file.parent))
     for key, at, declared in _schema_slots(raw):
         # Registries repeat schemas (most output schemas of a realistic one are one of a few):
         # an equal schema that checked sound is sound again where its relative references
         # name the same files (same directory and scope): only its bundled form and the
         # files it depends on are taken over.
         digest = content_digest(declared) if type(declared) is dict else None
-        memo = None if digest is None else (digest, *beside)
+        memo = None if digest is None else (digest, directory)
         known_sound = ctx.sound.get(memo) if memo is not None else None
-        if known_sound is not None:
+        if known_sound is not None and known_sound[2] == scope:
             bundled[key] = declared if known_sound[0] is None else known_sound[0]
             for path in known_sound[1]:
                 ctx.touch(path)
             continue
         files: list[Path] = []
+        split: Any = None  # (the closure, the own part): see _schema_problems
         if dollars:
             if ctx.bundler is None:
                 ctx.bundler = refs.Bundler(ctx.load_doc, ctx.touch)
             bundled_schema = refs.bundle(
-                declared, file=file, display=doc.file, scope=scope, bundler=ctx.bundler
+                declared,
+                file=file,
+                display=doc.file,
+                scope=scope,
+                bundler=ctx.bundler,
+                directory=directory,
+                digest=digest,
             )
             schema, problems = bundled_schema.schema, bundled_schema.problems
             has_refs, known = bundled_schema.has_refs, bundled_schema.known
             local, measured = bundled_schema.local, bundled_schema.depth
-            files = bundled_schema.files
+            files, local_refs = bundled_schema.files, bundled_schema.local_refs
             # the scan found the own part's patterns: not walked again (when there may be any)
             found = bundled_schema.patterns if patterns else False
+            if bundled_schema.closure is not None and bundled_schema.own is not None:
+                split = (bundled_schema.closure, bundled_schema.own)
         else:
             schema, problems, has_refs, known, local = declared, [], False, None, True
-            measured = None
+            measured, local_refs = None, None
             found = patterns
         for p in problems:
             own = p.file == doc.file
@@ -288,7 +300,12 @@ def _check_schemas(
             )
             bad.add(key)
         depth, cycles = refs.reference_structure(
-            schema, has_refs=has_refs, known=known, local=local, depth=measured
+            schema,
+            has_refs=has_refs,
+            known=known,
+            local=local,
+            depth=measured,
+            local_refs=local_refs,
         )
         if depth > refs.MAX_EXPANDED_DEPTH:
             out.append(
@@ -304,7 +321,7 @@ def _check_schemas(
             bad.add(key)
             bundled[key] = schema
             continue
-        for sp in _schema_problems(schema, known, ctx.bundler, patterns, found):
+        for sp in _schema_problems(schema, known, ctx.bundler, patterns, found, split):
             out.append(
                 error(
                     loc((*at, *sp.path)),
@@ -330,7 +347,7 @@ def _check_schemas(
         if memo is not None and key not in bad:
             if len(ctx.sound) >= SOUND_MEMO:
                 ctx.sound.clear()
-            ctx.sound[memo] = (None if schema is declared else schema, files)
+            ctx.sound[memo] = (None if schema is declared else schema, files, scope)
     return bundled, bad
 
 
@@ -345,24 +362,43 @@ def _schema_problems(
     bundler: Any,
     patterns: bool,
     own_patterns: bool | list[tuple[JsonPath, str]] | None = None,
+    split: Any = None,
 ) -> list[Any]:
     """:func:`~toolctl.schema.check_schema` of a bundled schema, with the shared definitions
     of ``known`` (ids) checked once per load by ``bundler`` instead of once per tool: only the
     tool's own part is checked here when they are all valid. Any problem: the whole schema is
     checked, so the messages and paths are those of checking it whole. ``own_patterns``: the
-    own part's patterns as the bundling scan found them (None: walk it for them)."""
-    from toolctl.schema import DEFAULT_DIALECT, check_schema, dialect_of
-
+    own part's patterns as the bundling scan found them (None: walk it for them). ``split``:
+    (the closure of shared definitions that are the schema's whole ``$defs``, the schema
+    without them) when the bundler knows them, so they need not be told apart again."""
+    schema_module = _module("toolctl.schema")
     defs = schema.get("$defs") if isinstance(schema, dict) else None
-    if known and isinstance(defs, dict) and dialect_of(schema) == DEFAULT_DIALECT:
-        shared = [node for node in defs.values() if id(node) in known]
-        own = {**schema, "$defs": {k: v for k, v in defs.items() if id(v) not in known}}
+    if (
+        known
+        and isinstance(defs, dict)
+        and schema_module.dialect_of(schema) == schema_module.DEFAULT_DIALECT
+    ):
         mine = patterns if own_patterns is None else own_patterns
-        if all(bundler.schema_valid(node, patterns) for node in shared) and not check_schema(
-            own, patterns=mine
-        ):
+        if split is not None:
+            closure, own = split
+            shared_valid = bundler.closure_valid(closure, patterns)
+        else:
+            own = {**schema, "$defs": {k: v for k, v in defs.items() if id(v) not in known}}
+            shared_valid = all(
+                bundler.schema_valid(node, patterns) for node in defs.values() if id(node) in known
+            )
+        if shared_valid and not schema_module.check_schema(own, patterns=mine):
             return []
-    return check_schema(schema, patterns=patterns)
+    problems: list[Any] = schema_module.check_schema(schema, patterns=patterns)
+    return problems
+
+
+@functools.cache
+def _module(name: str) -> Any:
+    """The module ``name`` (:mod:`toolctl.refs`, :mod:`toolctl.schema`), imported on the
+    first schema checked (a warm load checks none), then without an import statement's
+    lookups per tool."""
+    return importlib.import_module(name)
 
 
 def _schemas_beside(

@@ -34,6 +34,7 @@ from toolctl.yamlsrc import Document, JsonPath, real_path
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _IN_PLACE = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_SINGLE = ("not", "if", "then", "else")
+_APPLICATORS = frozenset(_IN_PLACE + _IN_PLACE_SINGLE)
 
 
 @dataclass
@@ -131,7 +132,7 @@ def _scan(root: Any, base: JsonPath = (), id_keys: tuple[str, ...] = ("$id",)) -
                 patterns += [
                     (((link, "patternProperties"), n), n) for n in node["patternProperties"]
                 ]
-            for key, value in reversed(list(node.items())):  # reversed: pop in document order
+            for key, value in reversed(node.items()):  # reversed: pop in document order
                 if (type(value) is dict or type(value) is list) and key not in NOT_SCHEMAS:
                     push((value, (link, key), below))
         else:
@@ -193,6 +194,28 @@ class _Definition:
     structure: tuple[int, bool] | None = None  # see Bundler.structure
 
 
+def _copy_digest(node: Any, kids: list[Any] | None = None) -> bytes | None:
+    """:func:`content_digest` of a copy made on the way to a ``$ref`` (None: too deep to tell).
+
+    ``kids``: the keys of ``node``'s children that are themselves shared copies (see
+    :meth:`Bundler.shared_copy`). They stand in the content as ``null``, named by their key and
+    identity beside it: the copies are shared deepest first, so a parent's content need not
+    spell out its children's again (that made each schema's encoding two or three times its
+    size). The values are plain JSON (as parsed from YAML or JSON files), which the digest
+    tells exactly."""
+    if not kids:
+        return content_digest(node)
+    view: Any = dict(node) if type(node) is dict else list(node)
+    # sorted: equal nodes name the same children in the same order, whatever order the
+    # references below them were met in
+    order = sorted(kids)
+    for key in order:
+        view[key] = None
+    # the stand-ins' keys and identities digested with the content: a key per copy of the
+    # registry, so no tuple of them is kept
+    return content_digest((view, [(key, id(node[key])) for key in order]))
+
+
 def _def_base(file: Path, fragment: str) -> str:
     """The ``$defs`` name of a bundled target: ``common_schema__Id``."""
     stem = re.sub(r"[^A-Za-z0-9_]+", "_", file.stem)
@@ -212,7 +235,9 @@ class Bundler:
     def __init__(self, load: Callable[[Path], Document], touch: Callable[[Path], None]) -> None:
         self.load = load
         self.touch = touch
-        self._outcomes: dict[tuple[RefScope, str, str], _Definition | _Failure] = {}
+        # outcomes of resolve, by scope and directory, then by reference text: a schema looks
+        # its table up once, each of its references is one lookup of its text
+        self._outcomes: dict[tuple[RefScope, str], dict[str, _Definition | _Failure]] = {}
         self._defs: dict[_Key, _Definition] = {}
         # by (id of a definition's node, held by _defs; whether patterns were compiled)
         self._valid: dict[tuple[int, bool], bool] = {}
@@ -220,47 +245,24 @@ class Bundler:
         # of each closure: tools that write the same referencing part hold one copy of it.
         self._copies: dict[Any, Any] = {}
         self._added: dict[tuple[_Key, ...], dict[str, Any]] = {}
+        # what the schemas naming the same definitions (in the same order) share, by their
+        # keys; at most CLOSURE_MEMO at a time (see closure_of)
+        self._closures: dict[tuple[_Key, ...], _Closure] = {}
 
-    def shared_copy(
-        self, node: Any, shared: set[int], text_of: Any = None, extra: Any = None
-    ) -> Any:
+    def shared_copy(self, node: Any, kids: list[Any] | None = None) -> Any:
         """The copy made earlier in this load that is equal to the rewritten ``node`` (same
-        JSON text of ``text_of``, default ``node``: key order, types and all, and the same
-        ``extra``), else ``node`` itself, remembered. Nothing may modify a bundled schema, so
-        equal copies can be one object. The values are plain JSON (as parsed from YAML or
-        JSON files), for which ``repr`` is exact.
-
-        A child that is itself such a shared copy (its id in ``shared``, which gets the id of
-        the copy returned) stands in the text as ``null``, named by its key and identity
-        beside the text: the copies on the way to a ``$ref`` are shared deepest first, so a
-        parent's text need not spell out its children's again (that made each schema's
-        encoding two or three times its size). ``shared`` is the caller's, for one schema:
-        a set of every shared copy of the load would grow with the registry."""
-        whole = node if text_of is None else text_of
-        stand_ins: list[Any] = []
-        if type(whole) is dict:
-            view: Any = {}
-            for key, value in whole.items():
-                if id(value) in shared:
-                    stand_ins.append((key, id(value)))
-                    value = None
-                view[key] = value
-        elif type(whole) is list:
-            view = list(whole)
-            for i, value in enumerate(view):
-                if id(value) in shared:
-                    stand_ins.append((i, id(value)))
-                    view[i] = None
-        else:
-            view = whole
-        # the stand-ins' keys and identities digested with the text: a key per copy of the
-        # registry, so no tuple of them is kept
-        digest = content_digest((view, stand_ins) if stand_ins else view)
+        content: key order, types and all), else ``node`` itself, remembered. Nothing may
+        modify a bundled schema, so equal copies can be one object. ``kids``: see
+        :func:`_copy_digest`."""
+        digest = _copy_digest(node, kids)
         if digest is None:
             return node  # kept as it is
-        found = self._copies.setdefault((digest, extra), node)
-        shared.add(id(found))  # held by _copies for the load: the identity stays its own
-        return found
+        return self._copies.setdefault(digest, node)
+
+    def shared_root(self, node: Any, key: tuple[Any, ...]) -> Any:
+        """The bundled schema made earlier in this load under ``key`` (a tuple that tells
+        equal bundled schemas: see :func:`bundle`), else ``node``, remembered."""
+        return self._copies.setdefault(key, node)
 
     def shared_defs(self, closure: list[_Definition]) -> dict[str, Any]:
         """The ``$defs`` of a schema that names exactly ``closure`` (shared names), one per
@@ -276,11 +278,19 @@ class Bundler:
     ) -> _Definition | _Failure:
         """What the non-local ``ref`` written in ``from_file`` names (memoised per load).
         ``directory``: ``str(from_file.parent)`` when the caller has it already."""
-        memo = (scope, str(from_file.parent) if directory is None else directory, ref)
-        found = self._outcomes.get(memo)
+        table = self.outcomes(scope, str(from_file.parent) if directory is None else directory)
+        found = table.get(ref)
         if found is None:
-            found = self._outcomes[memo] = self._resolve(scope, from_file, ref)
+            found = table[ref] = self._resolve(scope, from_file, ref)
         return found
+
+    def outcomes(self, scope: RefScope, directory: str) -> dict[str, _Definition | _Failure]:
+        """The outcomes of the references written in files of ``directory`` under ``scope``,
+        by their text (the memo of :meth:`resolve`; a miss is resolved by it)."""
+        table = self._outcomes.get((scope, directory))
+        if table is None:
+            table = self._outcomes[scope, directory] = {}
+        return table
 
     def _resolve(self, scope: RefScope, from_file: Path, ref: str) -> _Definition | _Failure:
         if _SCHEME.match(ref):
@@ -373,6 +383,28 @@ class Bundler:
             stack += reversed(found.deps)
         return out
 
+    def closure_of(self, roots: tuple[_Key, ...]) -> _Closure:
+        """What every schema of the load naming the definitions ``roots`` (in this order)
+        shares: the closure and what follows from it, worked out on its first use."""
+        found = self._closures.get(roots)
+        if found is None:
+            if len(self._closures) >= CLOSURE_MEMO:
+                # registries name many orders of the same definitions (a third to four fifths
+                # of the schemas of the realistic corpora name an order of their own): memory
+                # stays flat, and the repeats a few hundred tools apart are still found
+                self._closures.clear()
+            found = self._closures[roots] = _Closure(self, self.closure(list(roots)))
+        return found
+
+    def closure_valid(self, closure: _Closure, patterns: bool) -> bool:
+        """Whether every definition of ``closure`` is valid on its own (see schema_valid)."""
+        found = closure.valid.get(patterns)
+        if found is None:
+            found = closure.valid[patterns] = all(
+                self.schema_valid(d.node, patterns) for d in closure.defs
+            )
+        return found
+
     def schema_valid(self, node: Any, patterns: bool) -> bool:
         """Whether a shared definition's ``node`` is a valid 2020-12 schema on its own
         (meta-validation, and its patterns compile when ``patterns``): checked once per load,
@@ -395,6 +427,53 @@ class Bundler:
         return found.structure
 
 
+CLOSURE_MEMO = 1024
+"""Closures a :class:`Bundler` remembers at a time (see :meth:`Bundler.closure_of`)."""
+
+
+class _Closure:
+    """The definitions a schema needs and what follows from them alone, shared by the
+    schemas of the load that name the same ones in the same order: the files they come
+    from, their problems, whether their shared names clash with each other, their ``$defs``
+    and, when no endless cycle runs through any of them, their expanded depths."""
+
+    __slots__ = (
+        "added",
+        "defs",
+        "files",
+        "keys",
+        "known",
+        "names",
+        "placed",
+        "problems",
+        "unique",
+        "valid",
+    )
+
+    def __init__(self, bundler: Bundler, defs: list[_Definition]) -> None:
+        self.defs = defs
+        self.files = [path for d in defs for path in d.files]
+        self.problems = [p for d in defs for p in d.problems]
+        self.names = frozenset(d.name for d in defs)
+        self.unique = len(self.names) == len(defs)
+        self.added = bundler.shared_defs(defs)
+        self.keys = tuple(d.key for d in defs)
+        shapes = [(d, bundler.structure(d)) for d in defs]
+        # depth of each definition by the id of its node; None when one is part of a cycle
+        self.known: dict[int, int] | None = None
+        self.placed = 0  # the deepest definition as placed in $defs (level 2)
+        if not any(cyclic for _, (_, cyclic) in shapes):
+            self.known = {id(d.node): depth for d, (depth, _) in shapes}
+            self.placed = max([2 + depth for _, (depth, _) in shapes], default=0)
+        self.valid: dict[bool, bool] = {}  # see Bundler.closure_valid
+
+    def names_for(self, taken: frozenset[str]) -> dict[_Key, str] | None:
+        """:func:`_names` of these definitions in a schema whose own ``$defs`` are ``taken``."""
+        if self.unique and self.names.isdisjoint(taken):
+            return None
+        return _names(self.defs, taken)
+
+
 @dataclass
 class Bundled:
     """A schema made self-contained (see :func:`bundle`)."""
@@ -413,6 +492,14 @@ class Bundled:
     # part is a tree and its every reference names a shared definition of ``known`` depth
     depth: int | None = None
     files: list[Path] = field(default_factory=list)  # the files its definitions came from
+    # the shared definitions it holds (None: not one closure's, under their shared names)
+    closure: _Closure | None = None
+    # ``schema`` without its ``$defs`` when they are exactly ``closure``'s (what is left to
+    # check once they are known valid); None: not known
+    own: Any = None
+    # the local references of ``schema`` outside the shared definitions of ``known`` (see
+    # reference_structure); None: not known (its bundled definitions are renamed copies)
+    local_refs: list[str] | None = None
 
 
 def _names(closure: list[_Definition], taken: frozenset[str]) -> dict[_Key, str] | None:
@@ -441,29 +528,33 @@ def _renamed(found: _Definition, names: dict[_Key, str]) -> Any:
 
 
 def _with_refs(
-    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler, shared: set[int]
-) -> dict[str, Any]:
+    schema: dict[str, Any], edits: list[tuple[JsonPath, str]], bundler: Bundler
+) -> tuple[dict[str, Any], list[Any]]:
     """``schema`` with the ``$ref`` at each path set to a new value, copying only the
-    containers on those paths (the rest is shared with ``schema``, which is not modified).
-    Each copy below the root is the load's one copy of its kind (:meth:`Bundler.shared_copy`):
-    thousands of tools write the same ``{"$ref": ...}`` and the same parts around it (their
-    ids go into ``shared``)."""
+    containers on those paths (the rest is shared with ``schema``, which is not modified),
+    and the keys of the root's copied children. Each copy below the root is the load's one
+    copy of its kind (:meth:`Bundler.shared_copy`): thousands of tools write the same
+    ``{"$ref": ...}`` and the same parts around it."""
     root = dict(schema)
     copies: dict[JsonPath, Any] = {(): root}
+    kids: dict[JsonPath, list[Any]] = {(): []}  # the keys of each copy's copied children
     for at, ref in edits:
         node: Any = root
         for i in range(len(at)):
-            below = copies.get(at[: i + 1])
+            here = at[: i + 1]
+            below = copies.get(here)
             if below is None:
                 child = node[at[i]]
-                below = copies[at[: i + 1]] = dict(child) if type(child) is dict else list(child)
+                below = copies[here] = dict(child) if type(child) is dict else list(child)
                 node[at[i]] = below
+                kids[at[:i]].append(at[i])
+                kids[here] = []
             node = below
         node["$ref"] = ref
     for at in sorted(copies, key=len, reverse=True):  # deepest first: children shared first
         if at:
-            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at], shared)
-    return root
+            copies[at[:-1]][at[-1]] = bundler.shared_copy(copies[at], kids[at])
+    return root, kids[()]
 
 
 def outward(schema: Any) -> list[tuple[JsonPath, str, str]]:
@@ -550,7 +641,16 @@ def _dynamic_problems(schema: Any, found: _Found, display: str) -> list[RefProbl
     return out
 
 
-def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: Bundler) -> Bundled:
+def bundle(
+    schema: Any,
+    *,
+    file: Path,
+    display: str,
+    scope: RefScope,
+    bundler: Bundler,
+    directory: str | None = None,
+    digest: bytes | None = None,
+) -> Bundled:
     """``schema`` made self-contained, the reference problems found, and whether it holds
     any ``$ref``.
 
@@ -558,7 +658,10 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
     schema of the load that names it) and the references rewritten. Files are referenced only
     as ``scope`` allows (see :class:`RefScope`). ``schema`` is not modified (only the
     containers on the way to a rewritten reference are copied); without external references
-    it is returned as is.
+    it is returned as is. ``directory``: ``str(file.parent)`` when the caller has it;
+    ``digest``: :func:`content_digest` of ``schema`` when the caller has it (equal schemas
+    written in the same directory under the same scope bundle to equal ones, which are then
+    one object without comparing them again).
     """
     if not isinstance(schema, dict):
         return Bundled(schema, [], False)
@@ -585,15 +688,20 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
         if message:
             problems.append(RefProblem(display, (*at, "$ref"), message))
     problems += _dynamic_problems(schema, found, display)
+    local_refs = [ref for _, ref in refs if ref[:1] == "#"]
     if not external:
-        return Bundled(schema, problems, bool(refs), patterns=found.patterns)
+        return Bundled(schema, problems, bool(refs), patterns=found.patterns, local_refs=local_refs)
     uses: list[tuple[JsonPath, _Definition]] = []
     below: list[tuple[int, _Definition]] = []  # (level of the object holding it, target)
-    directory = str(file.parent)  # once per schema, not once per reference
+    if directory is None:
+        directory = str(file.parent)
+    outcomes = bundler.outcomes(scope, directory)  # once per schema, not once per reference
     for (at, ref), level in zip(refs, found.ref_levels, strict=True):
         if ref[:1] == "#":
             continue
-        outcome = bundler.resolve(scope, file, ref, directory)
+        outcome = outcomes.get(ref)
+        if outcome is None:
+            outcome = bundler.resolve(scope, file, ref, directory)
         if isinstance(outcome, _Failure):
             problems.append(RefProblem(display, (*at, "$ref"), outcome.message, hint=outcome.hint))
             for path in outcome.files:
@@ -601,45 +709,55 @@ def bundle(schema: Any, *, file: Path, display: str, scope: RefScope, bundler: B
         else:
             uses.append((at, outcome))
             below.append((level, outcome))
-    closure = bundler.closure([d.key for _, d in uses])
-    files = [path for d in closure for path in d.files]
-    for d in closure:
-        problems += d.problems
-    for path in files:
+    closure = bundler.closure_of(tuple([d.key for _, d in uses]))
+    problems += closure.problems
+    for path in closure.files:
         bundler.touch(path)
     own_defs = schema.get("$defs")
-    shared: set[int] = set()  # ids of the shared copies in this schema (see shared_copy)
-    names = _names(closure, frozenset(own_defs if isinstance(own_defs, dict) else ()))
+    names = closure.names_for(frozenset(own_defs) if isinstance(own_defs, dict) else frozenset())
     if names is None:
-        out = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler, shared)
-        added = {d.name: d.node for d in closure}
+        out, kids = _with_refs(schema, [(at, f"#/$defs/{d.name}") for at, d in uses], bundler)
     else:
-        out = _with_refs(
-            schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler, shared
-        )
-        added = {names[d.key]: _renamed(d, names) for d in closure}
-    if added and own_defs is None and names is None:
+        out, kids = _with_refs(schema, [(at, f"#/$defs/{names[d.key]}") for at, d in uses], bundler)
+    own = None  # the schema without the shared definitions, when they are all it adds
+    if closure.defs and own_defs is None and names is None:
         # the common case: only shared definitions, so the whole schema may be shared too
-        # the $defs follow from the closure: its keys stand for them in the comparison
-        body = dict(out)
-        out["$defs"] = bundler.shared_defs(closure)
-        out = bundler.shared_copy(out, shared, body, tuple(d.key for d in closure))
-    elif added and (own_defs is None or isinstance(own_defs, dict)):
-        out["$defs"] = {**(own_defs or {}), **added}
+        # (the $defs follow from the closure: its keys stand for them in the comparison)
+        key: tuple[Any, ...] | None = (
+            None if digest is None else ("declared", digest, directory, scope)
+        )
+        if key is None:
+            text = _copy_digest(out, kids)
+            key = None if text is None else ("bundled", text, closure.keys)
+        own = out
+        out = dict(own)
+        out["$defs"] = closure.added
+        if key is not None:
+            out = bundler.shared_root(out, key)
+    elif closure.defs and (own_defs is None or isinstance(own_defs, dict)):
+        if names is None:
+            out["$defs"] = {**(own_defs or {}), **closure.added}
+        else:
+            out["$defs"] = {
+                **(own_defs or {}),
+                **{names[d.key]: _renamed(d, names) for d in closure.defs},
+            }
     known = None
     local = len(external) < len(refs)
     depth = None
-    if names is None:
-        shapes = [(d, bundler.structure(d)) for d in closure]
-        if not any(cyclic for _, (_, cyclic) in shapes):
-            known = {id(d.node): depth for d, (depth, _) in shapes}
-            if not local and (own_defs is None or type(own_defs) is dict):
-                # as _tree_depth measures it: each definition in $defs (level 2) and at
-                # each reference, the own part's containers at their levels
-                reaches = max([level + known[id(d.node)] for level, d in below], default=0)
-                placed = max([2 + known[id(d.node)] for d in closure], default=0)
-                depth = max(found.deepest, reaches, placed)
-    return Bundled(out, problems, True, known, local, found.patterns, depth, files)
+    if names is None and closure.known is not None:
+        known = closure.known
+        if not local and (own_defs is None or type(own_defs) is dict):
+            # as _tree_depth measures it: each definition in $defs (level 2) and at
+            # each reference, the own part's containers at their levels
+            reaches = max([level + known[id(d.node)] for level, d in below], default=0)
+            depth = max(found.deepest, reaches, closure.placed)
+    shared = closure if names is None else None
+    # with the shared definitions in known, the scan's local references are all the others
+    mine = local_refs if known is not None else None
+    return Bundled(
+        out, problems, True, known, local, found.patterns, depth, closure.files, shared, own, mine
+    )
 
 
 MAX_EXPANDED_DEPTH = 64
@@ -755,6 +873,7 @@ def reference_structure(
     known: dict[int, int] | None = None,
     local: bool = True,
     depth: int | None = None,
+    local_refs: list[str] | None = None,
 ) -> tuple[int, list[tuple[JsonPath, list[str]]]]:
     """(:func:`expanded_depth`, :func:`endless_cycles`) of ``schema``, with one cheap scan
     first (skipped when ``has_refs`` says): a schema without any ``$ref`` (the common case)
@@ -762,7 +881,9 @@ def reference_structure(
     ``schema`` (see :class:`Bundled`), which no endless cycle runs through: only the rest of
     the schema is walked. Without ``local`` references besides those (``local=False``) the
     rest is a tree: no cycle to look for, and ``depth`` (see :class:`Bundled`), when given, is
-    the answer."""
+    the answer. ``local_refs``: every local reference of the schema outside the definitions of
+    ``known`` (see :class:`Bundled`), so that the cycle search is needed only when one of them
+    leads somewhere (see :func:`_dead_ends`)."""
     if has_refs is None:
         has_refs = isinstance(schema, dict) and bool(_scan(schema).refs)
     if not isinstance(schema, dict) or not has_refs:
@@ -775,7 +896,31 @@ def reference_structure(
         return depth, []  # the cycle search recurses along the chains: not on this one
     if known is not None and not local:
         return depth, []
-    return depth, endless_cycles(schema, scanned=True, skip=known or {})
+    skip = known or {}
+    if local_refs is not None and _dead_ends(schema, local_refs, skip):
+        return depth, []
+    return depth, endless_cycles(schema, scanned=True, skip=skip)
+
+
+def _dead_ends(schema: dict[str, Any], local_refs: list[str], skip: Container[int]) -> bool:
+    """True when no endless cycle can run through ``schema``, told from the targets of its
+    local references alone (``local_refs``: all of them outside ``skip``): each names a
+    subschema with no ``$ref`` and no in-place applicator, or one of ``skip``, or nothing.
+
+    An endless cycle (see :func:`endless_cycles`) follows references and in-place
+    applicators; applicators only lead down the tree, so every cycle enters some reference's
+    target and leaves it again, by its own ``$ref`` or an applicator. A target that has
+    neither ends every path into it. The common recursive definition (``next: {$ref:
+    '#/$defs/Node'}`` under ``properties``) passes; anything else takes the full search."""
+    for ref in local_refs:
+        target = _target(schema, ref)
+        if (
+            type(target) is dict
+            and id(target) not in skip
+            and ("$ref" in target or not target.keys().isdisjoint(_APPLICATORS))
+        ):
+            return False
+    return True
 
 
 def endless_cycles(

@@ -753,6 +753,7 @@ def cached_validator(schema: Any) -> Validator:
 # ---------------------------------------------------------------- meta-validation
 
 
+@functools.cache  # called for every schema checked: an import statement's lookups add up
 def _rs_meta_is_valid() -> Callable[[Any], bool] | None:
     try:
         import jsonschema_rs

@@ -430,3 +430,112 @@ def test_an_equal_schema_whose_reference_leaves_the_registry_is_still_refused(
     assert [(d.code, d.tool) for d in registry.diagnostics] == [("TC302", "tb")]
     assert SECRET not in _all_text(registry)
     assert sorted(registry.tools) == ["ta"]
+
+
+# what a load shares between tools must never merge what differs ----------------------------
+
+
+def test_schemas_equal_but_for_a_number_type_keep_their_own_values(registry_of: Any) -> None:
+    # tools whose schemas differ only in 1, 1.0, true, 0.0 or -0.0 are not one schema: each
+    # keeps what it wrote (an export prints it), though repeated schemas are bundled once
+    written = ["1", "1.0", "true", "0.0", "-0.0", "1"]
+    files = {"tools.d/common.schema.yaml": COMMON}
+    for i, value in enumerate(written):
+        files[f"tools.d/t{i}.yaml"] = _tool(
+            "  properties:\n"
+            "    id: {$ref: 'common.schema.yaml#/$defs/Id'}\n"
+            f"    n: {{default: {value}}}\n"
+        ).replace("name: t", f"name: t{i}")
+    registry = registry_of(files)
+    assert registry.diagnostics == []
+    got = [registry.tools[f"t{i}"].input_schema["properties"]["n"]["default"] for i in range(6)]
+    assert [repr(v) for v in got] == ["1", "1.0", "True", "0.0", "-0.0", "1"]
+    # the repeated schema is still one bundled object, with its definition bundled in
+    first, last = (registry.tools[t].input_schema for t in ("t0", "t5"))
+    assert first is last
+    assert list(first["$defs"]) == ["common_schema__Id"]
+
+
+def test_definitions_keep_the_order_each_tool_names_them_in(registry_of: Any) -> None:
+    # the same two definitions, named in opposite orders: each bundled schema lists them as
+    # its own references meet them (what an export prints), not as another tool did
+    common = "$defs:\n  A: {type: string}\n  B: {type: integer}\n"
+    a = "    a: {$ref: 'c.schema.yaml#/$defs/A'}\n"
+    b = "    b: {$ref: 'c.schema.yaml#/$defs/B'}\n"
+    registry = registry_of(
+        {
+            "tools.d/c.schema.yaml": common,
+            "tools.d/t0.yaml": _tool("  properties:\n" + a + b).replace("name: t", "name: t0"),
+            "tools.d/t1.yaml": _tool("  properties:\n" + b + a).replace("name: t", "name: t1"),
+            "tools.d/t2.yaml": _tool("  properties:\n" + b + a + b.replace("b:", "c:")).replace(
+                "name: t", "name: t2"
+            ),
+        }
+    )
+    assert registry.diagnostics == []
+    order = {t: list(registry.tools[t].input_schema["$defs"]) for t in ("t0", "t1", "t2")}
+    assert order == {
+        "t0": ["c_schema__A", "c_schema__B"],
+        "t1": ["c_schema__B", "c_schema__A"],
+        "t2": ["c_schema__B", "c_schema__A"],
+    }
+    # the definitions themselves are shared, whatever the order
+    defs = [registry.tools[t].input_schema["$defs"]["c_schema__A"] for t in order]
+    assert defs[0] is defs[1] is defs[2]
+
+
+_LEADS = [
+    "{type: string}",
+    "{type: object, properties: {next: {$ref: '#/$defs/D0'}}}",
+    "{$ref: '#/$defs/D1'}",
+    "{allOf: [{$ref: '#/$defs/D2'}]}",
+    "{anyOf: [{type: string}, {$ref: '#/$defs/D0'}]}",
+    "{not: {$ref: '#/$defs/D1'}}",
+    "{if: {$ref: '#/$defs/D2'}, then: {type: string}}",
+    "{items: {$ref: '#/$defs/D0'}}",
+    "{$ref: 'c.schema.yaml#/$defs/S'}",
+    "{allOf: [{$ref: 'c.schema.yaml#/$defs/S'}, {$ref: '#/$defs/D0'}]}",
+]
+
+
+def _cycle_cases() -> list[str]:
+    """Tool schemas with three own definitions each, some shared references: the definitions
+    lead into each other through $ref, applicators and properties, in every mix."""
+    import random
+
+    rng = random.Random(27)
+    out = []
+    for _ in range(60):
+        defs = "".join(f"    D{k}: {rng.choice(_LEADS)}\n" for k in range(3))
+        root = rng.choice(["#/$defs/D0", "#/$defs/D1", "#/$defs/D2", "c.schema.yaml#/$defs/S"])
+        out.append(f"  $defs:\n{defs}  properties:\n    x: {{$ref: '{root}'}}\n")
+    return out
+
+
+def test_cycle_shortcut_agrees_with_the_full_search(registry_of: Any) -> None:
+    # a schema whose local references all end in a plain subschema skips the cycle search:
+    # the load must report exactly the cycles and chains the full search finds in each
+    # schema as written (its reference to another file names a plain string schema, so
+    # bundling it in adds no cycle)
+    import yaml
+
+    from toolctl.refs import endless_cycles
+
+    files = {"tools.d/c.schema.yaml": "$defs:\n  S: {type: string, maxLength: 9}\n"}
+    expected = []
+    for i, schema in enumerate(_cycle_cases()):
+        text = _tool(schema).replace("name: t", f"name: t{i}")
+        files[f"tools.d/t{i}.yaml"] = text
+        written = yaml.safe_load(text)["inputSchema"]
+        expected += [
+            (f"t{i}", f"inputSchema has a $ref cycle that never ends: {' -> '.join(chain)}")
+            for _, chain in endless_cycles(written)
+        ]
+    registry = registry_of(files)
+    found = [(d.tool, d.message) for d in registry.diagnostics if d.code == "TC303"]
+    assert sorted(found) == sorted(expected)
+    assert [d.code for d in registry.diagnostics if d.code != "TC303"] == []
+    # both kinds occur: cycles found, and schemas that pass only because none runs
+    cyclic = {tool for tool, _ in found}
+    assert 5 < len(cyclic) < 55
+    assert len(registry.tools) == 60 - len(cyclic)
