@@ -39,9 +39,14 @@ class ExampleBatch:
         self._chunks: list[_Chunk] = [_Chunk()]
 
     def add(self, spec: ToolSpec) -> bool:
-        """Take ``spec``'s examples into the batch; False when its schema cannot join one (the
-        caller checks them at once)."""
+        """Settle ``spec``'s examples, or take them into the batch; False when neither can be
+        (the caller checks them at once). Examples the walk of each value accepts
+        (:func:`toolctl.schema.walk_accepts`: no compile at all) are settled at once."""
+        from toolctl.schema import walk_accepts  # on a cache miss only
+
         schema = spec.input_schema
+        if walk_accepts(schema, [example["input"] for example in spec.input_examples]):
+            return True
         if not _joinable(schema):
             return False
         chunk = self._chunks[-1]
