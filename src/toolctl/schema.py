@@ -624,19 +624,39 @@ WALK_DEPTH = 200
 _WALK_REFUSED = frozenset(
     {"$dynamicRef", "patternProperties", "unevaluatedItems", "unevaluatedProperties"}
 )
-# "$"-keys that only annotate: any other ("$id", "$anchor", "$schema" below the top, a nested
+# Keys every tool has that only annotate, or that their keyword reads ("then" is read by "if"):
+# skipped at once. Any other "$"-key ("$id", "$anchor", "$schema" below the top, a nested
 # "$defs" ...) may change what a reference means, and makes the value undecided.
-_WALK_DOLLAR_NOTES = frozenset({"$comment"})
-_KIND = {
+_WALK_NOTES = frozenset(
+    {
+        "description",
+        "title",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "then",
+        "else",
+        "minContains",
+        "maxContains",
+    }
+)
+# The kind of a value, by its exact type: JSON's type names, and 1 and 2 for integers and floats
+# (not strings, so that no "type" a schema names, known or not, can equal them).
+_Kind = str | int
+_INT, _FLOAT = 1, 2
+_KIND: dict[type, _Kind] = {
     dict: "object",
     list: "array",
     str: "string",
     bool: "boolean",
     type(None): "null",
-    int: "int",
-    float: "float",
+    int: _INT,
+    float: _FLOAT,
 }
-_NUMBER = frozenset({"int", "float"})
+_NUMBER = frozenset({_INT, _FLOAT})
 
 
 def walk_accepts(schema: Any, instances: Iterator[Any] | list[Any]) -> bool:
@@ -682,17 +702,23 @@ class _Walk:
         if type(node) is not dict or kind is None or self.steps < 0 or depth > WALK_DEPTH:
             raise _Undecided
         ok = True
+        depth += 1
         for key, arg in node.items():
             check = _WALK_KEYWORDS.get(key)
-            if check is not None:
-                if not check(self, arg, value, kind, node, depth + 1):
+            if check is None:
+                if key in _WALK_NOTES:
+                    continue
+                if (
+                    type(key) is not str
+                    or key in _WALK_REFUSED
+                    or (key[:1] == "$" and not self.top(node, key))
+                ):
+                    raise _Undecided
+            elif key == "type":  # nearly every subschema has one: no call for it
+                if arg != kind and not _w_type(self, arg, value, kind, node, depth):
                     ok = False
-            elif (
-                type(key) is not str
-                or key in _WALK_REFUSED
-                or (key[:1] == "$" and key not in _WALK_DOLLAR_NOTES and not self.top(node, key))
-            ):
-                raise _Undecided
+            elif not check(self, arg, value, kind, node, depth):
+                ok = False
         return ok
 
     def top(self, node: dict[str, Any], key: str) -> bool:
@@ -707,7 +733,7 @@ class _Walk:
         return self.formats.get(name)
 
 
-_Keyword = Callable[[_Walk, Any, Any, str, dict[str, Any], int], bool]
+_Keyword = Callable[[_Walk, Any, Any, _Kind, dict[str, Any], int], bool]
 
 
 def _equal(one: Any, two: Any) -> bool:
@@ -728,14 +754,14 @@ def _equal(one: Any, two: Any) -> bool:
     return bool(one == two)
 
 
-def _w_type(walk: _Walk, types: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_type(walk: _Walk, types: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     for name in (types,) if type(types) is str else types:
         if name not in _TYPE_NAMES:
             raise _Undecided  # python-jsonschema: an unknown type
         if (
             name == kind
             or (name == "number" and kind in _NUMBER)
-            or (name == "integer" and (kind == "int" or (kind == "float" and value.is_integer())))
+            or (name == "integer" and (kind == _INT or (kind == _FLOAT and value.is_integer())))
         ):
             return True
     return False
@@ -744,7 +770,7 @@ def _w_type(walk: _Walk, types: Any, value: Any, kind: str, node: Any, depth: in
 _TYPE_NAMES = frozenset({"object", "array", "string", "boolean", "null", "integer", "number"})
 
 
-def _w_properties(walk: _Walk, props: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_properties(walk: _Walk, props: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(props) is not dict:
         raise _Undecided
     if kind != "object":
@@ -756,20 +782,24 @@ def _w_properties(walk: _Walk, props: Any, value: Any, kind: str, node: Any, dep
     return ok
 
 
-def _w_required(walk: _Walk, names: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_required(walk: _Walk, names: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(names) is not list:
         raise _Undecided
-    return kind != "object" or all(name in value for name in names)
+    if kind == "object":
+        for name in names:
+            if name not in value:
+                return False
+    return True
 
 
-def _w_additional(walk: _Walk, extra: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_additional(walk: _Walk, extra: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     props = node.get("properties", {})
     if type(props) is not dict or "patternProperties" in node:
         raise _Undecided
     if kind != "object" or extra is True:
         return True
     if extra is False:
-        return all(name in props for name in value)
+        return bool(value.keys() <= props.keys())  # every name of the value is a property
     ok = True
     for name, item in value.items():
         if name not in props and not walk.valid(extra, item, depth):
@@ -777,7 +807,7 @@ def _w_additional(walk: _Walk, extra: Any, value: Any, kind: str, node: Any, dep
     return ok
 
 
-def _w_items(walk: _Walk, items: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_items(walk: _Walk, items: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     prefix = node.get("prefixItems", [])
     if type(prefix) is not list:
         raise _Undecided
@@ -788,7 +818,7 @@ def _w_items(walk: _Walk, items: Any, value: Any, kind: str, node: Any, depth: i
     return _all_valid(walk, ((items, item) for item in value[len(prefix) :]), depth)
 
 
-def _w_prefix(walk: _Walk, prefix: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_prefix(walk: _Walk, prefix: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(prefix) is not list:
         raise _Undecided
     return kind != "array" or _all_valid(walk, zip(prefix, value, strict=False), depth)
@@ -803,7 +833,7 @@ def _all_valid(walk: _Walk, pairs: Any, depth: int) -> bool:
     return ok
 
 
-def _w_enum(walk: _Walk, options: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_enum(walk: _Walk, options: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(options) is not list:
         raise _Undecided
     if kind == "string":  # list's `in` is `is` or `==`: _equal's verdict for a string
@@ -811,51 +841,81 @@ def _w_enum(walk: _Walk, options: Any, value: Any, kind: str, node: Any, depth: 
     return any(_equal(option, value) for option in options)
 
 
-def _w_const(walk: _Walk, const: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_const(walk: _Walk, const: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     return _equal(value, const)
 
 
-def _bound(test: Callable[[Any, Any], bool], kinds: frozenset[str]) -> _Keyword:
-    """A keyword comparing the value (of one of ``kinds``) with the keyword's own value."""
-
-    def keyword(walk: _Walk, limit: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
-        return kind not in kinds or test(value, limit)
-
-    return keyword
+# python-jsonschema's comparisons, as Python's operators make them (a function each: no
+# closure or lambda between the walk and the comparison)
+def _w_minimum(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value < limit
 
 
-_ARRAY, _STRING, _OBJECT = frozenset({"array"}), frozenset({"string"}), frozenset({"object"})
+def _w_maximum(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value > limit
 
 
-def _w_any(walk: _Walk, subs: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_ex_min(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value <= limit
+
+
+def _w_ex_max(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value >= limit
+
+
+def _w_min_length(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "string" or not len(value) < limit
+
+
+def _w_max_length(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "string" or not len(value) > limit
+
+
+def _w_min_items(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "array" or not len(value) < limit
+
+
+def _w_max_items(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "array" or not len(value) > limit
+
+
+def _w_min_props(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "object" or not len(value) < limit
+
+
+def _w_max_props(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "object" or not len(value) > limit
+
+
+def _w_any(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(subs) is not list:
         raise _Undecided
     # python-jsonschema too stops at the first valid branch (and walks the others whole)
     return any(walk.valid(sub, value, depth) for sub in subs)
 
 
-def _w_all(walk: _Walk, subs: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_all(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(subs) is not list:
         raise _Undecided
     return _all_valid(walk, ((sub, value) for sub in subs), depth)
 
 
-def _w_one(walk: _Walk, subs: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_one(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(subs) is not list:
         raise _Undecided
     return [walk.valid(sub, value, depth) for sub in subs].count(True) == 1
 
 
-def _w_not(walk: _Walk, sub: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_not(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     return not walk.valid(sub, value, depth)
 
 
-def _w_if(walk: _Walk, sub: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_if(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     branch = "then" if walk.valid(sub, value, depth) else "else"
     return branch not in node or walk.valid(node[branch], value, depth)
 
 
-def _w_dep_required(walk: _Walk, deps: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_dep_required(walk: _Walk, deps: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(deps) is not dict:
         raise _Undecided
     if kind != "object":
@@ -863,7 +923,7 @@ def _w_dep_required(walk: _Walk, deps: Any, value: Any, kind: str, node: Any, de
     return all(name in value for key, names in deps.items() if key in value for name in names)
 
 
-def _w_dep_schemas(walk: _Walk, deps: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_dep_schemas(walk: _Walk, deps: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(deps) is not dict:
         raise _Undecided
     if kind != "object":
@@ -871,25 +931,26 @@ def _w_dep_schemas(walk: _Walk, deps: Any, value: Any, kind: str, node: Any, dep
     return _all_valid(walk, ((sub, value) for key, sub in deps.items() if key in value), depth)
 
 
-def _w_names(walk: _Walk, sub: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_names(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     return kind != "object" or _all_valid(walk, ((sub, name) for name in value), depth)
 
 
-def _w_contains(walk: _Walk, sub: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_contains(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if kind != "array":
         return True
     matches = [walk.valid(sub, item, depth) for item in value].count(True)
     return bool(node.get("minContains", 1) <= matches <= node.get("maxContains", len(value)))
 
 
-def _w_ref(walk: _Walk, ref: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_ref(walk: _Walk, ref: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     match = _DEF_REF.fullmatch(ref) if type(ref) is str else None
-    if match is None or match.group(1) not in walk.defs:
+    target = walk.defs.get(match.group(1), _Undecided) if match is not None else _Undecided
+    if target is _Undecided:
         raise _Undecided  # (python-jsonschema: another document, or nothing there)
-    return walk.valid(walk.defs[match.group(1)], value, depth)
+    return walk.valid(target, value, depth)
 
 
-def _w_pattern(walk: _Walk, patrn: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_pattern(walk: _Walk, patrn: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(patrn) is not str:
         raise _Undecided
     if kind != "string":
@@ -898,7 +959,7 @@ def _w_pattern(walk: _Walk, patrn: Any, value: Any, kind: str, node: Any, depth:
     return bool(_search(patrn, value))
 
 
-def _w_format(walk: _Walk, name: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_format(walk: _Walk, name: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     check = walk.format_check(name) if kind == "string" else None
     if check is None:  # a format toolctl does not enforce accepts anything
         return True
@@ -906,7 +967,7 @@ def _w_format(walk: _Walk, name: Any, value: Any, kind: str, node: Any, depth: i
     return bool(check(value))
 
 
-def _w_unique(walk: _Walk, unique: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_unique(walk: _Walk, unique: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if type(unique) is not bool:
         raise _Undecided
     if not unique or kind != "array":
@@ -915,7 +976,7 @@ def _w_unique(walk: _Walk, unique: Any, value: Any, kind: str, node: Any, depth:
     return _unique(value)
 
 
-def _w_multiple(walk: _Walk, divisor: Any, value: Any, kind: str, node: Any, depth: int) -> bool:
+def _w_multiple(walk: _Walk, divisor: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
     if not _is_number(divisor) or divisor <= 0:
         raise _Undecided
     if kind not in _NUMBER:
@@ -933,17 +994,16 @@ _WALK_KEYWORDS: dict[str, _Keyword] = {
     "prefixItems": _w_prefix,
     "enum": _w_enum,
     "const": _w_const,
-    # python-jsonschema's comparisons, as Python's operators make them
-    "minimum": _bound(lambda v, limit: not v < limit, _NUMBER),
-    "maximum": _bound(lambda v, limit: not v > limit, _NUMBER),
-    "exclusiveMinimum": _bound(lambda v, limit: not v <= limit, _NUMBER),
-    "exclusiveMaximum": _bound(lambda v, limit: not v >= limit, _NUMBER),
-    "minLength": _bound(lambda v, limit: not len(v) < limit, _STRING),
-    "maxLength": _bound(lambda v, limit: not len(v) > limit, _STRING),
-    "minItems": _bound(lambda v, limit: not len(v) < limit, _ARRAY),
-    "maxItems": _bound(lambda v, limit: not len(v) > limit, _ARRAY),
-    "minProperties": _bound(lambda v, limit: not len(v) < limit, _OBJECT),
-    "maxProperties": _bound(lambda v, limit: not len(v) > limit, _OBJECT),
+    "minimum": _w_minimum,
+    "maximum": _w_maximum,
+    "exclusiveMinimum": _w_ex_min,
+    "exclusiveMaximum": _w_ex_max,
+    "minLength": _w_min_length,
+    "maxLength": _w_max_length,
+    "minItems": _w_min_items,
+    "maxItems": _w_max_items,
+    "minProperties": _w_min_props,
+    "maxProperties": _w_max_props,
     "anyOf": _w_any,
     "allOf": _w_all,
     "oneOf": _w_one,

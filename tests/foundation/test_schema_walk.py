@@ -252,3 +252,8 @@ def test_same_verdict_on_generated_schemas_and_values(
         schema = {"allOf": [schema]}
     schema = {**schema, "$defs": {"d": definition}}
     _agrees(schema, value)
+
+
+@pytest.mark.parametrize(("schema", "value"), [("int", 1), ("float", 1.5), (["null", "int"], 1)])
+def test_a_type_python_jsonschema_does_not_know_is_undecided(schema: Any, value: Any) -> None:
+    assert walk_accepts({"type": schema}, [value]) is False
