@@ -1,5 +1,10 @@
 """The input examples of many tools checked with one compiled validator.
 
+First each tool's examples are walked (:func:`toolctl.schema.walk_accepts`): a walk of each
+value along the subschemas that apply to it, with no compile, settles nearly every tool of a
+real registry at once. Only the tools it does not accept (a wrong example, a keyword it does
+not judge) wait for a chunk, as follows.
+
 Compiling a validator costs more than checking a tool's few examples with it, and most of a
 bundled input schema is the shared ``$defs`` every tool of a registry repeats. So a load
 collects the tools whose examples it has to check and compiles, per :data:`CHUNK` tools, one
