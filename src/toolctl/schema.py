@@ -254,12 +254,25 @@ def _problem(err: Any) -> SchemaProblem:
 
 # ---------------------------------------------------------------- the fast accept
 
+# Keywords that only annotate: no validator evaluates them.
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    }
+)
 # Keywords whose meaning jsonschema-rs and python-jsonschema share exactly. A schema made only of
 # these (and annotations, x- keys) is first checked by jsonschema-rs, about fifty times faster:
 # a valid value is accepted at once, anything else goes to python-jsonschema for the problems.
 # Left out: patternProperties (a regular expression applied to keys, which toolctl's pattern
 # callback cannot reach), the unevaluated* keywords, and every keyword of other vocabularies.
-_FAST_KEYWORDS = frozenset(
+_FAST_KEYWORDS = _ANNOTATIONS | frozenset(
     {
         "type",
         "properties",
@@ -292,14 +305,6 @@ _FAST_KEYWORDS = frozenset(
         "if",
         "then",
         "else",
-        "title",
-        "description",
-        "default",
-        "examples",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$comment",
     }
 )
 # Keywords jsonschema-rs evaluates with toolctl's own code (a custom keyword or format calling
@@ -627,22 +632,7 @@ _WALK_REFUSED = frozenset(
 # Keys every tool has that only annotate, or that their keyword reads ("then" is read by "if"):
 # skipped at once. Any other "$"-key ("$id", "$anchor", "$schema" below the top, a nested
 # "$defs" ...) may change what a reference means, and makes the value undecided.
-_WALK_NOTES = frozenset(
-    {
-        "description",
-        "title",
-        "default",
-        "examples",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$comment",
-        "then",
-        "else",
-        "minContains",
-        "maxContains",
-    }
-)
+_WALK_NOTES = _ANNOTATIONS | {"then", "else", "minContains", "maxContains"}
 # The kind of a value, by its exact type: JSON's type names, and 1 and 2 for integers and floats
 # (not strings, so that no "type" a schema names, known or not, can equal them).
 _Kind = str | int
