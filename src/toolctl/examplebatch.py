@@ -1,5 +1,10 @@
 """The input examples of many tools checked with one compiled validator.
 
+First each tool's examples are walked (:func:`toolctl.schema.walk_accepts`): a walk of each
+value along the subschemas that apply to it, with no compile, settles nearly every tool of a
+real registry at once. Only the tools it does not accept (a wrong example, a keyword it does
+not judge) wait for a chunk, as follows.
+
 Compiling a validator costs more than checking a tool's few examples with it, and most of a
 bundled input schema is the shared ``$defs`` every tool of a registry repeats. So a load
 collects the tools whose examples it has to check and compiles, per :data:`CHUNK` tools, one
@@ -39,9 +44,14 @@ class ExampleBatch:
         self._chunks: list[_Chunk] = [_Chunk()]
 
     def add(self, spec: ToolSpec) -> bool:
-        """Take ``spec``'s examples into the batch; False when its schema cannot join one (the
-        caller checks them at once)."""
+        """Settle ``spec``'s examples, or take them into the batch; False when neither can be
+        (the caller checks them at once). Examples the walk of each value accepts
+        (:func:`toolctl.schema.walk_accepts`: no compile at all) are settled at once."""
+        from toolctl.schema import walk_accepts  # on a cache miss only
+
         schema = spec.input_schema
+        if walk_accepts(schema, [example["input"] for example in spec.input_examples]):
+            return True
         if not _joinable(schema):
             return False
         chunk = self._chunks[-1]

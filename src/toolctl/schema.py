@@ -22,7 +22,7 @@ import functools
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -254,12 +254,25 @@ def _problem(err: Any) -> SchemaProblem:
 
 # ---------------------------------------------------------------- the fast accept
 
+# Keywords that only annotate: no validator evaluates them.
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+    }
+)
 # Keywords whose meaning jsonschema-rs and python-jsonschema share exactly. A schema made only of
 # these (and annotations, x- keys) is first checked by jsonschema-rs, about fifty times faster:
 # a valid value is accepted at once, anything else goes to python-jsonschema for the problems.
 # Left out: patternProperties (a regular expression applied to keys, which toolctl's pattern
 # callback cannot reach), the unevaluated* keywords, and every keyword of other vocabularies.
-_FAST_KEYWORDS = frozenset(
+_FAST_KEYWORDS = _ANNOTATIONS | frozenset(
     {
         "type",
         "properties",
@@ -292,14 +305,6 @@ _FAST_KEYWORDS = frozenset(
         "if",
         "then",
         "else",
-        "title",
-        "description",
-        "default",
-        "examples",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "$comment",
     }
 )
 # Keywords jsonschema-rs evaluates with toolctl's own code (a custom keyword or format calling
@@ -598,6 +603,414 @@ def _shallow(value: Any, limit: int) -> bool:
     return True
 
 
+# ---------------------------------------------------------------- the walk of a value
+
+# A tool's input examples are a few small values; its input schema, with the shared definitions
+# bundled in, is large. Compiling the schema (jsonschema-rs) costs what the schema holds; walking
+# each value along the subschemas that apply to it costs what the value holds. The walk below
+# decides only what it decides exactly as python-jsonschema (toolctl's keywords included) does,
+# and raises _Undecided for anything else: then the compiled validators decide, as before.
+
+
+class _Undecided(Exception):
+    """The walk met what it does not judge (see :func:`walk_accepts`)."""
+
+
+WALK_STEPS = 10_000
+"""Subschemas the walk visits for one call before it gives up: ``anyOf`` nested along a
+recursive reference can cost exponential time (python-jsonschema, under a budget, decides)."""
+WALK_DEPTH = 200
+"""Subschemas nested in one another the walk follows (each is a Python call or two)."""
+
+# python-jsonschema's keywords for 2020-12 (Draft202012Validator.VALIDATORS, which toolctl's
+# validator class extends without adding any: a test holds this to the installed version)
+# that the walk does not evaluate: they make a value undecided. Every other key it does not
+# know (title, description, nullable, ...) python-jsonschema ignores, and so does the walk.
+_WALK_REFUSED = frozenset(
+    {"$dynamicRef", "patternProperties", "unevaluatedItems", "unevaluatedProperties"}
+)
+# Keys every tool has that only annotate, or that their keyword reads ("then" is read by "if"):
+# skipped at once. Any other "$"-key ("$id", "$anchor", "$schema" below the top, a nested
+# "$defs" ...) may change what a reference means, and makes the value undecided.
+_WALK_NOTES = _ANNOTATIONS | {"then", "else", "minContains", "maxContains"}
+# The kind of a value, by its exact type: JSON's type names, and 1 and 2 for integers and floats
+# (not strings, so that no "type" a schema names, known or not, can equal them).
+_Kind = str | int
+_INT, _FLOAT = 1, 2
+_KIND: dict[type, _Kind] = {
+    dict: "object",
+    list: "array",
+    str: "string",
+    bool: "boolean",
+    type(None): "null",
+    int: _INT,
+    float: _FLOAT,
+}
+_NUMBER = frozenset({_INT, _FLOAT})
+
+
+def walk_accepts(schema: Any, instances: Iterator[Any] | list[Any]) -> bool:
+    """True when every one of ``instances`` is valid against ``schema`` (a 2020-12 schema whose
+    references are ``#/$defs/Name``), decided by walking each value; False means "ask a
+    validator": a value is invalid, or the walk met what it does not judge (a keyword listed in
+    :data:`_WALK_REFUSED`, another reference, a type of value JSON has not, a pattern or format
+    check that failed to decide, more than :data:`WALK_STEPS` or :data:`WALK_DEPTH`).
+
+    Every keyword of a subschema it visits is evaluated, also after one failed (python-jsonschema
+    evaluates them all, and a pattern it cannot evaluate refuses the value wherever it is)."""
+    if type(schema) is not dict or dialect_of(schema) != DEFAULT_DIALECT:
+        return False
+    defs = schema.get("$defs", {})
+    if type(defs) is not dict:
+        return False
+    walk = _Walk(schema, defs)
+    try:
+        return all(walk.valid(schema, value, 0) for value in instances)
+    except (_Undecided, ValidationRefused, RecursionError):
+        return False
+    except Exception:  # a checker or an arithmetic that failed: python-jsonschema decides
+        return False
+
+
+class _Walk:
+    __slots__ = ("defs", "formats", "root", "steps")
+
+    def __init__(self, root: dict[str, Any], defs: dict[str, Any]) -> None:
+        self.root = root
+        self.defs = defs
+        self.steps = WALK_STEPS
+        self.formats: dict[str, Callable[[str], bool]] | None = None  # looked up on first use
+
+    def valid(self, node: Any, value: Any, depth: int) -> bool:
+        """Whether ``value`` is valid against the subschema ``node``."""
+        if node is True:
+            return True
+        if node is False:
+            return False
+        kind = _KIND.get(type(value))
+        self.steps -= 1
+        if type(node) is not dict or kind is None or self.steps < 0 or depth > WALK_DEPTH:
+            raise _Undecided
+        ok = True
+        depth += 1
+        for key, arg in node.items():
+            check = _WALK_KEYWORDS.get(key)
+            if check is None:
+                if key in _WALK_NOTES:
+                    continue
+                if (
+                    type(key) is not str
+                    or key in _WALK_REFUSED
+                    or (key[:1] == "$" and not self.top(node, key))
+                ):
+                    raise _Undecided
+            elif key == "type":  # nearly every subschema has one: no call for it
+                if arg != kind and not _w_type(self, arg, value, kind, node, depth):
+                    ok = False
+            elif not check(self, arg, value, kind, node, depth):
+                ok = False
+        return ok
+
+    def top(self, node: dict[str, Any], key: str) -> bool:
+        """Whether ``key`` is the root's ``$schema`` or ``$defs`` (known and followed)."""
+        return node is self.root and (key == "$defs" or key == "$schema")
+
+    def format_check(self, name: str) -> Callable[[str], bool] | None:
+        if self.formats is None:
+            from toolctl.schemaformats import checkers  # not jsonschema: see _rs_format
+
+            self.formats = checkers(_DIALECTS[DEFAULT_DIALECT])
+        return self.formats.get(name)
+
+
+_Keyword = Callable[[_Walk, Any, Any, _Kind, dict[str, Any], int], bool]
+
+
+def _equal(one: Any, two: Any) -> bool:
+    """python-jsonschema's ``_utils.equal`` (``const``, ``enum``): ``true`` is not ``1``, ``1``
+    is ``1.0``, deep in arrays and objects alike."""
+    if one is two:
+        return True
+    if isinstance(one, str) or isinstance(two, str):
+        return bool(one == two)
+    if isinstance(one, Sequence) and isinstance(two, Sequence):
+        return len(one) == len(two) and all(_equal(i, j) for i, j in zip(one, two, strict=True))
+    if isinstance(one, Mapping) and isinstance(two, Mapping):
+        return len(one) == len(two) and all(
+            key in two and _equal(value, two[key]) for key, value in one.items()
+        )
+    if one is True or one is False or two is True or two is False:
+        return False  # (``one is two`` was not): a boolean equals only itself
+    return bool(one == two)
+
+
+def _w_type(walk: _Walk, types: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    for name in (types,) if type(types) is str else types:
+        if name not in _TYPE_NAMES:
+            raise _Undecided  # python-jsonschema: an unknown type
+        if (
+            name == kind
+            or (name == "number" and kind in _NUMBER)
+            or (name == "integer" and (kind == _INT or (kind == _FLOAT and value.is_integer())))
+        ):
+            return True
+    return False
+
+
+_TYPE_NAMES = frozenset({"object", "array", "string", "boolean", "null", "integer", "number"})
+
+
+def _w_properties(walk: _Walk, props: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(props) is not dict:
+        raise _Undecided
+    if kind != "object":
+        return True
+    ok = True
+    for name, item in value.items():  # the value's few keys, not the schema's many
+        if name in props and not walk.valid(props[name], item, depth):
+            ok = False
+    return ok
+
+
+def _w_required(walk: _Walk, names: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(names) is not list:
+        raise _Undecided
+    if kind == "object":
+        for name in names:
+            if name not in value:
+                return False
+    return True
+
+
+def _w_additional(walk: _Walk, extra: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    props = node.get("properties", {})
+    if type(props) is not dict or "patternProperties" in node:
+        raise _Undecided
+    if kind != "object" or extra is True:
+        return True
+    if extra is False:
+        return bool(value.keys() <= props.keys())  # every name of the value is a property
+    ok = True
+    for name, item in value.items():
+        if name not in props and not walk.valid(extra, item, depth):
+            ok = False
+    return ok
+
+
+def _w_items(walk: _Walk, items: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    prefix = node.get("prefixItems", [])
+    if type(prefix) is not list:
+        raise _Undecided
+    if kind != "array" or len(value) <= len(prefix):
+        return True
+    if items is False:
+        return False
+    return _all_valid(walk, ((items, item) for item in value[len(prefix) :]), depth)
+
+
+def _w_prefix(walk: _Walk, prefix: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(prefix) is not list:
+        raise _Undecided
+    return kind != "array" or _all_valid(walk, zip(prefix, value, strict=False), depth)
+
+
+def _all_valid(walk: _Walk, pairs: Any, depth: int) -> bool:
+    """Whether every (subschema, value) pair is valid; every pair is walked."""
+    ok = True
+    for sub, item in pairs:
+        if not walk.valid(sub, item, depth):
+            ok = False
+    return ok
+
+
+def _w_enum(walk: _Walk, options: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(options) is not list:
+        raise _Undecided
+    if kind == "string":  # list's `in` is `is` or `==`: _equal's verdict for a string
+        return value in options
+    return any(_equal(option, value) for option in options)
+
+
+def _w_const(walk: _Walk, const: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return _equal(value, const)
+
+
+# python-jsonschema's comparisons, as Python's operators make them (a function each: no
+# closure or lambda between the walk and the comparison)
+def _w_minimum(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value < limit
+
+
+def _w_maximum(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value > limit
+
+
+def _w_ex_min(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value <= limit
+
+
+def _w_ex_max(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind not in _NUMBER or not value >= limit
+
+
+def _w_min_length(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "string" or not len(value) < limit
+
+
+def _w_max_length(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "string" or not len(value) > limit
+
+
+def _w_min_items(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "array" or not len(value) < limit
+
+
+def _w_max_items(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "array" or not len(value) > limit
+
+
+def _w_min_props(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "object" or not len(value) < limit
+
+
+def _w_max_props(walk: _Walk, limit: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "object" or not len(value) > limit
+
+
+def _w_any(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(subs) is not list:
+        raise _Undecided
+    # python-jsonschema too stops at the first valid branch (and walks the others whole)
+    return any(walk.valid(sub, value, depth) for sub in subs)
+
+
+def _w_all(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(subs) is not list:
+        raise _Undecided
+    return _all_valid(walk, ((sub, value) for sub in subs), depth)
+
+
+def _w_one(walk: _Walk, subs: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(subs) is not list:
+        raise _Undecided
+    return [walk.valid(sub, value, depth) for sub in subs].count(True) == 1
+
+
+def _w_not(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return not walk.valid(sub, value, depth)
+
+
+def _w_if(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    branch = "then" if walk.valid(sub, value, depth) else "else"
+    return branch not in node or walk.valid(node[branch], value, depth)
+
+
+def _w_dep_required(walk: _Walk, deps: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(deps) is not dict:
+        raise _Undecided
+    if kind != "object":
+        return True
+    return all(name in value for key, names in deps.items() if key in value for name in names)
+
+
+def _w_dep_schemas(walk: _Walk, deps: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(deps) is not dict:
+        raise _Undecided
+    if kind != "object":
+        return True
+    return _all_valid(walk, ((sub, value) for key, sub in deps.items() if key in value), depth)
+
+
+def _w_names(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    return kind != "object" or _all_valid(walk, ((sub, name) for name in value), depth)
+
+
+def _w_contains(walk: _Walk, sub: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if kind != "array":
+        return True
+    matches = [walk.valid(sub, item, depth) for item in value].count(True)
+    return bool(node.get("minContains", 1) <= matches <= node.get("maxContains", len(value)))
+
+
+def _w_ref(walk: _Walk, ref: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    match = _DEF_REF.fullmatch(ref) if type(ref) is str else None
+    target = walk.defs.get(match.group(1), _Undecided) if match is not None else _Undecided
+    if target is _Undecided:
+        raise _Undecided  # (python-jsonschema: another document, or nothing there)
+    return walk.valid(target, value, depth)
+
+
+def _w_pattern(walk: _Walk, patrn: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(patrn) is not str:
+        raise _Undecided
+    if kind != "string":
+        return True
+    tick()
+    return bool(_search(patrn, value))
+
+
+def _w_format(walk: _Walk, name: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    check = walk.format_check(name) if kind == "string" else None
+    if check is None:  # a format toolctl does not enforce accepts anything
+        return True
+    tick()
+    return bool(check(value))
+
+
+def _w_unique(walk: _Walk, unique: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if type(unique) is not bool:
+        raise _Undecided
+    if not unique or kind != "array":
+        return True
+    tick()
+    return _unique(value)
+
+
+def _w_multiple(walk: _Walk, divisor: Any, value: Any, kind: _Kind, node: Any, depth: int) -> bool:
+    if not _is_number(divisor) or divisor <= 0:
+        raise _Undecided
+    if kind not in _NUMBER:
+        return True
+    tick()
+    return _multiple(value, divisor)
+
+
+_WALK_KEYWORDS: dict[str, _Keyword] = {
+    "type": _w_type,
+    "properties": _w_properties,
+    "required": _w_required,
+    "additionalProperties": _w_additional,
+    "items": _w_items,
+    "prefixItems": _w_prefix,
+    "enum": _w_enum,
+    "const": _w_const,
+    "minimum": _w_minimum,
+    "maximum": _w_maximum,
+    "exclusiveMinimum": _w_ex_min,
+    "exclusiveMaximum": _w_ex_max,
+    "minLength": _w_min_length,
+    "maxLength": _w_max_length,
+    "minItems": _w_min_items,
+    "maxItems": _w_max_items,
+    "minProperties": _w_min_props,
+    "maxProperties": _w_max_props,
+    "anyOf": _w_any,
+    "allOf": _w_all,
+    "oneOf": _w_one,
+    "not": _w_not,
+    "if": _w_if,
+    "dependentRequired": _w_dep_required,
+    "dependentSchemas": _w_dep_schemas,
+    "propertyNames": _w_names,
+    "contains": _w_contains,
+    "$ref": _w_ref,
+    "pattern": _w_pattern,
+    "format": _w_format,
+    "uniqueItems": _w_unique,
+    "multipleOf": _w_multiple,
+}
+
+
 _UNSET: Any = object()
 _CALLBACK_KEYWORDS = frozenset({"pattern", "format", "uniqueItems", "multipleOf"})
 
@@ -856,4 +1269,5 @@ __all__ = [
     "group_depth",
     "make_validator",
     "pattern_search",
+    "walk_accepts",
 ]

@@ -39,6 +39,17 @@ def _project(tmp_path: Path, tools: dict[str, str]) -> Path:
     return write(tmp_path / "proj", files)
 
 
+@pytest.fixture(params=["walk", "chunks"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test twice: examples settled by the walk of each value where it decides, and with
+    the walk deciding nothing (every tool through the chunks, as for a schema it declines)."""
+    if request.param == "chunks":
+        from toolctl import schema
+
+        monkeypatch.setattr(schema, "walk_accepts", lambda schema, instances: False)
+    return str(request.param)
+
+
 def _load(root: Path, monkeypatch: pytest.MonkeyPatch, cache: bool) -> Any:
     monkeypatch.chdir(root)
     monkeypatch.setenv("TOOLCTL_CACHE_DIR", str(root / "cache"))
@@ -48,7 +59,7 @@ def _load(root: Path, monkeypatch: pytest.MonkeyPatch, cache: bool) -> Any:
 
 @pytest.mark.parametrize("chunk", [2, examplebatch.CHUNK])
 def test_one_wrong_example_among_many_is_the_only_one_reported(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, way: str
 ) -> None:
     monkeypatch.setattr(examplebatch, "CHUNK", chunk)
     tools = {f"t{i}": _tool(f"t{i}") for i in range(5)}
@@ -81,7 +92,7 @@ inputExamples:
 
 
 def test_own_definitions_of_the_same_name_keep_their_own_meaning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
     # both tools name a definition Code; only b's refuses "x1"
     tools = {"a": OWN.format(name="a", longest=9), "b": OWN.format(name="b", longest=1)}
@@ -92,7 +103,7 @@ def test_own_definitions_of_the_same_name_keep_their_own_meaning(
 
 
 def test_valid_examples_of_many_tools_compile_one_validator(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
     from toolctl import schema
 
@@ -102,7 +113,30 @@ def test_valid_examples_of_many_tools_compile_one_validator(
     root = _project(tmp_path, {f"t{i}": _tool(f"t{i}") for i in range(4)})
     names, diagnostics = _load(root, monkeypatch, cache=False)
     assert (names, diagnostics) == (["t0", "t1", "t2", "t3"], [])
+    if way == "walk":
+        assert made == []  # each example walked: nothing compiled at all
+        return
     [combined] = made  # the shared City once, the four tools beside it
     assert sorted(combined["$defs"]) == ["common_schema__City"] + [
         f"toolctl.example.{i}" for i in range(4)
     ]
+
+
+def test_a_wrong_example_is_walked_then_checked_alone_with_its_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk only accepts: a wrong example goes on to the chunk and then to its tool's own
+    check, whose message and position are the user's."""
+    from toolctl import schema
+
+    made: list[Any] = []
+    real = schema.make_validator
+    monkeypatch.setattr(schema, "make_validator", lambda s: made.append(s) or real(s))
+    tools = {f"t{i}": _tool(f"t{i}") for i in range(3)}
+    tools["t1"] = _tool("t1", example="{city: P}")  # minLength 2
+    names, diagnostics = _load(_project(tmp_path, tools), monkeypatch, cache=False)
+    assert names == ["t0", "t2"]
+    [message] = diagnostics
+    assert message.startswith("tools.d/t1.yaml:11:19:")
+    assert "input example does not match inputSchema at /city" in message
+    assert len(made) == 2  # the chunk of the one tool the walk did not accept, then the tool

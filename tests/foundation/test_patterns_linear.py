@@ -52,6 +52,21 @@ def test_ecma_semantics_on_re2() -> None:
     assert compile_pattern(r"^\u{1F600}$").search("\U0001f600")
 
 
+@pytest.mark.parametrize(
+    "pattern", ["^abc$", "b", "^$", r"^\d+$", "é.$", r"^\u{1F600}+", "(x|y)*z$", "\\s"]
+)
+@pytest.mark.parametrize(
+    "text", ["", "abc", "abc\n", "xxyz", "ééé", "aé", "\U0001f600\U0001f600", "a\ud800b", "12", " "]
+)
+def test_re2s_own_match_is_the_bindings_search(pattern: str, text: str) -> None:
+    """The search asks RE2 over UTF-8 bytes directly (Pattern.matches): the same verdict as
+    the binding's ``search``, which also works out character offsets, on any text."""
+    compiled = compile_pattern(pattern)
+    assert compiled.matches is not None
+    safe = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert compiled.search(text) == (compiled.engine.search(safe) is not None)
+
+
 def test_lookaround_and_backreferences_use_the_bounded_fallback() -> None:
     assert compile_pattern("^(?=a)a+$").fallback
     assert compile_pattern("^(?=a)a+$").search("aaa")
