@@ -7,11 +7,15 @@
 * A file's bytes are decoded by the built-in UTF-8 decoder after dropping a BOM, instead of by
   the ``utf-8-sig`` codec: the text, and every error's message, line and column, must be what
   that codec gave.
+* How messages name a tool file (``discovery.short``, once per file) splits the path's text
+  instead of asking pathlib for its parent: the name must be the one pathlib's parent gave.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolctl import yamlparse
+from toolctl.discovery import short
 from toolctl.errors import YamlError
 from toolctl.yamlsrc import decode_text, loads
 
@@ -137,3 +142,29 @@ def test_decoding_is_the_codecs_on_chosen_bytes() -> None:
 def test_decoding_is_the_codecs_on_any_bytes(bom: bool, body: bytes) -> None:
     raw = _BOM + body if bom else body
     assert _decoded(raw) == _decoded_by_the_codec(raw)
+
+
+# ------------------------------------------------------------------------------ file names
+
+
+def _short_by_pathlib(path: Path) -> str:
+    """How :func:`toolctl.discovery.short` named a path when it asked pathlib for the parent."""
+    if path.name not in ("", ".", ".."):
+        parent = os.path.relpath(str(path.parent), os.getcwd())
+        if not parent.startswith(".."):
+            return path.name if parent == "." else os.path.join(parent, path.name)
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else str(path)
+
+
+def test_file_names_are_pathlibs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "work" / "tools.d" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "work")
+    names = ["x.yaml", "tools.d/x.yaml", "tools.d/deep/x.yaml", "./tools.d//x.yaml", "."]
+    names += ["..", "../x.yaml", "../work/tools.d/x.yaml", "tools.d/../x.yaml", "/", "/x.yaml"]
+    names += ["tools.d/deep/..", "tools.d/.hidden.yaml", "tools.d/x.yaml/", "é 😀/x y.yaml"]
+    paths = [Path(n) for n in names]
+    paths += [tmp_path / "work" / p for p in paths if not p.is_absolute()]
+    paths += [tmp_path / "elsewhere.yaml", Path(os.sep) / "outside" / "x.yaml"]
+    for path in paths:
+        assert short(path) == _short_by_pathlib(path), path
