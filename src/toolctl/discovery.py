@@ -36,12 +36,18 @@ def display_path(path: Path) -> str:
 
 def short(path: Path) -> str:
     """How messages name ``path``: relative when below the working directory, else absolute."""
-    if path.name not in ("", ".", ".."):  # per directory, not per file: relpath is slow
-        parent = _short_dir(os.getcwd(), str(path.parent))
+    # Once per tool file of a load: split the path's own text (pathlib keeps it, and reading
+    # the file needs it anyway) rather than make a ``path.parent`` and format it, which was
+    # most of this function's time. The text is pathlib's normalised form, so its directory
+    # part is ``str(path.parent)`` (empty for a bare name, whose parent is ".").
+    text = str(path)
+    name = os.path.basename(text)
+    if name not in ("", ".", ".."):  # per directory, not per file: relpath is slow
+        parent = _short_dir(os.getcwd(), os.path.dirname(text) or ".")
         if not parent.startswith(".."):
-            return path.name if parent == "." else os.path.join(parent, path.name)
+            return name if parent == "." else os.path.join(parent, name)
     rel = display_path(path)
-    return rel if not rel.startswith("..") else str(path)
+    return rel if not rel.startswith("..") else text
 
 
 @functools.lru_cache(maxsize=256)

@@ -76,13 +76,29 @@ def _scalar(event: Any) -> Any:
         )
     if not event.implicit[0]:
         return _intern(value)  # quoted, literal or folded: always a string
+    found = _RESOLVED.get(value, _UNSET)
+    if found is not _UNSET:
+        return found
     if value and value[0] in _NUMBER_START:
-        return _number(event, value)
-    if value not in _NOT_STRINGS:
-        return _intern(value)  # the common case: a word, not a null, boolean or number
-    if value in _NULLS:
-        return None
-    return value in _TRUES
+        found = _number(event, value)  # raises for what JSON cannot hold: never remembered
+        if len(value) <= _RESOLVED_TEXT and len(_RESOLVED) < _RESOLVED_MAX:
+            _RESOLVED[value] = found
+        return found
+    return _intern(value)  # a word, not a null, boolean or number
+
+
+# Plain scalars that are not plain words, resolved once per process: nulls, booleans and the few
+# numbers a registry repeats (limits, sizes, defaults: a tenth of a file's scalars). Resolving a
+# number runs up to seven regular expressions; what a text resolves to depends on nothing else.
+# Short texts only, and a bounded number of them.
+_UNSET: Any = object()
+_RESOLVED: dict[str, Any] = {
+    **dict.fromkeys(_NULLS),
+    **dict.fromkeys(_TRUES, True),
+    **dict.fromkeys(_FALSES, False),
+}
+_RESOLVED_TEXT = 40
+_RESOLVED_MAX = 4096
 
 
 def _non_finite(text: str, number: float) -> str:
