@@ -128,18 +128,17 @@ _BOM = b"\xef\xbb\xbf"
 
 def decode_text(raw: bytes) -> str:
     """UTF-8 text (a BOM accepted); :class:`YamlError` with line and column otherwise."""
+    # "utf-8-sig" itself is a codec written in Python (a lookup and a call per file): the BOM
+    # is dropped here and the rest decoded by the built-in UTF-8 decoder, which is what that
+    # codec does; an error's offset is then one into the rest
+    body = raw[3:] if raw[:3] == _BOM else raw
     try:
-        # "utf-8-sig" itself is a codec written in Python (a lookup and a call per file): the
-        # BOM is dropped here and the rest decoded by the built-in UTF-8 decoder, which is what
-        # that codec does, offsets of an error included (counted past the BOM)
-        if raw[:3] == _BOM:
-            return raw[3:].decode("utf-8")
-        return raw.decode("utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        line = body.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
         raise YamlError(
-            f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+            f"file is not valid UTF-8 (byte 0x{body[exc.start]:02x})",
             line=line,
             col=col,
             code="TC109",

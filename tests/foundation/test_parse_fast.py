@@ -25,9 +25,11 @@ from hypothesis import strategies as st
 from toolctl import yamlparse
 from toolctl.discovery import short
 from toolctl.errors import YamlError
-from toolctl.yamlsrc import decode_text, loads
+from toolctl.yamlsrc import decode_text
 
 from .test_yaml12 import CORPUS
+
+loads = yamlparse.parse  # the strict parser (toolctl.yamlsrc.loads takes the fast one first)
 
 # texts that resolve, texts that fail (TC109), texts that stay strings, and near misses
 _TRICKY = (
@@ -45,7 +47,7 @@ def _outcome(text: str) -> Any:
     out: list[Any] = []
     for doc in (f"k: {text}\n", f"k:\n- {text}\n", f"{text}: v\n"):
         try:
-            data = loads(doc).data
+            data = loads(doc).data  # the strict parser, whose memo this is
         except YamlError as err:
             out.append(("error", err.code, err.message, err.line, err.col, err.hint))
             continue
@@ -110,10 +112,12 @@ def test_a_remembered_number_is_never_a_boolean_or_a_quoted_string(
 
 
 def _decoded_by_the_codec(raw: bytes) -> Any:
-    """The text, or (line, col, byte) of the error, as decoding with "utf-8-sig" gave them."""
+    """The text, or (line, col, byte) of the error, as decoding with "utf-8-sig" gives them
+    (the error's offset counts from past the BOM)."""
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
+        raw = raw[3:] if raw[:3] == _BOM else raw
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
         return (line, col, f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x})")
@@ -135,6 +139,11 @@ def test_decoding_is_the_codecs_on_chosen_bytes() -> None:
     chosen = [b"", _BOM, _BOM * 2, b"\xef\xbb", _BOM + b"a: 1\nb: \xff\n", b"a: 1\nb: \xff\n"]
     for raw in chosen + [b"".join(p) for p in itertools.product(_PIECES, repeat=3)]:
         assert _decoded(raw) == _decoded_by_the_codec(raw), raw
+
+
+def test_a_bad_byte_after_a_bom_is_named_where_it_is() -> None:
+    assert _decoded(_BOM + b"a: 1\nb: \xff\n") == (2, 4, "file is not valid UTF-8 (byte 0xff)")
+    assert _decoded(_BOM + b"\xffa") == (1, 1, "file is not valid UTF-8 (byte 0xff)")
 
 
 @settings(max_examples=300, deadline=None)
