@@ -304,7 +304,8 @@ def _scalar_ok(value: Any) -> bool:
 def _walk(node: Any, depth: int, add_name: Any) -> Any:
     """``node`` rebuilt with interned keys and strings (a large registry repeats them: one
     object each, as the strict parser makes); :class:`_Refused` for a key that is not a
-    string, nesting deeper than the strict parser allows, a number it refuses."""
+    string, nesting deeper than the strict parser allows, a number it refuses. The value
+    handling is written out in both loops, not called: it runs for every value of every file."""
     if depth >= MAX_DEPTH:
         raise _Refused
     if type(node) is dict:
