@@ -6,6 +6,7 @@ and on realistic registries; then its documents' positions, read on demand."""
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.cli_helpers import imported_by
 from toolctl import yamlfast, yamlparse
 from toolctl.diagnostics import DeferredLocation, Location
 from toolctl.errors import YamlError
@@ -323,6 +325,26 @@ def test_tool_locations_are_read_when_asked_and_survive_the_cache(
         assert str(spec.location) == "tools.d/echo.yaml:4:7"
         where = spec.locate("inputSchema", "properties", "city")
         assert where == Location("tools.d/echo.yaml", 10, 11)
+
+
+def test_a_warm_export_locates_no_info_note_it_does_not_show(tmp_path: Path) -> None:
+    """Info notes (an OpenAI tool's examples have no field) are shown with --verbose only, so
+    a plain warm export does not read positions (nor import a YAML parser) to place them."""
+    (tmp_path / "tools.d").mkdir()
+    (tmp_path / "toolctl.yaml").write_text("tools: tools.d\n", encoding="utf-8")
+    tool = TOOL.format(name="echo") + "inputExamples:\n  - input: {city: Oslo}\n"
+    (tmp_path / "tools.d" / "echo.yaml").write_text(tool, encoding="utf-8")
+    (tmp_path / "echo_handler.py").write_text("def run(x):\n    return x\n", encoding="utf-8")
+    env = {"TOOLCTL_CACHE_DIR": str(tmp_path / "cache")}
+    watch = ["yaml", "toolctl.yamlparse"]
+    imported_by(["validate"], tmp_path, watch, env)  # cold: the cache is written
+    _, imported = imported_by(["export", "openai"], tmp_path, watch, env)
+    assert imported == []
+    done = subprocess.run(
+        [sys.executable, "-m", "toolctl", "export", "openai", "--verbose"],
+        cwd=tmp_path, env={**os.environ, **env}, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "tools.d/echo.yaml:9:1: info TX220" in done.stderr
 
 
 def test_without_yaml_rs_every_text_takes_the_strict_parser() -> None:

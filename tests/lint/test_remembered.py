@@ -210,6 +210,22 @@ def test_a_warm_lint_takes_every_finding_from_memory_and_finds_the_same(
     ]
 
 
+def test_two_registries_linted_in_turn_from_one_directory_each_keep_their_memory(
+    remembering: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One whole-registry entry per directory made each run take the other's place."""
+    import shutil
+
+    shutil.copytree(remembering.root / "tools.d", remembering.root / "other.d")
+    recalled = _recalls(monkeypatch)
+    other = {"tools": "other.d"}
+    runs = [remembering.lint(), remembering.lint(config=other)]
+    runs += [remembering.lint(), remembering.lint(config=other)]
+    assert recalled == [False, False, True, True]
+    assert _dicts(runs[2]) == _dicts(runs[0]) and _dicts(runs[3]) == _dicts(runs[1])
+    assert {d.file for d in runs[3]} >= {"other.d/add.yaml", "other.d/member.yaml"}
+
+
 def _after(
     project: Project, monkeypatch: pytest.MonkeyPatch, change: Any, **kw: Any
 ) -> tuple[list[Diagnostic], list[Diagnostic]]:

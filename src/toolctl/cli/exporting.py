@@ -86,6 +86,7 @@ def run(
             toolsets=toolset,
             allowed_toolsets=allowed_toolset,
             tool_search=tool_search,
+            infos=verbose,  # info notes are shown only then: not even located otherwise
         )
         out.keep = result.ok
     shown = [d for d in result.diagnostics if verbose or d.severity.value != "info"]

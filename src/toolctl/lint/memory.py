@@ -119,7 +119,7 @@ class Memory:
         into changed since they were remembered; else None. The usual warm run: then no rule
         runs, not even those that look across tools."""
         key = self._whole_key(tools, toolsets)
-        entry = self.store.read(Path(_whole_name())) if key is not None else None
+        entry = self.store.read(Path(_whole_name(tools))) if key is not None else None
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
         try:
@@ -139,7 +139,8 @@ class Memory:
             return
         stored = self._encode(tools, {"": found})
         if stored is not None:
-            self.store.write(Path(_whole_name()), {"key": key, **stored, "at": time.time_ns()})
+            entry = {"key": key, **stored, "at": time.time_ns()}
+            self.store.write(Path(_whole_name(tools)), entry)
 
     def _whole_key(self, tools: Sequence[ToolSpec], toolsets: Mapping[str, Any]) -> str | None:
         """A digest of everything the rules read of the registry; None when not remembered."""
@@ -274,13 +275,16 @@ def _across(rule: Rule, providers_own: bool) -> bool:
     )
 
 
-def _whole_name() -> str:
-    """The whole-registry entry's name: one per working directory, replaced by each run that
-    computes its findings (the findings of a registry as it was are of no use once it changed,
-    and a large one's are large); the store keeps the most recent few directories' per shard
-    (:func:`toolctl.cache._live` groups ``<...> rest`` names by what comes before the last
-    space)."""
-    return f"<lint whole> {os.getcwd()}"
+def _whole_name(tools: Sequence[ToolSpec]) -> str:
+    """The whole-registry entry's name: one per working directory and registry (the places
+    its tools come from), replaced by each run that computes its findings (the findings of a
+    registry as it was are of no use once it changed, and a large one's are large). Two
+    registries linted in turn from one directory keep one each: with one per directory, each
+    run took the other's place and found nothing. The store keeps the most recent few
+    registries' per directory and shard (:func:`toolctl.cache._live` groups ``<...> rest``
+    names by what comes before the last space)."""
+    places = sorted({(t.origin.kind, t.origin.name, os.path.dirname(t.origin.file)) for t in tools})
+    return f"<lint whole> {os.getcwd()} {sha256(json.dumps(places).encode())[:16]}"
 
 
 def _tool_key(tool: ToolSpec) -> str:
