@@ -13,9 +13,11 @@ the strict parser reads the text) for anything the strict one refuses or reads o
   candidates checked one by one): characters libyaml refuses, tabs, carriage returns and the
   Unicode line breaks (NEL, LS, PS) and byte order marks; an ``&``, ``*``, ``!`` or ``%``
   that may start a token (anchors, aliases, tags, directives); ``<<`` anywhere (merge keys);
-  document markers other than one leading ``---``; block scalar indentation indicators; a
-  plain token that may be a number yaml-rs reads otherwise (leading zeros, ``0b``, signed
-  hexadecimal or octal, underscores, ``.inf``/``.nan``);
+  a ``:`` next to a flow indicator (``{:x}``, ``[a:]``: libyaml refuses some); document
+  markers other than one leading ``---``; block scalar indentation indicators, empty block
+  scalars, leading blank lines, text ending in one without a line break; a plain token
+  that may be a number yaml-rs reads otherwise (leading zeros, ``0b``, signed hexadecimal
+  or octal, underscores, ``.inf``/``.nan``);
 - what only the data shows (one walk, which also interns keys and strings as the strict
   parser does and collects the key names): a key that is not a string, nesting deeper than
   :data:`~toolctl.yamldoc.MAX_DEPTH`, a float out of range, an integer too long;
@@ -54,6 +56,10 @@ _ASCII_RISK = bytes(c for c in range(0x20) if c != 0x0A) + b"\x7f"
 # UTF-8 of what only non-ASCII text can hold: C1 controls and NEL (U+0080-U+009F start with
 # C2 80-9F), LS and PS (YAML 1.1 line breaks), BOM, U+FFFE, U+FFFF.
 _WIDE_RISK = (b"\xe2\x80\xa8", b"\xe2\x80\xa9", b"\xef\xbb\xbf", b"\xef\xbf\xbe", b"\xef\xbf\xbf")
+_FLOW_COLONS = tuple(
+    a + gap + b for gap in ("", " ") for a, b in [("{", ":"), ("[", ":"), (",", ":")]
+) + tuple(":" + gap + b for gap in ("", " ") for b in "]},")
+_FLOW_COLON = re.compile(r"[\[{,] *:|: *[\]},]")
 _DIGITISH = frozenset("0123456789.+-")
 # the characters that end a token, before which a token may start
 _BREAKS = " \n[]{},"
@@ -67,7 +73,7 @@ _RISKY_NUMBER = re.compile(
     r"[-+]?(?:0[0-9_box][0-9a-z_.+-]*|\.(?:inf|nan)|_[0-9a-z_.+-]*|[0-9.][0-9a-z.+-]*_[0-9a-z_.+-]*)",
     re.I,
 )
-_CANDIDATE = re.compile(r"0[0-9a-zA-Z_]|\.[iInN]|_")
+_CANDIDATE = re.compile(r"0(?=[0-9a-zA-Z_])|\.(?=[iInN])|_")
 _WORD_ENDS = frozenset(" \n,[]{}#")
 _COLON_ENDS = frozenset(["", " ", "\n", ",", "[", "]", "{", "}"])
 
@@ -110,6 +116,8 @@ def _in_strings(text: str, skipped: list[int], data: Any) -> bool:
     """Whether each line holding a token skipped as block scalar text is in a string of
     ``data``, as the text of a block scalar is: proof that it was one (a ``|`` in a quoted
     string or a comment looks like a block scalar header too; then what follows is not)."""
+    if type(data) is not dict and type(data) is not list:
+        return type(data) is str and all(_line_of(text, at) in data for at in skipped)
     strings: list[str] = []
     stack = [data]
     while stack:
@@ -119,21 +127,18 @@ def _in_strings(text: str, skipped: list[int], data: Any) -> bool:
                 strings.append(value)
             elif type(value) is dict or type(value) is list:
                 stack.append(value)
-    for at in skipped:
-        line = text[text.rfind("\n", 0, at) + 1 : _line_end(text, at)].strip(" ")
-        if not any(line in string for string in strings):
-            return False
-    return True
+    return all(any(_line_of(text, at) in string for string in strings) for at in skipped)
 
 
-def _line_end(text: str, at: int) -> int:
+def _line_of(text: str, at: int) -> str:
+    """The line holding ``at``, without the spaces around it."""
     end = text.find("\n", at)
-    return len(text) if end < 0 else end
+    return text[text.rfind("\n", 0, at) + 1 : len(text) if end < 0 else end].strip(" ")
 
 
 def _plain_text(text: str) -> bool:
-    """No character the parsers read differently or libyaml refuses; no document marker but
-    one leading ``---``; no ``<<``."""
+    """No character the parsers read differently or libyaml refuses; no ``:`` next to a flow
+    indicator; no document marker but one leading ``---``; no ``<<``."""
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw.translate(None, _ASCII_RISK)) != len(raw):
         return False
@@ -142,6 +147,10 @@ def _plain_text(text: str) -> bool:
             return False
         if any(mark in raw for mark in _WIDE_RISK) or b"\xed" in raw:  # \xed: a surrogate
             return False
+    if any(pair in text for pair in _FLOW_COLONS) or (
+        ("  :" in text or ":  " in text) and _FLOW_COLON.search(text)
+    ):
+        return False  # a ":" next to a flow indicator: libyaml refuses some yaml-rs reads
     body = text[4:] if text.startswith("---\n") else text
     return not (
         "<<" in body or "\n---" in body or "\n..." in body or body.startswith(("---", "..."))
@@ -231,6 +240,8 @@ def _block_scalars(text: str) -> list[int] | None:
             if _indent(text, last) < inner and text[last:line_end].strip(" "):
                 break
             last = line_end + 1
+        if last >= len(text) and not text.endswith("\n"):
+            return None  # its text ends the file without a line break: read differently
         found += (first, min(last, len(text)))
     return found
 
