@@ -60,6 +60,7 @@ _FLOW_COLONS = tuple(
     a + gap + b for gap in ("", " ") for a, b in [("{", ":"), ("[", ":"), (",", ":")]
 ) + tuple(":" + gap + b for gap in ("", " ") for b in "]},")
 _FLOW_COLON = re.compile(r"[\[{,] *:|: *[\]},]")
+_C1 = re.compile(b"\xc2[\x80-\x9f]")  # a C1 control or NEL in UTF-8
 _DIGITISH = frozenset("0123456789.+-")
 # the characters that end a token, before which a token may start
 _BREAKS = " \n[]{},"
@@ -143,7 +144,7 @@ def _plain_text(text: str) -> bool:
     if len(raw.translate(None, _ASCII_RISK)) != len(raw):
         return False
     if not text.isascii():
-        if b"\xc2" in raw and any(0x80 <= raw[i + 1] <= 0x9F for i in _all(raw, b"\xc2")):
+        if b"\xc2" in raw and _C1.search(raw):
             return False
         if any(mark in raw for mark in _WIDE_RISK) or b"\xed" in raw:  # \xed: a surrogate
             return False
@@ -155,15 +156,6 @@ def _plain_text(text: str) -> bool:
     return not (
         "<<" in body or "\n---" in body or "\n..." in body or body.startswith(("---", "..."))
     )
-
-
-def _all(raw: bytes, sub: bytes) -> list[int]:
-    """Every index of ``sub`` in ``raw`` with at least one byte after it."""
-    out, at = [], raw.find(sub)
-    while 0 <= at < len(raw) - 1:
-        out.append(at)
-        at = raw.find(sub, at + 1)
-    return out
 
 
 def _token_start(text: str, at: int) -> bool:
